@@ -1,0 +1,1 @@
+"""Inbound (protocol, transports) and outbound (storage, model) adapters."""

@@ -1,0 +1,189 @@
+"""The Anthropic Messages API through the official SDK, streaming."""
+
+import logging
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import anthropic
+from anthropic import AsyncAnthropic
+from anthropic.types import Message as ApiMessage
+
+from application.errors import (
+    ModelAuthFailed,
+    ModelError,
+    ModelRateLimited,
+    ModelRequestRejected,
+    ModelUnavailable,
+)
+from application.ports.llm import (
+    LLMClient,
+    ModelEvent,
+    ModelRequest,
+    ModelResponse,
+    TextChunk,
+    ThinkingChunk,
+)
+from domain.content import (
+    AssistantBlock,
+    ContentBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from domain.message import Message
+from domain.stop_reason import ModelStop
+from domain.usage import Usage
+
+log = logging.getLogger(__name__)
+
+_STOPS = {
+    "end_turn": ModelStop.END_TURN,
+    "stop_sequence": ModelStop.END_TURN,
+    "max_tokens": ModelStop.MAX_TOKENS,
+    "model_context_window_exceeded": ModelStop.MAX_TOKENS,
+    "refusal": ModelStop.REFUSAL,
+    "tool_use": ModelStop.TOOL_USE,
+    "pause_turn": ModelStop.PAUSE,
+}
+
+
+def block_to_api(block: ContentBlock) -> dict[str, Any]:
+    match block:
+        case TextBlock(text=text):
+            return {"type": "text", "text": text}
+        case ThinkingBlock(thinking=thinking, signature=signature):
+            return {"type": "thinking", "thinking": thinking, "signature": signature or ""}
+        case RedactedThinkingBlock(data=data):
+            return {"type": "redacted_thinking", "data": data}
+        case ToolUseBlock(id=id_, name=name, input=input_):
+            return {"type": "tool_use", "id": id_, "name": name, "input": dict(input_)}
+        case ToolResultBlock(tool_use_id=tid, content=content, is_error=is_error):
+            return {
+                "type": "tool_result",
+                "tool_use_id": tid,
+                "content": content,
+                "is_error": is_error,
+            }
+    raise TypeError(f"{type(block).__name__} must be turned into text before the request")
+
+
+def messages_to_api(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    return [
+        {"role": m.role.value, "content": [block_to_api(b) for b in m.content]} for m in messages
+    ]
+
+
+def blocks_from_api(message: ApiMessage) -> tuple[AssistantBlock, ...]:
+    blocks: list[AssistantBlock] = []
+    for block in message.content:
+        match block.type:
+            case "text":
+                blocks.append(TextBlock(text=block.text))
+            case "thinking":
+                blocks.append(ThinkingBlock(thinking=block.thinking, signature=block.signature))
+            case "redacted_thinking":
+                blocks.append(RedactedThinkingBlock(data=block.data))
+            case "tool_use":
+                blocks.append(
+                    ToolUseBlock(id=block.id, name=block.name, input=dict(block.input or {}))
+                )
+            case other:
+                log.info("ignoring %s block from the model", other)
+    return tuple(blocks)
+
+
+def usage_from_api(message: ApiMessage) -> Usage:
+    u = message.usage
+    return Usage(
+        input_tokens=u.input_tokens or 0,
+        output_tokens=u.output_tokens or 0,
+        cache_read_tokens=u.cache_read_input_tokens or 0,
+        cache_write_tokens=u.cache_creation_input_tokens or 0,
+    )
+
+
+def translate_error(exc: anthropic.AnthropicError) -> ModelError:
+    """SDK errors to ours. Messages carry the provider's reason but never credentials."""
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        detail = _error_message(exc)
+        if status in (401, 403):
+            return ModelAuthFailed(
+                f"The provider rejected the credentials ({status}).", status=status
+            )
+        if status == 429:
+            return ModelRateLimited(f"Rate limited by the provider: {detail}", status=status)
+        if status >= 500:
+            return ModelUnavailable(f"The provider failed ({status}): {detail}", status=status)
+        return ModelRequestRejected(
+            f"The provider rejected the request ({status}): {detail}", status=status
+        )
+    if isinstance(exc, anthropic.APITimeoutError):
+        return ModelUnavailable("The provider did not answer in time.")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return ModelUnavailable("Could not reach the provider.")
+    if isinstance(exc, anthropic.APIError) and _is_overloaded(exc):
+        return ModelUnavailable(f"The provider is overloaded: {_error_message(exc)}")
+    return ModelError(f"The provider failed: {type(exc).__name__}")
+
+
+def _is_overloaded(exc: anthropic.APIError) -> bool:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    return isinstance(error, dict) and error.get("type") == "overloaded_error"
+
+
+def _error_message(exc: anthropic.APIError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message or exc.message)[:300]
+
+
+class AnthropicLLMClient(LLMClient):
+    """Streams with `messages.stream`. The SDK retries 408/409/429/5xx/529 with exponential
+    backoff (honouring retry-after) before any byte of the answer arrives; we translate
+    what is left into our errors."""
+
+    def __init__(self, *, client: AsyncAnthropic | None, thinking_budget: int = 0) -> None:
+        self._client = client
+        self._thinking_budget = thinking_budget
+
+    def has_credentials(self) -> bool:
+        return self._client is not None
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        if self._client is None:
+            raise ModelAuthFailed("No API key is configured for the Anthropic provider.")
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "system": request.system,
+            "messages": messages_to_api(request.messages),
+        }
+        if self._thinking_budget:
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": self._thinking_budget}
+        try:
+            async with self._client.messages.stream(**kwargs) as stream:
+                async for event in stream:
+                    if event.type == "text":
+                        yield TextChunk(text=event.text)
+                    elif event.type == "thinking":
+                        yield ThinkingChunk(text=event.thinking)
+                final = await stream.get_final_message()
+        except anthropic.AnthropicError as exc:
+            raise translate_error(exc) from exc
+        stop = _STOPS.get(final.stop_reason or "end_turn", ModelStop.END_TURN)
+        yield ModelResponse(content=blocks_from_api(final), stop=stop, usage=usage_from_api(final))
+
+
+def make_anthropic_client(
+    *, api_key: str | None, base_url: str | None, max_retries: int, timeout: float
+) -> AsyncAnthropic | None:
+    if not api_key:
+        return None
+    return AsyncAnthropic(
+        api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+    )

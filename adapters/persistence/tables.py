@@ -1,0 +1,98 @@
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+# Named constraints: alembic's batch mode on SQLite needs them.
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Stores UTC without an offset (SQLite has no time zones); reads back aware UTC."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are not stored")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("cwd", Text, nullable=False),
+    Column("title", Text, nullable=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Column("mode_id", String(64), nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("config", JSON, nullable=False, default=dict),
+    Column("message_count", Integer, nullable=False, default=0),
+    Index("ix_sessions_cwd_updated", "cwd", "updated_at"),
+    Index("ix_sessions_updated", "updated_at"),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    Column(
+        "session_id", String(64), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("position", Integer, primary_key=True),
+    Column("id", String(64), nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("content", JSON, nullable=False),
+    Column("interrupted", Boolean, nullable=False, default=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
+turns = Table(
+    "turns",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "session_id",
+        String(64),
+        ForeignKey("sessions.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("finished_at", UtcDateTime, nullable=True),
+    Column("stop_reason", String(32), nullable=True),
+    Column("requests", Integer, nullable=False),
+    Column("input_tokens", Integer, nullable=False),
+    Column("output_tokens", Integer, nullable=False),
+    Column("cache_read_tokens", Integer, nullable=False),
+    Column("cache_write_tokens", Integer, nullable=False),
+    Column("error", Text, nullable=True),
+)

@@ -1,0 +1,216 @@
+"""The ACP agent side: every protocol method, its params model, and the use case it calls."""
+
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from acp import schema as acp
+from pydantic import BaseModel, ValidationError
+
+from adapters.protocol import wire
+from adapters.protocol.channels import SessionChannels
+from adapters.protocol.connection import Connection, Dispatcher
+from adapters.protocol.errors import to_rpc_error
+from adapters.protocol.handshake import API_KEY_METHOD, handle_initialize
+from adapters.protocol.jsonrpc import AUTH_REQUIRED, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
+from application.errors import ApplicationError
+from application.use_cases.initialize import Initialize
+from application.use_cases.lifecycle import CancelTurn, CloseSession
+from application.use_cases.load_session import LoadSession, LoadSessionRequest
+from application.use_cases.new_session import NewSession, NewSessionRequest
+from application.use_cases.prompt import Prompt, PromptRequest
+from application.use_cases.session_settings import (
+    SetConfigOption,
+    SetConfigOptionRequest,
+    SetMode,
+    SetModeRequest,
+)
+from domain.errors import DomainError
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+
+# Shorthand method names used by the product documents, served as the official ones.
+ALIASES = {"sessions/list": "session/list", "config/set": "session/set_config_option"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UseCases:
+    """Factories for each use case (the composition root decides how they are built)."""
+
+    initialize: Initialize
+    has_credentials: Callable[[], bool]
+    new_session: Callable[[], NewSession]
+    load_session: Callable[[], LoadSession]
+    prompt: Callable[[], Prompt]
+    cancel: Callable[[], CancelTurn]
+    close: Callable[[], CloseSession]
+    set_mode: Callable[[], SetMode]
+    set_config_option: Callable[[], SetConfigOption]
+
+
+def parse_params(model: type[M], params: dict[str, Any] | None, method: str) -> M:
+    try:
+        return model.model_validate(params or {})
+    except ValidationError as exc:
+        errors = [
+            {"field": ".".join(str(p) for p in e["loc"]) or "params", "message": e["msg"]}
+            for e in exc.errors(include_url=False, include_input=False)
+        ]
+        summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:3])
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Invalid params for {method}: {summary}",
+            {"method": method, "errors": errors},
+        ) from None
+
+
+def _check_cwd(cwd: str) -> None:
+    if not os.path.isabs(cwd):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: cwd must be an absolute path.",
+            {"field": "cwd", "cwd": cwd, "reason": "not absolute"},
+        )
+    if not os.path.isdir(cwd):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: cwd is not an existing directory.",
+            {"field": "cwd", "cwd": cwd, "reason": "no such directory"},
+        )
+
+
+class AcpAgent(Dispatcher):
+    def __init__(self, use_cases: UseCases, channels: SessionChannels) -> None:
+        self._uc = use_cases
+        self._channels = channels
+        self._requests: dict[str, Callable[[dict[str, Any] | None, Connection], Awaitable[Any]]] = {
+            "initialize": self._initialize,
+            "authenticate": self._authenticate,
+            "session/new": self._new_session,
+            "session/load": self._load_session,
+            "session/prompt": self._prompt,
+            "session/set_mode": self._set_mode,
+            "session/set_config_option": self._set_config_option,
+            "session/close": self._close,
+        }
+
+    async def handle_request(
+        self, method: str, params: dict[str, Any] | None, peer: Connection
+    ) -> Any:
+        handler = self._requests.get(ALIASES.get(method, method))
+        if handler is None:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
+        try:
+            return await handler(params, peer)
+        except (ApplicationError, DomainError) as exc:
+            raise to_rpc_error(exc) from exc
+
+    async def handle_notification(
+        self, method: str, params: dict[str, Any] | None, peer: Connection
+    ) -> None:
+        if method == "session/cancel":
+            request = parse_params(acp.CancelNotification, params, method)
+            self._uc.cancel().execute(request.session_id)
+        else:
+            log.debug("ignoring notification %s", method)
+
+    async def peer_closed(self, peer: Connection) -> None:
+        close = self._uc.close()
+        for session_id in self._channels.sessions_of(peer):
+            close.execute(session_id)
+            self._channels.detach(session_id)
+
+    async def _initialize(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        return handle_initialize(self._uc.initialize, params)
+
+    async def _authenticate(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        request = parse_params(acp.AuthenticateRequest, params, "authenticate")
+        if request.method_id != API_KEY_METHOD:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Unknown authentication method {request.method_id!r}.",
+                {"field": "methodId", "available": [API_KEY_METHOD]},
+            )
+        if not self._uc.has_credentials():
+            raise RpcError(
+                AUTH_REQUIRED,
+                "No API key found: start the agent with IAC_CODE_API_KEY or ANTHROPIC_API_KEY set.",
+                {"methodId": API_KEY_METHOD},
+            )
+        return wire.dump(acp.AuthenticateResponse())
+
+    async def _new_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        request = parse_params(acp.NewSessionRequest, params, "session/new")
+        _check_cwd(request.cwd)
+        if request.mcp_servers:
+            log.info(
+                "MCP servers are accepted but not connected yet (%d given)",
+                len(request.mcp_servers),
+            )
+        state = await self._uc.new_session().execute(NewSessionRequest(cwd=request.cwd))
+        self._channels.attach(state.session_id, peer)
+        return wire.new_session_result(state)
+
+    async def _load_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        request = parse_params(acp.LoadSessionRequest, params, "session/load")
+        _check_cwd(request.cwd)
+        previous = self._channels.sessions_of(peer)
+        self._channels.attach(request.session_id, peer)  # replay goes to this client
+        try:
+            state = await self._uc.load_session().execute(
+                LoadSessionRequest(session_id=request.session_id, cwd=request.cwd)
+            )
+        except BaseException:
+            if request.session_id not in previous:
+                self._channels.detach(request.session_id)
+            raise
+        return wire.load_session_result(state)
+
+    async def _prompt(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        request = parse_params(acp.PromptRequest, params, "session/prompt")
+        if not request.prompt:
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: prompt needs at least one block.",
+                {"field": "prompt"},
+            )
+        content = tuple(wire.block_from_acp(b) for b in request.prompt)
+        result = await self._uc.prompt().execute(
+            PromptRequest(session_id=request.session_id, content=content)
+        )
+        return wire.dump(
+            acp.PromptResponse(
+                stop_reason=result.stop_reason.value, usage=wire.usage_to_acp(result.usage)
+            )
+        )
+
+    async def _set_mode(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        request = parse_params(acp.SetSessionModeRequest, params, "session/set_mode")
+        await self._uc.set_mode().execute(
+            SetModeRequest(session_id=request.session_id, mode_id=request.mode_id)
+        )
+        return wire.dump(acp.SetSessionModeResponse())
+
+    async def _set_config_option(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        model: type[BaseModel] = (
+            acp.SetSessionConfigOptionBooleanRequest
+            if (params or {}).get("type") == "boolean"
+            else acp.SetSessionConfigOptionSelectRequest
+        )
+        request = parse_params(model, params, "session/set_config_option")
+        state = await self._uc.set_config_option().execute(
+            SetConfigOptionRequest(
+                session_id=request.session_id, option_id=request.config_id, value=request.value
+            )
+        )
+        return wire.set_config_result(state)
+
+    async def _close(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        request = parse_params(acp.CloseSessionRequest, params, "session/close")
+        self._uc.close().execute(request.session_id)
+        self._channels.detach(request.session_id)
+        return wire.dump(acp.CloseSessionResponse())

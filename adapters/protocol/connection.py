@@ -1,0 +1,156 @@
+"""One JSON-RPC peer connection: serves the client's calls and makes our own calls to it."""
+
+import asyncio
+import itertools
+import logging
+from abc import abstractmethod
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from adapters.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    Malformed,
+    Notification,
+    Request,
+    Response,
+    RpcError,
+    error_message,
+    parse,
+    result_message,
+)
+
+log = logging.getLogger(__name__)
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class Dispatcher(Protocol):
+    @abstractmethod
+    async def handle_request(
+        self, method: str, params: dict[str, Any] | None, peer: "Connection"
+    ) -> Any:
+        """The result of a call, or raise RpcError."""
+
+    @abstractmethod
+    async def handle_notification(
+        self, method: str, params: dict[str, Any] | None, peer: "Connection"
+    ) -> None: ...
+
+    @abstractmethod
+    async def peer_closed(self, peer: "Connection") -> None: ...
+
+
+class ConnectionClosed(Exception):
+    pass
+
+
+class Connection:
+    """Each inbound call runs in its own task, so a long prompt never blocks a cancel, and
+    replies may interleave. Messages are sent in the order they are produced."""
+
+    def __init__(self, send: Send, dispatcher: Dispatcher) -> None:
+        self._send = send
+        self._dispatcher = dispatcher
+        self._ids = itertools.count()
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    async def receive(self, raw: bytes | str) -> None:
+        """Take one framed message. Never raises for bad input: it answers it instead."""
+        try:
+            incoming = parse(raw)
+        except Malformed as exc:
+            log.warning("rejected message: %s", exc.message)
+            if exc.answer:
+                await self._send(error_message(exc.id, exc))
+            return
+        match incoming:
+            case Request():
+                self._spawn(self._serve(incoming))
+            case Notification():
+                self._spawn(self._notify(incoming))
+            case Response():
+                self._resolve(incoming)
+
+    async def send_notification(self, method: str, params: dict[str, Any]) -> None:
+        if not self._closed:
+            await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        """Send a request to the client and wait for its result (raises RpcError on error)."""
+        if self._closed:
+            raise ConnectionClosed("the client has disconnected")
+        request_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            await self._send(
+                {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            )
+            return await future
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def close(self, *, grace: float = 2.0) -> None:
+        """Stop: let running calls finish their cancellation, then drop the rest."""
+        if self._closed:
+            return
+        await self._dispatcher.peer_closed(self)
+        self._closed = True
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionClosed("the client has disconnected"))
+        if self._tasks:
+            _, late = await asyncio.wait(set(self._tasks), timeout=grace)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, request: Request) -> None:
+        try:
+            result = await self._dispatcher.handle_request(request.method, request.params, self)
+            reply = result_message(request.id, result)
+        except RpcError as exc:
+            reply = error_message(request.id, exc)
+        except Exception:
+            log.exception("internal error serving %s", request.method)
+            reply = error_message(
+                request.id,
+                RpcError(
+                    INTERNAL_ERROR,
+                    "Internal error: the agent failed to serve this request.",
+                    {"method": request.method},
+                ),
+            )
+        await self._send(reply)
+
+    async def _notify(self, notification: Notification) -> None:
+        try:
+            await self._dispatcher.handle_notification(
+                notification.method, notification.params, self
+            )
+        except Exception:  # notifications are never answered, not even with errors
+            log.exception("failed to handle notification %s", notification.method)
+
+    def _resolve(self, response: Response) -> None:
+        future = self._pending.get(response.id) if isinstance(response.id, int) else None
+        if future is None or future.done():
+            log.warning("ignoring a response to unknown request id %r", response.id)
+            return
+        if response.error is not None:
+            error = response.error
+            future.set_exception(
+                RpcError(
+                    int(error.get("code", INTERNAL_ERROR)),
+                    str(error.get("message", "")),
+                    error.get("data"),
+                )
+            )
+        else:
+            future.set_result(response.result)

@@ -1,0 +1,61 @@
+"""`initialize`, answered before the heavy modules load. The result is built as plain JSON;
+a test checks it against the SDK's InitializeResponse model."""
+
+from typing import Any
+
+from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
+from application.dto import ServerInfo
+from application.use_cases.initialize import Initialize
+
+API_KEY_METHOD = "api-key"
+
+# What works today. Grows only as features pass their tests.
+SESSION_CAPABILITIES: dict[str, dict[str, Any]] = {"close": {}}
+
+
+def requested_version(params: dict[str, Any] | None) -> int:
+    value = (params or {}).get("protocolVersion")
+    if value is None:
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: protocolVersion is required.",
+            {"field": "protocolVersion", "method": "initialize"},
+        )
+    # Some clients send date strings; like the reference SDK we read any non-integer as 1.
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def initialize_result(info: ServerInfo) -> dict[str, Any]:
+    return {
+        "protocolVersion": info.protocol_version,
+        "agentCapabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            "mcpCapabilities": {"http": False, "sse": False},
+            "sessionCapabilities": SESSION_CAPABILITIES,
+        },
+        "agentInfo": {"name": info.name, "title": info.title, "version": info.version},
+        "authMethods": [_api_key_method()] if info.needs_credentials else [],
+    }
+
+
+def _api_key_method() -> dict[str, Any]:
+    return {
+        "type": "env_var",
+        "id": API_KEY_METHOD,
+        "name": "Anthropic API key",
+        "description": "Start the agent with IAC_CODE_API_KEY (or ANTHROPIC_API_KEY) set.",
+        "vars": [
+            {
+                "name": "IAC_CODE_API_KEY",
+                "label": "Anthropic API key",
+                "secret": True,
+                "optional": False,
+            }
+        ],
+        "link": "https://console.anthropic.com/settings/keys",
+    }
+
+
+def handle_initialize(use_case: Initialize, params: dict[str, Any] | None) -> dict[str, Any]:
+    return initialize_result(use_case.execute(requested_version(params)))

@@ -1,0 +1,30 @@
+from dataclasses import dataclass
+
+from domain.config import Mode, SelectOption
+from domain.stop_reason import StopReason
+from domain.usage import Usage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionState:
+    """What the client is told about a session it opened: its modes and options."""
+
+    session_id: str
+    current_mode_id: str
+    modes: tuple[Mode, ...]
+    options: tuple[SelectOption, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptResult:
+    stop_reason: StopReason
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerInfo:
+    protocol_version: int
+    name: str
+    title: str
+    version: str
+    needs_credentials: bool

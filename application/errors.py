@@ -1,0 +1,54 @@
+from typing import ClassVar
+
+
+class ApplicationError(Exception):
+    """A use case could not do what was asked. `details` go into error payloads."""
+
+    default_message: ClassVar[str] = "The request could not be served."
+
+    def __init__(self, message: str | None = None, **details: object) -> None:
+        super().__init__(message or self.default_message)
+        self.details = details
+
+
+class SessionNotFound(ApplicationError):
+    default_message = "Session not found."
+
+
+class SessionBusy(ApplicationError):
+    default_message = "A prompt is already running in this session."
+
+
+class AuthRequired(ApplicationError):
+    default_message = "Authentication required."
+
+
+class ModelError(ApplicationError):
+    """The model provider failed. Raised by LLM adapters, already past their retries."""
+
+    default_message = "The model provider failed."
+    kind: ClassVar[str] = "provider_error"
+
+
+class ModelUnavailable(ModelError):
+    default_message = "The model provider is unavailable."
+    kind = "unavailable"
+
+
+class ModelRateLimited(ModelError):
+    default_message = "The model provider is rate limiting requests."
+    kind = "rate_limited"
+
+
+class ModelAuthFailed(ModelError):
+    default_message = "The model provider rejected the credentials."
+    kind = "authentication_failed"
+
+
+class ModelRequestRejected(ModelError):
+    default_message = "The model provider rejected the request."
+    kind = "invalid_request"
+
+
+class StorageError(ApplicationError):
+    default_message = "The session store failed."

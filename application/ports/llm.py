@@ -1,0 +1,53 @@
+from abc import abstractmethod
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from domain.content import AssistantBlock
+from domain.message import Message
+from domain.stop_reason import ModelStop
+from domain.usage import Usage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRequest:
+    model: str
+    system: str
+    messages: tuple[Message, ...]  # already in provider view: alternating, tool uses answered
+    max_tokens: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelResponse:
+    """The last event of every successful stream: the whole message as the provider sent it."""
+
+    content: tuple[AssistantBlock, ...]
+    stop: ModelStop
+    usage: Usage
+
+
+ModelEvent = TextChunk | ThinkingChunk | ModelResponse
+
+
+class LLMClient(Protocol):
+    """Streams one model response.
+
+    Yields text and thinking chunks as they arrive, then exactly one ModelResponse.
+    Raises ModelError subclasses (after the adapter's own retries), never SDK errors.
+    """
+
+    @abstractmethod
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]: ...
+
+    @abstractmethod
+    def has_credentials(self) -> bool: ...

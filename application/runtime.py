@@ -1,0 +1,103 @@
+"""Sessions open in this process, and the control of their running turn."""
+
+import asyncio
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from application.errors import SessionBusy, SessionNotFound
+from domain.ids import SessionId
+from domain.session import Session
+
+T = TypeVar("T")
+
+
+class TurnCancelled(Exception):
+    """The client cancelled the turn while the awaited step was running."""
+
+
+@dataclass(slots=True)
+class TurnControl:
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def guard(self, step: Awaitable[T]) -> T:
+        """Await `step`, or abandon it the moment the turn is cancelled."""
+        if self.cancelled.is_set():
+            if asyncio.iscoroutine(step):
+                step.close()
+            raise TurnCancelled
+        work = asyncio.ensure_future(step)
+        stop = asyncio.ensure_future(self.cancelled.wait())
+        try:
+            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not work.done():
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)
+        if work.cancelled():
+            raise TurnCancelled
+        return work.result()
+
+
+@dataclass(slots=True)
+class ActiveSession:
+    session: Session
+    turn: TurnControl | None = None
+
+    def begin_turn(self) -> TurnControl:
+        if self.turn is not None:
+            raise SessionBusy(
+                "A prompt is already running in this session; cancel it or wait for its answer.",
+                sessionId=self.session.id,
+            )
+        self.turn = TurnControl()
+        return self.turn
+
+    def end_turn(self, control: TurnControl) -> None:
+        if self.turn is control:
+            self.turn = None
+
+    def cancel(self) -> None:
+        if self.turn is not None:
+            self.turn.cancelled.set()
+
+
+class SessionRegistry:
+    """The in-memory runtime of open sessions. Closing removes it; history stays stored."""
+
+    def __init__(self) -> None:
+        self._open: dict[SessionId, ActiveSession] = {}
+
+    def open(self, session: Session) -> ActiveSession:
+        active = self._open.get(session.id)
+        if active is None:
+            active = self._open[session.id] = ActiveSession(session)
+        return active
+
+    def find(self, session_id: str) -> ActiveSession | None:
+        return self._open.get(SessionId(session_id))
+
+    def require(self, session_id: str) -> ActiveSession:
+        active = self.find(session_id)
+        if active is None:
+            raise SessionNotFound(
+                f"Session {session_id!r} is not open: create it with session/new or "
+                "open it with session/load.",
+                sessionId=session_id,
+            )
+        return active
+
+    def close(self, session_id: str) -> bool:
+        active = self._open.pop(SessionId(session_id), None)
+        if active is None:
+            return False
+        active.cancel()
+        return True
+
+    def close_all(self) -> None:
+        for session_id in list(self._open):
+            self.close(session_id)
+
+    def __len__(self) -> int:
+        return len(self._open)

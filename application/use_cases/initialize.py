@@ -1,0 +1,28 @@
+from dataclasses import dataclass
+
+from application.dto import ServerInfo
+
+PROTOCOL_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Initialize:
+    """Negotiate the protocol version and describe this server.
+
+    - We speak protocol version 1; a client asking for any other version is answered with 1.
+    - Deliberately cheap: it runs before the heavy modules are loaded.
+    """
+
+    name: str
+    title: str
+    version: str
+    has_credentials: bool
+
+    def execute(self, requested_version: int) -> ServerInfo:
+        return ServerInfo(
+            protocol_version=PROTOCOL_VERSION,
+            name=self.name,
+            title=self.title,
+            version=self.version,
+            needs_credentials=not self.has_credentials,
+        )

@@ -1,0 +1,64 @@
+from dataclasses import dataclass
+
+from application.dto import SessionState
+from application.errors import AuthRequired
+from application.ports.clock import Clock
+from application.ports.ids import IdGenerator
+from application.ports.llm import LLMClient
+from application.ports.unit_of_work import UnitOfWork
+from application.runtime import SessionRegistry
+from application.use_cases.session_state import state_of
+from domain.config import DEFAULT_MODE, Catalog
+from domain.session import Session
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewSessionRequest:
+    cwd: str
+
+
+class NewSession:
+    """Create a session in `cwd`, store it, and open it.
+
+    - Raises AuthRequired when the model provider has no credentials.
+    - Raises InvalidWorkingDirectory for a relative cwd (existence is checked at the edge).
+    """
+
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWork,
+        registry: SessionRegistry,
+        llm: LLMClient,
+        clock: Clock,
+        ids: IdGenerator,
+        catalog: Catalog,
+        default_model: str,
+    ) -> None:
+        self._uow = uow
+        self._registry = registry
+        self._llm = llm
+        self._clock = clock
+        self._ids = ids
+        self._catalog = catalog
+        self._default_model = default_model
+
+    async def execute(self, request: NewSessionRequest) -> SessionState:
+        if not self._llm.has_credentials():
+            raise AuthRequired(
+                "No API key is configured: set IAC_CODE_API_KEY (or ANTHROPIC_API_KEY) "
+                "and restart the agent.",
+                methodId="api-key",
+            )
+        session = Session(
+            id=self._ids.session_id(),
+            cwd=request.cwd,
+            created_at=self._clock.now(),
+            model=self._default_model,
+            mode_id=DEFAULT_MODE.id,
+        )
+        async with self._uow as uow:
+            await uow.sessions.add(session)
+            await uow.commit()
+        self._registry.open(session)
+        return state_of(session, self._catalog)

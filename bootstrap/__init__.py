@@ -1,0 +1,1 @@
+"""The composition root: settings, the container and the command line."""

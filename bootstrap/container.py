@@ -1,0 +1,123 @@
+"""The single composition root. Importing it loads the heavy modules: keep it off the
+path to the `initialize` answer (see bootstrap/stdio.py)."""
+
+from dependency_injector import containers, providers
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from adapters.clock import SystemClock
+from adapters.ids import UuidIds
+from adapters.llm.deferred import DeferredLLMClient
+from adapters.llm.demo import DemoLLMClient
+from adapters.persistence.sqlite import make_sqlite_engine
+from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
+from adapters.protocol.agent import AcpAgent, UseCases
+from adapters.protocol.channels import SessionChannels
+from application.ports.llm import LLMClient
+from application.runtime import SessionRegistry
+from application.use_cases.initialize import Initialize
+from application.use_cases.lifecycle import CancelTurn, CloseSession
+from application.use_cases.load_session import LoadSession
+from application.use_cases.new_session import NewSession
+from application.use_cases.prompt import Prompt, TurnLimits
+from application.use_cases.session_settings import SetConfigOption, SetMode
+from bootstrap.settings import Settings
+from domain.config import DEFAULT_MODE, Catalog, Choice
+
+
+def build_catalog(settings: Settings) -> Catalog:
+    return Catalog(
+        modes=(DEFAULT_MODE,),
+        models=tuple(Choice(value=m, name=m) for m in settings.offered_models),
+    )
+
+
+def build_anthropic(settings: Settings) -> LLMClient:
+    from adapters.llm.anthropic import AnthropicLLMClient, make_anthropic_client
+
+    client = make_anthropic_client(
+        api_key=settings.api_key,
+        base_url=settings.base_url,
+        max_retries=settings.max_retries,
+        timeout=settings.request_timeout,
+    )
+    return AnthropicLLMClient(client=client, thinking_budget=settings.thinking_budget)
+
+
+def build_llm(settings: Settings) -> LLMClient:
+    if settings.provider == "demo":
+        return DemoLLMClient()
+    return DeferredLLMClient(
+        factory=lambda: build_anthropic(settings), has_credentials=settings.has_credentials
+    )
+
+
+def make_initialize(settings: Settings, version: str) -> Initialize:
+    return Initialize(
+        name="iac-code", title="iac-code", version=version, has_credentials=settings.has_credentials
+    )
+
+
+class Container(containers.DeclarativeContainer):
+    settings = providers.Dependency(instance_of=Settings)
+    version = providers.Object("0.0.0")
+
+    engine = providers.Singleton(make_sqlite_engine, url=settings.provided.database_url)
+    session_factory = providers.Singleton(async_sessionmaker, engine, expire_on_commit=False)
+    uow = providers.Factory(SqlAlchemyUnitOfWork, session_factory=session_factory)
+
+    clock = providers.Singleton(SystemClock)
+    ids = providers.Singleton(UuidIds)
+    registry = providers.Singleton(SessionRegistry)
+    channels = providers.Singleton(SessionChannels)
+    catalog = providers.Singleton(build_catalog, settings)
+    llm = providers.Singleton(build_llm, settings)
+    limits = providers.Singleton(
+        TurnLimits,
+        max_turn_requests=settings.provided.max_turn_requests,
+        max_tokens=settings.provided.max_tokens,
+    )
+
+    initialize = providers.Singleton(make_initialize, settings, version)
+    new_session = providers.Factory(
+        NewSession,
+        uow=uow,
+        registry=registry,
+        llm=llm,
+        clock=clock,
+        ids=ids,
+        catalog=catalog,
+        default_model=settings.provided.default_model,
+    )
+    load_session = providers.Factory(
+        LoadSession, uow=uow, registry=registry, sink=channels, catalog=catalog
+    )
+    prompt = providers.Factory(
+        Prompt,
+        uow=uow,
+        registry=registry,
+        llm=llm,
+        sink=channels,
+        clock=clock,
+        ids=ids,
+        limits=limits,
+    )
+    cancel = providers.Factory(CancelTurn, registry=registry)
+    close = providers.Factory(CloseSession, registry=registry)
+    set_mode = providers.Factory(SetMode, uow=uow, registry=registry, clock=clock, catalog=catalog)
+    set_config_option = providers.Factory(
+        SetConfigOption, uow=uow, registry=registry, clock=clock, catalog=catalog
+    )
+
+    use_cases = providers.Singleton(
+        UseCases,
+        initialize=initialize,
+        has_credentials=llm.provided.has_credentials,
+        new_session=new_session.provider,
+        load_session=load_session.provider,
+        prompt=prompt.provider,
+        cancel=cancel.provider,
+        close=close.provider,
+        set_mode=set_mode.provider,
+        set_config_option=set_config_option.provider,
+    )
+    agent = providers.Singleton(AcpAgent, use_cases=use_cases, channels=channels)

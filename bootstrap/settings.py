@@ -1,0 +1,104 @@
+"""Settings from the environment, over an optional $IAC_CODE_CONFIG_DIR/config.toml."""
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ANTHROPIC_MODELS = ("claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5")
+PROVIDERS = ("anthropic", "demo")
+
+
+class SettingsError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    provider: str = "anthropic"
+    model: str = ANTHROPIC_MODELS[0]
+    models: tuple[str, ...] = ANTHROPIC_MODELS
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None
+    config_dir: Path = field(default_factory=lambda: Path("~/.iac-code").expanduser())
+    database_url: str = ""
+    log_level: str = "INFO"
+    max_turn_requests: int = 50
+    max_tokens: int = 8192
+    thinking_budget: int = 0
+    max_retries: int = 4
+    request_timeout: float = 600.0
+
+    @property
+    def has_credentials(self) -> bool:
+        return self.provider == "demo" or bool(self.api_key)
+
+    @property
+    def offered_models(self) -> tuple[str, ...]:
+        if self.provider == "demo":
+            return ("demo",)
+        return self.models if self.model in self.models else (self.model, *self.models)
+
+    @property
+    def default_model(self) -> str:
+        return "demo" if self.provider == "demo" else self.model
+
+
+_ENV = {  # setting -> environment variables, first set wins
+    "provider": ("IAC_CODE_PROVIDER",),
+    "model": ("IAC_CODE_MODEL",),
+    "models": ("IAC_CODE_MODELS",),
+    "api_key": ("IAC_CODE_API_KEY", "ANTHROPIC_API_KEY"),
+    "base_url": ("IAC_CODE_BASE_URL", "ANTHROPIC_BASE_URL"),
+    "database_url": ("IAC_CODE_DATABASE_URL",),
+    "log_level": ("IAC_CODE_LOG_LEVEL",),
+    "max_turn_requests": ("IAC_CODE_MAX_TURN_REQUESTS",),
+    "max_tokens": ("IAC_CODE_MAX_TOKENS",),
+    "thinking_budget": ("IAC_CODE_THINKING_BUDGET",),
+    "max_retries": ("IAC_CODE_MAX_RETRIES",),
+    "request_timeout": ("IAC_CODE_REQUEST_TIMEOUT",),
+}
+_INTS = {"max_turn_requests", "max_tokens", "thinking_budget", "max_retries"}
+
+
+def _convert(name: str, value: Any) -> Any:
+    try:
+        if name in _INTS:
+            number = int(value)
+            if number < (1 if name in ("max_turn_requests", "max_tokens") else 0):
+                raise ValueError("too small")
+            return number
+        if name == "request_timeout":
+            return float(value)
+        if name == "models":
+            items = value.split(",") if isinstance(value, str) else list(value)
+            return tuple(m.strip() for m in items if str(m).strip())
+    except (TypeError, ValueError) as exc:
+        raise SettingsError(f"invalid value for {name}: {value!r} ({exc})") from None
+    return str(value)
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    env = os.environ if environ is None else environ
+    config_dir = Path(env.get("IAC_CODE_CONFIG_DIR") or "~/.iac-code").expanduser()
+    values: dict[str, Any] = {}
+    config_file = config_dir / "config.toml"
+    if config_file.is_file():
+        try:
+            data = tomllib.loads(config_file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise SettingsError(f"{config_file}: {exc}") from None
+        values.update({k: _convert(k, v) for k, v in data.items() if k in _ENV})
+    for name, variables in _ENV.items():
+        found = next((env[v] for v in variables if env.get(v)), None)
+        if found is not None:
+            values[name] = _convert(name, found)
+    if values.setdefault("provider", "anthropic") not in PROVIDERS:
+        raise SettingsError(
+            f"IAC_CODE_PROVIDER must be one of {', '.join(PROVIDERS)}, not {values['provider']!r}"
+        )
+    values.setdefault("database_url", f"sqlite+aiosqlite:///{config_dir / 'iac-code.db'}")
+    values["log_level"] = str(values.get("log_level", "INFO")).upper()
+    return Settings(config_dir=config_dir, **values)

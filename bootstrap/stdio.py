@@ -1,0 +1,72 @@
+"""`iac-code acp --transport stdio`: answer `initialize` at once, load the rest meanwhile."""
+
+import asyncio
+import logging
+import sys
+import threading
+from typing import Any, BinaryIO
+
+from adapters.protocol.connection import Dispatcher
+from adapters.protocol.lazy import LazyDispatcher
+from adapters.stdio.transport import serve
+from application.use_cases.initialize import Initialize
+from bootstrap.settings import Settings
+from bootstrap.version import package_version
+
+log = logging.getLogger(__name__)
+
+
+def _build_agent(settings: Settings, version: str) -> tuple[Dispatcher, Any]:
+    """Runs on a worker thread: imports the heavy modules, migrates, wires the container."""
+    from adapters.persistence.migrate import upgrade_to_head
+    from bootstrap.container import Container
+
+    if upgrade_to_head(settings.database_url):
+        log.info("database migrated to the newest schema")
+    container = Container(settings=settings, version=version)
+    return container.agent(), container
+
+
+def _warm_model(container: Any) -> None:
+    """Import the model SDK now, so that the first prompt does not wait for it."""
+    llm = container.llm()
+    resolve = getattr(llm, "resolve", None)
+    if resolve is not None:
+        resolve()
+
+
+async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
+    loop = asyncio.get_running_loop()
+    version = package_version()
+    initialize = Initialize(
+        name="iac-code", title="iac-code", version=version, has_credentials=settings.has_credentials
+    )
+    agent: asyncio.Future[Dispatcher] = loop.create_future()
+    containers: list[Any] = []
+
+    def ready(built: "asyncio.Future[tuple[Dispatcher, Any]]") -> None:
+        if built.exception() is not None:
+            log.error("the agent failed to start: %s", built.exception())
+            agent.set_exception(built.exception())  # type: ignore[arg-type]
+            return
+        dispatcher, container = built.result()
+        containers.append(container)
+        agent.set_result(dispatcher)
+        threading.Thread(
+            target=_warm_model, args=(container,), daemon=True, name="warm-model"
+        ).start()
+
+    building = loop.run_in_executor(None, _build_agent, settings, version)
+    building.add_done_callback(ready)
+    try:
+        await serve(LazyDispatcher(initialize, agent), source, sink)
+    finally:
+        if not building.done():
+            await asyncio.gather(building, return_exceptions=True)
+        for container in containers:
+            await container.engine().dispose()
+
+
+def main(settings: Settings, protocol_out: BinaryIO) -> int:
+    asyncio.run(run(settings, sys.stdin.buffer, protocol_out))
+    return 0

@@ -1,0 +1,107 @@
+"""Content blocks: what users send, what the model produces, and how one becomes the other.
+
+User blocks are stored as sent (so history replays faithfully); the model sees them
+through `as_model_text`, which degrades what the model cannot take to text markers.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextBlock:
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingBlock:
+    thinking: str
+    # The provider only accepts thinking back with the signature it issued.
+    signature: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RedactedThinkingBlock:
+    data: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUseBlock:
+    id: str
+    name: str
+    input: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResultBlock:
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImageBlock:
+    mime_type: str
+    uri: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AudioBlock:
+    mime_type: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceLinkBlock:
+    uri: str
+    name: str
+    title: str | None = None
+    mime_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmbeddedResourceBlock:
+    uri: str
+    text: str | None = None
+    mime_type: str | None = None
+    # Binary resources are not sent to the model; we keep only that one was attached.
+    is_binary: bool = False
+
+
+UserInputBlock = (
+    TextBlock
+    | ImageBlock
+    | AudioBlock
+    | ResourceLinkBlock
+    | EmbeddedResourceBlock
+    | ToolResultBlock
+)
+AssistantBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock
+ContentBlock = UserInputBlock | AssistantBlock
+
+
+def as_model_text(block: ContentBlock) -> ContentBlock:
+    """The block as the model receives it: user attachments become plain text."""
+    match block:
+        case ImageBlock(mime_type=mime):
+            return TextBlock(text=f"[image: {mime}]")
+        case AudioBlock(mime_type=mime):
+            return TextBlock(text=f"[audio: {mime}]")
+        case ResourceLinkBlock(uri=uri, name=name, title=title):
+            label = f"{name} ({title})" if title and title != name else name
+            return TextBlock(text=f"[resource link: {label} <{uri}>]")
+        case EmbeddedResourceBlock(uri=uri, is_binary=True, mime_type=mime):
+            return TextBlock(text=f"[binary resource: {uri} ({mime or 'unknown type'})]")
+        case EmbeddedResourceBlock(uri=uri, text=text):
+            return TextBlock(text=f'<resource uri="{uri}">\n{text or ""}\n</resource>')
+        case _:
+            return block
+
+
+def plain_text(blocks: tuple[ContentBlock, ...]) -> str:
+    """The text a person would read in these blocks, attachments as their markers."""
+    parts = []
+    for block in blocks:
+        shown = as_model_text(block)
+        if isinstance(shown, TextBlock):
+            parts.append(shown.text)
+    return "\n".join(parts)

@@ -1,0 +1,77 @@
+from datetime import datetime
+from posixpath import isabs
+
+from domain.errors import InvalidWorkingDirectory
+from domain.ids import SessionId
+from domain.message import Message, Role
+
+TITLE_LIMIT = 80
+
+
+def title_from(text: str) -> str | None:
+    """A session title from a prompt: its first non-empty line, trimmed and shortened."""
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line:
+            return line if len(line) <= TITLE_LIMIT else line[: TITLE_LIMIT - 1].rstrip() + "…"
+    return None
+
+
+class Session:
+    """Aggregate root: a conversation in a working directory. Equal by id."""
+
+    def __init__(
+        self,
+        *,
+        id: SessionId,
+        cwd: str,
+        created_at: datetime,
+        model: str,
+        mode_id: str = "default",
+        title: str | None = None,
+        updated_at: datetime | None = None,
+        config: dict[str, object] | None = None,
+        messages: list[Message] | None = None,
+    ) -> None:
+        if not isabs(cwd):
+            raise InvalidWorkingDirectory(f"cwd must be an absolute path, got {cwd!r}.", cwd=cwd)
+        self.id = id
+        self.cwd = cwd
+        self.created_at = created_at
+        self.updated_at = updated_at or created_at
+        self.model = model
+        self.mode_id = mode_id
+        self.title = title
+        self.config = dict(config or {})
+        self._messages = list(messages or [])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Session) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        return tuple(self._messages)
+
+    @property
+    def message_count(self) -> int:
+        return len(self._messages)
+
+    def add_message(self, message: Message) -> bool:
+        """Append a message. Returns True when this gave the session its title."""
+        self._messages.append(message)
+        self.updated_at = max(self.updated_at, message.created_at)
+        if self.title is None and message.role is Role.USER:
+            self.title = title_from(message.visible_text())
+            return self.title is not None
+        return False
+
+    def choose_model(self, model: str, *, at: datetime) -> None:
+        self.model = model
+        self.updated_at = max(self.updated_at, at)
+
+    def set_mode(self, mode_id: str, *, at: datetime) -> None:
+        self.mode_id = mode_id
+        self.updated_at = max(self.updated_at, at)

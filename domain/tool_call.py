@@ -1,0 +1,64 @@
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from domain.errors import InvalidTransition
+from domain.ids import ToolCallId
+
+
+class ToolCallStatus(StrEnum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"  # ours only: on the ACP wire a cancelled call is shown as failed
+
+    @property
+    def is_final(self) -> bool:
+        return self in (ToolCallStatus.COMPLETED, ToolCallStatus.FAILED, ToolCallStatus.CANCELLED)
+
+
+_ALLOWED = {
+    ToolCallStatus.PENDING: {
+        ToolCallStatus.IN_PROGRESS,
+        ToolCallStatus.FAILED,
+        ToolCallStatus.CANCELLED,
+    },
+    ToolCallStatus.IN_PROGRESS: {
+        ToolCallStatus.COMPLETED,
+        ToolCallStatus.FAILED,
+        ToolCallStatus.CANCELLED,
+    },
+}
+
+
+class ToolKind(StrEnum):
+    READ = "read"
+    EDIT = "edit"
+    DELETE = "delete"
+    MOVE = "move"
+    SEARCH = "search"
+    EXECUTE = "execute"
+    THINK = "think"
+    FETCH = "fetch"
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One tool invocation requested by the model; status only moves forward."""
+
+    id: ToolCallId
+    name: str
+    input: Mapping[str, object] = field(default_factory=dict)
+    status: ToolCallStatus = ToolCallStatus.PENDING
+
+    def advance(self, status: ToolCallStatus) -> "ToolCall":
+        if status not in _ALLOWED.get(self.status, set()):
+            raise InvalidTransition(
+                f"tool call {self.id} cannot go from {self.status} to {status}",
+                tool_call_id=self.id,
+                current=str(self.status),
+                requested=str(status),
+            )
+        return replace(self, status=status)
