@@ -1,0 +1,129 @@
+"""Drive the real `iac-code acp` process with the official ACP client, validating every
+message on the wire against the SDK's per-method schemas."""
+
+import json
+import shutil
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, spawn_agent_process
+from acp.connection import StreamDirection, StreamEvent
+from acp.schema import (
+    ClientCapabilities,
+    DeniedOutcome,
+    Implementation,
+    RequestPermissionResponse,
+)
+
+from tests.support.wire_validator import AGENT, CLIENT, WireValidator
+
+pytestmark = pytest.mark.e2e
+
+IAC_CODE = shutil.which("iac-code", path=str(Path(sys.executable).parent)) or "iac-code"
+
+
+@dataclass
+class RecordingClient:
+    """The editor side. Records updates; permission requests are not expected yet."""
+
+    updates: list[tuple[str, Any]] = field(default_factory=list)
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append((session_id, update))
+
+    async def request_permission(
+        self, options: Any, session_id: str, tool_call: Any, **kwargs: Any
+    ) -> RequestPermissionResponse:
+        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+
+    def kinds(self) -> list[str]:
+        return [u.session_update for _, u in self.updates]
+
+    def agent_text(self) -> str:
+        return "".join(
+            u.content.text for _, u in self.updates if u.session_update == "agent_message_chunk"
+        )
+
+
+@dataclass
+class Agent:
+    conn: Any
+    process: Any
+    client: RecordingClient
+    wire: WireValidator
+    raw: list[tuple[str, dict[str, Any]]]
+    stderr_path: Path
+
+    async def initialize(self) -> Any:
+        return await self.conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(),
+            client_info=Implementation(name="e2e", version="1"),
+        )
+
+    def sent_by_agent(self, method: str | None = None) -> list[dict[str, Any]]:
+        return [
+            m for s, m in self.raw if s == AGENT and (method is None or m.get("method") == method)
+        ]
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+
+Spawn = Callable[..., AbstractAsyncContextManager[Agent]]
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def base_env(tmp_path: Path) -> dict[str, str]:
+    return {
+        "IAC_CODE_CONFIG_DIR": str(tmp_path / "config"),
+        "IAC_CODE_LOG_LEVEL": "DEBUG",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+@pytest.fixture
+def spawn(tmp_path: Path, workdir: Path, base_env: dict[str, str]) -> Spawn:
+    runs = iter(range(1000))
+
+    @asynccontextmanager
+    async def start(env: dict[str, str] | None = None) -> AsyncIterator[Agent]:
+        client = RecordingClient()
+        wire = WireValidator()
+        raw: list[tuple[str, dict[str, Any]]] = []
+
+        def observe(event: StreamEvent) -> None:
+            sender = AGENT if event.direction is StreamDirection.INCOMING else CLIENT
+            raw.append((sender, event.message))
+            wire.check(sender, json.loads(json.dumps(event.message)))
+
+        stderr_path = tmp_path / f"stderr-{next(runs)}.log"
+        with stderr_path.open("wb") as stderr:
+            async with spawn_agent_process(
+                client,
+                IAC_CODE,
+                "acp",
+                env={**base_env, **(env or {})},
+                cwd=workdir,
+                transport_kwargs={"stderr": stderr, "limit": 64 * 2**20},
+                observers=[observe],
+            ) as (conn, process):
+                yield Agent(conn, process, client, wire, raw, stderr_path)
+        wire.assert_clean()
+
+    return start
+
+
+DEMO = {"IAC_CODE_PROVIDER": "demo"}

@@ -1,0 +1,208 @@
+"""Bad input, byte by byte: every case gets a clear JSON-RPC error and the server serves on."""
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import IAC_CODE
+
+pytestmark = pytest.mark.e2e
+
+
+class RawAgent:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.lines: list[bytes] = []
+
+    async def send(self, message: Any) -> None:
+        data = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.process.stdin.write(data + b"\n")
+        await self.process.stdin.drain()
+
+    async def recv(self, timeout: float = 10) -> dict[str, Any]:
+        line = await asyncio.wait_for(self.process.stdout.readline(), timeout)
+        assert line, "the agent closed stdout"
+        self.lines.append(line)
+        return json.loads(line)
+
+    async def call(self, id: Any, method: str, params: Any = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        while True:
+            reply = await self.recv()
+            if reply.get("id") == id and "method" not in reply:
+                return reply
+
+    async def initialize(self) -> None:
+        reply = await self.call(0, "initialize", {"protocolVersion": 1})
+        assert reply["result"]["protocolVersion"] == 1
+
+
+@pytest.fixture
+async def raw(tmp_path: Path, workdir: Path) -> AsyncIterator[RawAgent]:
+    process = await asyncio.create_subprocess_exec(
+        IAC_CODE,
+        "acp",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        cwd=workdir,
+        limit=16 * 2**20,
+        env={
+            "IAC_CODE_CONFIG_DIR": str(tmp_path / "cfg"),
+            "IAC_CODE_PROVIDER": "demo",
+            "PATH": "/usr/bin:/bin",
+        },
+    )
+    agent = RawAgent(process)
+    yield agent
+    if process.returncode is None:
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 10)
+    for line in agent.lines:  # stdout carried nothing but JSON-RPC objects
+        assert isinstance(json.loads(line), dict)
+
+
+def error_of(reply: dict[str, Any]) -> dict[str, Any]:
+    assert "result" not in reply, reply
+    return reply["error"]
+
+
+async def test_invalid_json_is_a_parse_error_and_reading_goes_on(raw: RawAgent) -> None:
+    await raw.send(b"{not json")
+    reply = await raw.recv()
+    assert reply["id"] is None
+    assert error_of(reply)["code"] == -32700
+    assert "details" in reply["error"]["data"]
+    await raw.initialize()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"[]",
+        b'[{"jsonrpc":"2.0","id":1,"method":"initialize"}]',
+        b"42",
+        b'"text"',
+        b"null",
+        b"true",
+        b'{"jsonrpc":"2.0"}',
+        b'{"jsonrpc":"2.0","id":{"a":1},"method":"initialize"}',
+    ],
+)
+async def test_non_requests_are_invalid_requests(raw: RawAgent, line: bytes) -> None:
+    await raw.send(line)
+    reply = await raw.recv()
+    assert reply["id"] is None
+    assert error_of(reply)["code"] == -32600
+    assert reply["error"]["data"]
+    await raw.initialize()
+
+
+async def test_wrong_jsonrpc_version_is_an_invalid_request(raw: RawAgent) -> None:
+    await raw.send({"jsonrpc": "1.0", "id": 7, "method": "initialize", "params": {}})
+    reply = await raw.recv()
+    assert reply["id"] == 7 and error_of(reply)["code"] == -32600
+
+
+async def test_unknown_methods(raw: RawAgent) -> None:
+    await raw.initialize()
+    reply = await raw.call(1, "session/teleport", {})
+    assert error_of(reply)["code"] == -32601
+    assert reply["error"]["data"] == {"method": "session/teleport"}
+    reply = await raw.call(2, "_vendor/thing", {})
+    assert error_of(reply)["code"] == -32601
+    # unknown notifications are ignored: the next answer is for the next request
+    await raw.send({"jsonrpc": "2.0", "method": "_vendor/ping", "params": {}})
+    await raw.send({"jsonrpc": "2.0", "method": "session/whatever"})
+    reply = await raw.call(3, "initialize", {"protocolVersion": 1})
+    assert "result" in reply
+
+
+async def test_bad_params_name_the_field(raw: RawAgent, workdir: Path) -> None:
+    await raw.initialize()
+    reply = await raw.call(1, "session/new", {"mcpServers": []})
+    assert error_of(reply)["code"] == -32602
+    assert reply["error"]["data"]["errors"][0]["field"] == "cwd"
+    reply = await raw.call(2, "session/new", {"cwd": str(workdir)})
+    assert reply["error"]["data"]["errors"][0]["field"] == "mcpServers"
+    reply = await raw.call(3, "session/new", [str(workdir)])
+    assert error_of(reply)["code"] == -32602 and reply["error"]["data"]["field"] == "params"
+    reply = await raw.call(4, "initialize", {})
+    assert reply["error"]["data"]["field"] == "protocolVersion"
+    new = await raw.call(5, "session/new", {"cwd": str(workdir), "mcpServers": []})
+    sid = new["result"]["sessionId"]
+    reply = await raw.call(6, "session/prompt", {"sessionId": sid, "prompt": "hello"})
+    assert error_of(reply)["code"] == -32602
+    assert reply["error"]["data"]["errors"][0]["field"].startswith("prompt")
+    reply = await raw.call(7, "session/prompt", {"sessionId": sid, "prompt": []})
+    assert reply["error"]["data"]["field"] == "prompt"
+    reply = await raw.call(
+        8, "session/prompt", {"sessionId": "sess_nope", "prompt": [{"type": "text", "text": "x"}]}
+    )
+    assert error_of(reply)["code"] == -32602
+    assert reply["error"]["data"] == {"sessionId": "sess_nope"}
+    # the session still works after all that
+    reply = await raw.call(
+        9, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "ok?"}]}
+    )
+    assert reply["result"]["stopReason"] == "end_turn"
+
+
+async def test_ids_keep_their_json_type(raw: RawAgent) -> None:
+    for request_id in ("abc", 2**53 + 1, 0, None):
+        reply = await raw.call(request_id, "initialize", {"protocolVersion": 1})
+        assert reply["id"] == request_id and type(reply["id"]) is type(request_id)
+
+
+async def test_protocol_version_is_negotiated_to_one(raw: RawAgent) -> None:
+    for asked in (7, "2024-11-05"):
+        reply = await raw.call(1, "initialize", {"protocolVersion": asked})
+        assert reply["result"]["protocolVersion"] == 1
+
+
+async def test_product_document_aliases(raw: RawAgent, workdir: Path) -> None:
+    await raw.initialize()
+    sid = (await raw.call(1, "session/new", {"cwd": str(workdir), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
+    reply = await raw.call(
+        2, "config/set", {"sessionId": sid, "configId": "model", "value": "demo"}
+    )
+    assert reply["result"]["configOptions"][0]["currentValue"] == "demo"
+    reply = await raw.call(3, "config/set", {"sessionId": sid, "configId": "model", "value": 3})
+    assert error_of(reply)["code"] == -32602
+
+
+async def test_notifications_and_stray_responses_are_never_answered(raw: RawAgent) -> None:
+    await raw.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "x"}})
+    await raw.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {}})
+    await raw.send({"jsonrpc": "2.0", "id": 99, "result": {}})
+    await raw.send({"jsonrpc": "2.0", "id": "zz", "error": {"code": 1, "message": "x"}})
+    reply = await raw.call(5, "initialize", {"protocolVersion": 1})
+    assert "result" in reply
+    assert len(raw.lines) == 1
+
+
+async def test_large_messages_round_trip(raw: RawAgent, workdir: Path) -> None:
+    await raw.initialize()
+    sid = (await raw.call(1, "session/new", {"cwd": str(workdir), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
+    big = "ü" * (2 * 2**20)
+    reply = await raw.call(
+        2, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": big}]}
+    )
+    assert reply["result"]["stopReason"] == "end_turn"
+
+
+async def test_exits_cleanly_when_stdin_closes(raw: RawAgent) -> None:
+    await raw.initialize()
+    raw.process.stdin.close()
+    assert await asyncio.wait_for(raw.process.wait(), 5) == 0
