@@ -4,6 +4,7 @@ import asyncio
 import logging
 import sys
 import threading
+import time
 from typing import Any, BinaryIO
 
 from adapters.protocol.connection import Dispatcher
@@ -18,13 +19,23 @@ log = logging.getLogger(__name__)
 
 def _build_agent(settings: Settings, version: str) -> tuple[Dispatcher, Any]:
     """Runs on a worker thread: imports the heavy modules, migrates, wires the container."""
+    started = time.perf_counter()
+    import pydantic
+
+    # Build each pydantic model's validator on first use instead of at import: the SDKs
+    # define hundreds of models and we use a few dozen. Saves ~100 ms before session/new.
+    pydantic.BaseModel.model_config["defer_build"] = True
     from adapters.persistence.migrate import upgrade_to_head
     from bootstrap.container import Container
+
+    log.debug("heavy modules imported in %.0f ms", (time.perf_counter() - started) * 1000)
 
     if upgrade_to_head(settings.database_url):
         log.info("database migrated to the newest schema")
     container = Container(settings=settings, version=version)
-    return container.agent(), container
+    agent = container.agent()
+    log.debug("agent ready in %.0f ms", (time.perf_counter() - started) * 1000)
+    return agent, container
 
 
 def _warm_model(container: Any) -> None:
@@ -57,6 +68,8 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
         ).start()
 
     building = loop.run_in_executor(None, _build_agent, settings, version)
+    log.info("iac-code %s serving ACP on stdio (provider %s, database %s)", version,
+             settings.provider, settings.database_url)
     building.add_done_callback(ready)
     try:
         await serve(LazyDispatcher(initialize, agent), source, sink)

@@ -1,0 +1,33 @@
+# Two commands for a newcomer:  `make run` (the server, offline demo model) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[test]"
+	touch $@
+
+## Install, then serve ACP on stdio. Offline by default; IAC_CODE_PROVIDER=anthropic for Claude.
+run: $(VENV)/.installed
+	IAC_CODE_PROVIDER=$${IAC_CODE_PROVIDER:-demo} $(BIN)/iac-code acp
+
+## Install, then run every check CI runs: lint, format, import boundaries, all tests.
+test: $(VENV)/.installed lint
+	$(BIN)/pytest -q
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+bench: $(VENV)/.installed
+	$(BIN)/python bench/startup.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache
