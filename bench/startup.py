@@ -29,16 +29,27 @@ def rss_kib(pid: int) -> tuple[int, int]:
 
 
 def one_run(config_dir: Path, workdir: Path, provider: str) -> dict[str, float]:
-    env = {**os.environ, "IAC_CODE_CONFIG_DIR": str(config_dir), "IAC_CODE_PROVIDER": provider,
-           "IAC_CODE_API_KEY": "bench-dummy-key", "IAC_CODE_LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "IAC_CODE_CONFIG_DIR": str(config_dir),
+        "IAC_CODE_PROVIDER": provider,
+        "IAC_CODE_API_KEY": "bench-dummy-key",
+        "IAC_CODE_LOG_LEVEL": "WARNING",
+    }
     start = time.perf_counter()
-    process = subprocess.Popen([IAC_CODE, "acp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, env=env, cwd=workdir)
-    assert process.stdin and process.stdout
+    process = subprocess.Popen(
+        [IAC_CODE, "acp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=workdir,
+    )
+    assert process.stdin
+    assert process.stdout
 
     def call(request_id: int, method: str, params: dict) -> float:
-        line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
-                           "params": params})
+        line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         process.stdin.write(line.encode() + b"\n")
         process.stdin.flush()
         reply = json.loads(process.stdout.readline())
@@ -50,8 +61,12 @@ def one_run(config_dir: Path, workdir: Path, provider: str) -> dict[str, float]:
     created = call(1, "session/new", {"cwd": str(workdir), "mcpServers": []})
     process.stdin.close()
     process.wait(timeout=10)
-    return {"initialize_ms": initialized * 1000, "session_new_ms": created * 1000,
-            "rss_mib": rss / 1024, "peak_rss_mib": hwm / 1024}
+    return {
+        "initialize_ms": initialized * 1000,
+        "session_new_ms": created * 1000,
+        "rss_mib": rss / 1024,
+        "peak_rss_mib": hwm / 1024,
+    }
 
 
 def summarise(label: str, runs: list[dict[str, float]]) -> None:
@@ -66,13 +81,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--provider", default="demo", choices=["demo", "anthropic"])
     args = parser.parse_args()
-    print(f"iac-code startup, provider={args.provider}, {os.cpu_count()} CPUs, "
-          f"python {sys.version.split()[0]}")
+    print(
+        f"iac-code startup, provider={args.provider}, {os.cpu_count()} CPUs, "
+        f"python {sys.version.split()[0]}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp) / "project"
         workdir.mkdir()
-        fresh = [one_run(Path(tmp) / f"fresh{i}", workdir, args.provider)
-                 for i in range(args.runs)]
+        fresh = [one_run(Path(tmp) / f"fresh{i}", workdir, args.provider) for i in range(args.runs)]
         existing_dir = Path(tmp) / "existing"
         one_run(existing_dir, workdir, args.provider)
         existing = [one_run(existing_dir, workdir, args.provider) for _ in range(args.runs)]

@@ -68,8 +68,12 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
         ).start()
 
     building = loop.run_in_executor(None, _build_agent, settings, version)
-    log.info("iac-code %s serving ACP on stdio (provider %s, database %s)", version,
-             settings.provider, settings.database_url)
+    log.info(
+        "iac-code %s serving ACP on stdio (provider %s, database %s)",
+        version,
+        settings.provider,
+        settings.database_url,
+    )
     building.add_done_callback(ready)
     try:
         await serve(LazyDispatcher(initialize, agent), source, sink)

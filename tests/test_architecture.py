@@ -9,8 +9,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_import_contracts_are_kept() -> None:
     lint_imports = Path(sys.executable).parent / "lint-imports"
-    result = subprocess.run([str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True,
-                            text=True, timeout=120, check=False)
+    result = subprocess.run(
+        [str(lint_imports), "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
 

@@ -104,42 +104,41 @@ def usage_from_api(message: ApiMessage) -> Usage:
     )
 
 
+_UNAVAILABLE_TYPES = {"overloaded_error", "api_error"}
+
+
 def translate_error(exc: anthropic.AnthropicError) -> ModelError:
-    """SDK errors to ours. Messages carry the provider's reason but never credentials."""
-    if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        detail = _error_message(exc)
-        if status in (401, 403):
-            return ModelAuthFailed(
-                f"The provider rejected the credentials ({status}).", status=status
-            )
-        if status == 429:
-            return ModelRateLimited(f"Rate limited by the provider: {detail}", status=status)
-        if status >= 500:
-            return ModelUnavailable(f"The provider failed ({status}): {detail}", status=status)
-        return ModelRequestRejected(
-            f"The provider rejected the request ({status}): {detail}", status=status
-        )
+    """SDK errors to ours. Messages carry the provider's reason but never credentials.
+
+    The error type in the body decides first: an `event: error` inside a stream arrives
+    with the stream's status, 200, so the status alone would misfile an overload."""
     if isinstance(exc, anthropic.APITimeoutError):
         return ModelUnavailable("The provider did not answer in time.")
     if isinstance(exc, anthropic.APIConnectionError):
         return ModelUnavailable("Could not reach the provider.")
-    if isinstance(exc, anthropic.APIError) and _is_overloaded(exc):
-        return ModelUnavailable(f"The provider is overloaded: {_error_message(exc)}")
-    return ModelError(f"The provider failed: {type(exc).__name__}")
+    if not isinstance(exc, anthropic.APIError):
+        return ModelError(f"The provider failed: {type(exc).__name__}")
+    status = getattr(exc, "status_code", None)
+    error_type, detail = _error_body(exc)
+    if error_type in _UNAVAILABLE_TYPES or (status is not None and status >= 500):
+        return ModelUnavailable(
+            f"The provider failed ({status or error_type}): {detail}", status=status
+        )
+    if error_type == "rate_limit_error" or status == 429:
+        return ModelRateLimited(f"Rate limited by the provider: {detail}", status=status)
+    if status in (401, 403) or error_type in ("authentication_error", "permission_error"):
+        return ModelAuthFailed(f"The provider rejected the credentials ({status}).", status=status)
+    return ModelRequestRejected(
+        f"The provider rejected the request ({status}): {detail}", status=status
+    )
 
 
-def _is_overloaded(exc: anthropic.APIError) -> bool:
+def _error_body(exc: anthropic.APIError) -> tuple[str | None, str]:
     body = exc.body if isinstance(exc.body, dict) else {}
     error = body.get("error") if isinstance(body.get("error"), dict) else body
-    return isinstance(error, dict) and error.get("type") == "overloaded_error"
-
-
-def _error_message(exc: anthropic.APIError) -> str:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    error_type = error.get("type") if isinstance(error, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
-    return str(message or exc.message)[:300]
+    return error_type, str(message or exc.message)[:300]
 
 
 class AnthropicLLMClient(LLMClient):
@@ -175,6 +174,13 @@ class AnthropicLLMClient(LLMClient):
                 final = await stream.get_final_message()
         except anthropic.AnthropicError as exc:
             raise translate_error(exc) from exc
+        except Exception as exc:
+            # The SDK's HTTP layer raises its own transport errors (read timeouts, dropped
+            # connections) while the body streams; the port promises ModelError only.
+            log.warning("model stream failed: %s: %s", type(exc).__name__, exc)
+            raise ModelUnavailable(
+                f"The connection to the provider failed ({type(exc).__name__})."
+            ) from exc
         stop = _STOPS.get(final.stop_reason or "end_turn", ModelStop.END_TURN)
         yield ModelResponse(content=blocks_from_api(final), stop=stop, usage=usage_from_api(final))
 

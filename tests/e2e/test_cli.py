@@ -13,8 +13,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([IAC_CODE, *args], capture_output=True, text=True, timeout=60,
-                          env={"PATH": os.environ["PATH"], **env}, check=False)
+    return subprocess.run(
+        [IAC_CODE, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": os.environ["PATH"], **env},
+        check=False,
+    )
 
 
 def test_version() -> None:
@@ -32,13 +38,11 @@ def test_db_upgrade_creates_and_then_keeps_the_schema(tmp_path: Path) -> None:
     again = run("db", "upgrade", env=env)
     assert "already" in again.stderr
     with sqlite3.connect(tmp_path / "iac-code.db") as db:
-        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [
-            (SCHEMA_HEAD,)]
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(SCHEMA_HEAD,)]
 
 
 def test_configuration_errors_are_reported_without_a_traceback(tmp_path: Path) -> None:
-    result = run("acp", env={"IAC_CODE_CONFIG_DIR": str(tmp_path),
-                             "IAC_CODE_PROVIDER": "nope"})
+    result = run("acp", env={"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_PROVIDER": "nope"})
     assert result.returncode == 2
     assert "IAC_CODE_PROVIDER" in result.stderr
     assert "Traceback" not in result.stderr
@@ -51,6 +55,7 @@ def test_compose_runs_a_command_the_cli_accepts() -> None:
     assert 'ENTRYPOINT ["iac-code"]' in dockerfile
     from bootstrap.cli import _parser
 
-    args = _parser().parse_args(["acp", "--transport", "http", "--host", "0.0.0.0",
-                                 "--port", "8765"])
+    args = _parser().parse_args(
+        ["acp", "--transport", "http", "--host", "0.0.0.0", "--port", "8765"]
+    )
     assert (args.transport, args.port) == ("http", 8765)

@@ -1,6 +1,7 @@
 """AnthropicLLMClient with the real `anthropic` SDK against the scripted Messages API."""
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
@@ -76,6 +77,12 @@ async def collect(llm: AnthropicLLMClient, req: ModelRequest | None = None) -> l
     return [event async for event in llm.stream(req or request())]
 
 
+async def drain(llm: AnthropicLLMClient, into: list[ModelEvent]) -> None:
+    """Like collect, but what arrived before an exception stays in `into`."""
+    async for event in llm.stream(request()):
+        into.append(event)
+
+
 def final(events: list[ModelEvent]) -> ModelResponse:
     assert isinstance(events[-1], ModelResponse), events
     assert sum(isinstance(e, ModelResponse) for e in events) == 1, events
@@ -99,10 +106,10 @@ async def make_llm(server: ScriptedAnthropic) -> AsyncIterator[MakeLLM]:
     clients: list[AsyncAnthropic] = []
 
     async def make(
-        *, max_retries: int = MAX_RETRIES, timeout: float = 5.0, thinking_budget: int = 0
+        *, max_retries: int = MAX_RETRIES, seconds: float = 5.0, thinking_budget: int = 0
     ) -> AnthropicLLMClient:
         client = make_anthropic_client(
-            api_key=API_KEY, base_url=server.base_url, max_retries=max_retries, timeout=timeout
+            api_key=API_KEY, base_url=server.base_url, max_retries=max_retries, timeout=seconds
         )
         assert client is not None
         clients.append(client)
@@ -262,7 +269,7 @@ async def test_request_body_converts_the_domain_conversation(
     sent = server.last_request
     assert sent.method == "POST"
     assert sent.path == "/v1/messages"
-    assert API_KEY in (sent.headers.get("x-api-key", ""), sent.headers.get("authorization", ""))
+    assert API_KEY in (sent.headers.get("x-api-key"), sent.headers.get("authorization", "")[7:])
     assert "anthropic-version" in sent.headers
     assert sent.body["model"] == MODEL
     assert sent.body["max_tokens"] == 777
@@ -398,19 +405,13 @@ async def test_mid_stream_overloaded_error_is_a_model_error_after_the_chunks(
     events: list[ModelEvent] = []
 
     with pytest.raises(ModelError) as caught:
-        async for event in llm.stream(request()):
-            events.append(event)
+        await drain(llm, events)
 
     assert events == [TextChunk(text="Hel"), TextChunk(text="lo")]
     assert "Overloaded" in str(caught.value)
     assert len(server.requests) == 1  # a started stream is never retried by the SDK
 
 
-@pytest.mark.xfail(
-    reason="adapter bug: an `event: error` arrives on a 200 response, so translate_error sees "
-    "APIStatusError(status 200) and maps provider overload to ModelRequestRejected",
-    strict=True,
-)
 async def test_mid_stream_overloaded_error_is_unavailable(
     server: ScriptedAnthropic, make_llm: MakeLLM
 ) -> None:
@@ -420,37 +421,22 @@ async def test_mid_stream_overloaded_error_is_unavailable(
         await collect(await make_llm())
 
 
-@pytest.mark.xfail(
-    reason="adapter bug: a read timeout while the body streams raises the SDK transport's "
-    "ReadTimeout (not an anthropic.AnthropicError), which escapes the adapter untranslated",
-    strict=True,
-)
 async def test_read_timeout_mid_stream_is_unavailable(
     server: ScriptedAnthropic, make_llm: MakeLLM
 ) -> None:
     server.script(stream(text("Hel"), HANG, text("lo")))
 
     with pytest.raises(ModelUnavailable):
-        await collect(await make_llm(max_retries=0, timeout=0.3))
+        await collect(await make_llm(max_retries=0, seconds=0.3))
 
 
-@pytest.mark.xfail(
-    reason="adapter bug: a connection dropped while the body streams raises the SDK "
-    "transport's RemoteProtocolError, which escapes the adapter untranslated",
-    strict=True,
-)
 async def test_connection_lost_mid_stream_is_unavailable(
     server: ScriptedAnthropic, make_llm: MakeLLM
 ) -> None:
     server.script(stream(text("Hel"), HANG, text("lo")))
     llm = await make_llm(max_retries=0)
     seen: list[ModelEvent] = []
-
-    async def consume() -> None:
-        async for event in llm.stream(request()):
-            seen.append(event)
-
-    task = asyncio.create_task(consume())
+    task = asyncio.create_task(drain(llm, seen))
     await asyncio.to_thread(server.wait_for_hang)
     await asyncio.to_thread(server.stop)  # ends the hanging stream mid-body
     try:
@@ -484,6 +470,25 @@ async def test_cancelling_mid_stream_closes_the_connection(
     await asyncio.to_thread(server.wait_for_disconnect)
     # The client is still usable after an abandoned stream.
     assert chunks(await collect(llm), TextChunk) == ["Next"]
+
+
+async def test_a_stream_that_stalls_then_resumes_completes(
+    server: ScriptedAnthropic, make_llm: MakeLLM
+) -> None:
+    resume = threading.Event()
+    server.script(stream(text("Hel"), HANG, text("lo"), release=resume))
+    llm = await make_llm()
+    task = asyncio.create_task(collect(llm))
+
+    await asyncio.to_thread(server.wait_for_hang)
+    assert server.hanging == 1
+    resume.set()
+    events = await asyncio.wait_for(task, 5)
+
+    assert chunks(events, TextChunk) == ["Hel", "lo"]
+    assert final(events).content == (TextBlock(text="Hel"), TextBlock(text="lo"))
+    assert server.hanging == 0
+    assert server.client_disconnects == 0
 
 
 # --- credentials and the scripted server itself -----------------------------------------------

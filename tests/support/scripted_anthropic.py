@@ -23,6 +23,10 @@ When the script runs dry the server answers 500 (with ``x-should-retry: false``)
 unexpected request, and remembers it: :meth:`ScriptedAnthropic.assert_script_consumed`
 fails on it, and on replies left unplayed.
 
+The ``wait_for_*`` methods block; from a coroutine call them through ``asyncio.to_thread``
+so the event loop keeps driving the client. A spawned process must reach 127.0.0.1 directly:
+clear ``HTTP(S)_PROXY`` / set ``NO_PROXY=127.0.0.1`` in its environment if a proxy is set.
+
 Example::
 
     with ScriptedAnthropic(stream(text("Hel", "lo"), input_tokens=3, output_tokens=2)) as server:
@@ -34,6 +38,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
@@ -397,6 +402,24 @@ class _HTTPServer(ThreadingHTTPServer):
         self.owner = owner
         super().__init__(address, _Handler)
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # ThreadingMixIn's, but the connection is tracked before its thread runs, so stop()
+        # can always reach it.
+        thread = threading.Thread(
+            target=self.process_request_thread,
+            args=(request, client_address),
+            name=f"scripted-anthropic-conn:{client_address[1]}",
+            daemon=True,
+        )
+        self.owner._connection_opened(request, thread)
+        thread.start()
+
+    def shutdown_request(self, request: Any) -> None:
+        try:
+            super().shutdown_request(request)
+        finally:
+            self.owner._connection_closed(request)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # Never print tracebacks from handler threads; keep them for the test to inspect.
         self.owner._record_error(sys.exc_info()[1])
@@ -405,16 +428,6 @@ class _HTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.owner._connection_opened(self.connection)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.owner._connection_closed(self.connection)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -605,7 +618,7 @@ class ScriptedAnthropic:
         self._httpd = _HTTPServer(self, self._address)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
+            kwargs={"poll_interval": 0.01},
             name=f"scripted-anthropic:{self.port}",
             daemon=True,
         )
@@ -623,10 +636,8 @@ class ScriptedAnthropic:
         with self._lock:
             connections = dict(self._connections)
         for sock in connections:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         deadline = time.monotonic() + timeout
         for handler_thread in connections.values():
             handler_thread.join(max(0.0, deadline - time.monotonic()))
@@ -769,9 +780,9 @@ class ScriptedAnthropic:
         with self._lock:
             self._errors.append(error)
 
-    def _connection_opened(self, sock: socket.socket) -> None:
+    def _connection_opened(self, sock: socket.socket, thread: threading.Thread) -> None:
         with self._lock:
-            self._connections[sock] = threading.current_thread()
+            self._connections[sock] = thread
 
     def _connection_closed(self, sock: socket.socket) -> None:
         with self._lock:

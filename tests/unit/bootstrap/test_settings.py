@@ -15,9 +15,14 @@ def test_defaults(tmp_path: Path) -> None:
 
 
 def test_iac_code_names_win_over_anthropic_ones(tmp_path: Path) -> None:
-    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path),
-                              "IAC_CODE_API_KEY": "ours", "ANTHROPIC_API_KEY": "theirs",
-                              "ANTHROPIC_BASE_URL": "http://127.0.0.1:1"})
+    settings = load_settings(
+        {
+            "IAC_CODE_CONFIG_DIR": str(tmp_path),
+            "IAC_CODE_API_KEY": "ours",
+            "ANTHROPIC_API_KEY": "theirs",
+            "ANTHROPIC_BASE_URL": "http://127.0.0.1:1",
+        }
+    )
     assert settings.api_key == "ours"
     assert settings.base_url == "http://127.0.0.1:1"
     assert "ours" not in repr(settings)
@@ -25,7 +30,8 @@ def test_iac_code_names_win_over_anthropic_ones(tmp_path: Path) -> None:
 
 def test_config_file_is_read_and_environment_wins(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text(
-        'provider = "demo"\nmodel = "m-file"\nmax_turn_requests = 7\nmodels = ["a", "b"]\n')
+        'provider = "demo"\nmodel = "m-file"\nmax_turn_requests = 7\nmodels = ["a", "b"]\n'
+    )
     settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_MODEL": "m-env"})
     assert settings.provider == "demo"
     assert settings.model == "m-env"
@@ -36,23 +42,26 @@ def test_config_file_is_read_and_environment_wins(tmp_path: Path) -> None:
 
 
 def test_the_configured_model_is_always_offered(tmp_path: Path) -> None:
-    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_MODEL": "x",
-                              "IAC_CODE_MODELS": "a, b"})
+    settings = load_settings(
+        {"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_MODEL": "x", "IAC_CODE_MODELS": "a, b"}
+    )
     assert settings.offered_models == ("x", "a", "b")
 
 
-@pytest.mark.parametrize(("env", "message"), [
-    ({"IAC_CODE_PROVIDER": "openai"}, "IAC_CODE_PROVIDER"),
-    ({"IAC_CODE_MAX_TURN_REQUESTS": "zero"}, "max_turn_requests"),
-    ({"IAC_CODE_MAX_TURN_REQUESTS": "0"}, "max_turn_requests"),
-])
-def test_bad_values_are_reported_by_name(tmp_path: Path, env: dict[str, str],
-                                         message: str) -> None:
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"IAC_CODE_PROVIDER": "openai"}, "IAC_CODE_PROVIDER"),
+        ({"IAC_CODE_MAX_TURN_REQUESTS": "zero"}, "max_turn_requests"),
+        ({"IAC_CODE_MAX_TURN_REQUESTS": "0"}, "max_turn_requests"),
+    ],
+)
+def test_bad_values_are_reported_by_name(tmp_path: Path, env: dict[str, str], message: str) -> None:
     with pytest.raises(SettingsError, match=message):
         load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), **env})
 
 
 def test_broken_config_file_is_reported(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text("provider = ")
-    with pytest.raises(SettingsError, match="config.toml"):
+    with pytest.raises(SettingsError, match=r"config\.toml"):
         load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
