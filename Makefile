@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 ## Install, then serve ACP on stdio. Offline by default; IAC_CODE_PROVIDER=anthropic for Claude.
 run: $(VENV)/.installed
-	IAC_CODE_PROVIDER=$${IAC_CODE_PROVIDER:-demo} $(BIN)/iac-code acp
+	@IAC_CODE_PROVIDER=$${IAC_CODE_PROVIDER:-demo} $(BIN)/iac-code acp
 
 ## Install, then run every check CI runs: lint, format, import boundaries, all tests.
 test: $(VENV)/.installed lint
