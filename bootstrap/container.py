@@ -12,6 +12,9 @@ from adapters.persistence.sqlite import make_sqlite_engine
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.protocol.agent import AcpAgent, UseCases
 from adapters.protocol.channels import SessionChannels
+from adapters.protocol.permissions import AcpPermissionAsker
+from adapters.tools.base import Limits
+from adapters.tools.runner import LocalToolRunner
 from application.ports.llm import LLMClient
 from application.runtime import SessionRegistry
 from application.use_cases.initialize import Initialize
@@ -20,6 +23,8 @@ from application.use_cases.load_session import LoadSession
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt, TurnLimits
 from application.use_cases.session_settings import SetConfigOption, SetMode
+from application.use_cases.subagent import SubAgentTools
+from application.use_cases.tool_phase import ToolPhase
 from bootstrap.settings import Settings
 from domain.config import DEFAULT_MODE, Catalog, Choice
 
@@ -77,6 +82,32 @@ class Container(containers.DeclarativeContainer):
         max_tokens=settings.provided.max_tokens,
     )
 
+    tool_limits = providers.Singleton(
+        Limits,
+        bash_timeout=settings.provided.bash_timeout,
+        bash_max_timeout=settings.provided.bash_max_timeout,
+    )
+    local_tools = providers.Singleton(LocalToolRunner, tool_limits)
+    tools = providers.Singleton(
+        SubAgentTools,
+        inner=local_tools,
+        llm=llm,
+        clock=clock,
+        ids=ids,
+        max_requests=settings.provided.max_turn_requests,
+        max_tokens=settings.provided.max_tokens,
+    )
+    permissions = providers.Singleton(AcpPermissionAsker, channels)
+    tool_phase = providers.Factory(
+        ToolPhase,
+        uow=uow,
+        runner=tools,
+        asker=permissions,
+        sink=channels,
+        clock=clock,
+        permission_timeout=settings.provided.permission_timeout,
+    )
+
     initialize = providers.Singleton(make_initialize, settings, version)
     new_session = providers.Factory(
         NewSession,
@@ -100,6 +131,7 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         ids=ids,
         limits=limits,
+        tools=tool_phase,
     )
     cancel = providers.Factory(CancelTurn, registry=registry)
     close = providers.Factory(CloseSession, registry=registry)

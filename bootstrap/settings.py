@@ -30,6 +30,9 @@ class Settings:
     thinking_budget: int = 0
     max_retries: int = 4
     request_timeout: float = 600.0
+    permission_timeout: float = 300.0
+    bash_timeout: float = 120.0
+    bash_max_timeout: float = 600.0
 
     @property
     def has_credentials(self) -> bool:
@@ -59,7 +62,11 @@ _ENV = {  # setting -> environment variables, first set wins
     "thinking_budget": ("IAC_CODE_THINKING_BUDGET",),
     "max_retries": ("IAC_CODE_MAX_RETRIES",),
     "request_timeout": ("IAC_CODE_REQUEST_TIMEOUT",),
+    "permission_timeout": ("IAC_CODE_PERMISSION_TIMEOUT",),
+    "bash_timeout": ("IAC_CODE_BASH_TIMEOUT",),
+    "bash_max_timeout": ("IAC_CODE_BASH_MAX_TIMEOUT",),
 }
+_FLOATS = {"request_timeout", "permission_timeout", "bash_timeout", "bash_max_timeout"}
 _INTS = {"max_turn_requests", "max_tokens", "thinking_budget", "max_retries"}
 
 
@@ -70,8 +77,11 @@ def _convert(name: str, value: Any) -> Any:
             if number < (1 if name in ("max_turn_requests", "max_tokens") else 0):
                 raise ValueError("too small")
             return number
-        if name == "request_timeout":
-            return float(value)
+        if name in _FLOATS:
+            number = float(value)
+            if not number > 0:
+                raise ValueError("must be positive")
+            return number
         if name == "models":
             items = value.split(",") if isinstance(value, str) else list(value)
             return tuple(m.strip() for m in items if str(m).strip())

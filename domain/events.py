@@ -1,9 +1,11 @@
 """What the agent tells the client while it works. Transports map these to their wire format."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from domain.content import ContentBlock
-from domain.ids import MessageId
+from domain.ids import MessageId, ToolCallId
+from domain.tool_call import ToolCallStatus, ToolKind, ToolOutput
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,4 +39,32 @@ class SessionTitleChanged:
     title: str
 
 
-AgentEvent = TextDelta | ThinkingDelta | Notice | UserContentReplayed | SessionTitleChanged
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStarted:
+    tool_call_id: ToolCallId
+    title: str
+    kind: ToolKind
+    arguments: Mapping[str, object]
+    locations: tuple[str, ...] = ()
+    status: ToolCallStatus = ToolCallStatus.PENDING
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallUpdated:
+    """A change of a shown tool call; `output`, when given, replaces what was shown."""
+
+    tool_call_id: ToolCallId
+    status: ToolCallStatus | None = None
+    output: tuple[ToolOutput, ...] | None = None
+    raw_output: Mapping[str, object] | None = None
+
+
+AgentEvent = (
+    TextDelta
+    | ThinkingDelta
+    | Notice
+    | UserContentReplayed
+    | SessionTitleChanged
+    | ToolCallStarted
+    | ToolCallUpdated
+)

@@ -4,6 +4,7 @@ from posixpath import isabs
 from domain.errors import InvalidWorkingDirectory
 from domain.ids import SessionId
 from domain.message import Message, Role
+from domain.permission import PermissionRules
 
 TITLE_LIMIT = 80
 
@@ -32,6 +33,7 @@ class Session:
         updated_at: datetime | None = None,
         config: dict[str, object] | None = None,
         messages: list[Message] | None = None,
+        permissions: PermissionRules | None = None,
     ) -> None:
         if not isabs(cwd):
             raise InvalidWorkingDirectory(f"cwd must be an absolute path, got {cwd!r}.", cwd=cwd)
@@ -44,6 +46,7 @@ class Session:
         self.title = title
         self.config = dict(config or {})
         self._messages = list(messages or [])
+        self.permissions = permissions or PermissionRules()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Session) and other.id == self.id

@@ -62,3 +62,33 @@ class ToolCall:
                 requested=str(status),
             )
         return replace(self, status=status)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextOutput:
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiffOutput:
+    path: str
+    old_text: str | None  # None for a new file
+    new_text: str
+
+
+ToolOutput = TextOutput | DiffOutput
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallRecord:
+    """A finished tool call as the user saw it: enough to show it again on load."""
+
+    id: ToolCallId
+    name: str
+    title: str
+    kind: ToolKind
+    arguments: Mapping[str, object]
+    status: ToolCallStatus
+    locations: tuple[str, ...] = ()
+    output: tuple[ToolOutput, ...] = ()
+    raw_output: Mapping[str, object] | None = None

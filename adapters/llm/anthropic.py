@@ -162,6 +162,11 @@ class AnthropicLLMClient(LLMClient):
             "system": request.system,
             "messages": messages_to_api(request.messages),
         }
+        if request.tools:
+            kwargs["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
+                for t in request.tools
+            ]
         if self._thinking_budget:
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": self._thinking_budget}
         try:

@@ -17,7 +17,16 @@ from domain.content import (
 )
 from domain.ids import MessageId, SessionId
 from domain.message import Message, Role
+from domain.permission import PermissionDecision, PermissionRules
 from domain.session import Session
+from domain.tool_call import (
+    DiffOutput,
+    TextOutput,
+    ToolCallRecord,
+    ToolCallStatus,
+    ToolKind,
+    ToolOutput,
+)
 
 
 def block_to_json(block: ContentBlock) -> dict[str, Any]:
@@ -134,7 +143,9 @@ def session_to_row(session: Session) -> dict[str, Any]:
     }
 
 
-def session_from_row(row: Mapping[str, Any], messages: list[Message]) -> Session:
+def session_from_row(
+    row: Mapping[str, Any], messages: list[Message], rules: PermissionRules | None = None
+) -> Session:
     return Session(
         id=SessionId(row["id"]),
         cwd=row["cwd"],
@@ -145,4 +156,63 @@ def session_from_row(row: Mapping[str, Any], messages: list[Message]) -> Session
         model=row["model"],
         config=dict(row["config"] or {}),
         messages=messages,
+        permissions=rules,
     )
+
+
+def output_to_json(output: ToolOutput) -> dict[str, Any]:
+    match output:
+        case DiffOutput(path=path, old_text=old, new_text=new):
+            return {"type": "diff", "path": path, "old_text": old, "new_text": new}
+        case TextOutput(text=text):
+            return {"type": "text", "text": text}
+    raise TypeError(f"unknown tool output {output!r}")
+
+
+def output_from_json(data: Mapping[str, Any]) -> ToolOutput:
+    if data.get("type") == "diff":
+        return DiffOutput(
+            path=data["path"], old_text=data.get("old_text"), new_text=data["new_text"]
+        )
+    return TextOutput(text=data.get("text", ""))
+
+
+def tool_call_to_row(session_id: str, record: ToolCallRecord) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "id": record.id,
+        "name": record.name,
+        "title": record.title,
+        "kind": record.kind.value,
+        "status": record.status.value,
+        "arguments": dict(record.arguments),
+        "locations": list(record.locations),
+        "output": [output_to_json(o) for o in record.output],
+        "raw_output": None if record.raw_output is None else dict(record.raw_output),
+    }
+
+
+def tool_call_from_row(row: Mapping[str, Any]) -> ToolCallRecord:
+    return ToolCallRecord(
+        id=row["id"],
+        name=row["name"],
+        title=row["title"],
+        kind=ToolKind(row["kind"]),
+        status=ToolCallStatus(row["status"]),
+        arguments=row["arguments"],
+        locations=tuple(row["locations"]),
+        output=tuple(output_from_json(o) for o in row["output"]),
+        raw_output=row["raw_output"],
+    )
+
+
+def decision_to_row(session_id: str, decision: PermissionDecision) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "tool_call_id": decision.tool_call_id,
+        "tool_name": decision.tool_name,
+        "arguments": dict(decision.arguments),
+        "option": decision.option.value if decision.option else None,
+        "decided_by": decision.decided_by.value,
+        "decided_at": decision.decided_at,
+    }

@@ -1,18 +1,25 @@
 from sqlalchemy import insert, select, update
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.persistence import tables
 from adapters.persistence.mappers import (
+    decision_to_row,
     message_from_row,
     message_to_row,
     session_from_row,
     session_to_row,
+    tool_call_to_row,
 )
 from application.ports.session_repository import SessionRepository
 from domain.ids import SessionId
 from domain.message import Message
+from domain.permission import PermissionDecision, PermissionOption, PermissionRules
 from domain.session import Session
+from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
+
+_REMEMBERED = (PermissionOption.ALLOW_ALWAYS.value, PermissionOption.REJECT_ALWAYS.value)
 
 
 class SqlAlchemySessionRepository(SessionRepository):
@@ -42,7 +49,25 @@ class SqlAlchemySessionRepository(SessionRepository):
             .mappings()
             .all()
         )
-        return session_from_row(row, [message_from_row(r) for r in rows])
+        return session_from_row(
+            row, [message_from_row(r) for r in rows], await self._rules(session_id)
+        )
+
+    async def _rules(self, session_id: SessionId) -> PermissionRules:
+        """The session's "always" answers: the latest one per tool wins."""
+        d = tables.permission_decisions
+        rows = (
+            await self._db.execute(
+                select(d.c.tool_name, d.c.option)
+                .where(d.c.session_id == session_id, d.c.option.in_(_REMEMBERED))
+                .order_by(d.c.id)
+            )
+        ).all()
+        return PermissionRules(
+            remembered={
+                name: option == PermissionOption.ALLOW_ALWAYS.value for name, option in rows
+            }
+        )
 
     async def add(self, session: Session) -> None:
         await self._db.execute(insert(tables.sessions).values(session_to_row(session)))
@@ -94,4 +119,21 @@ class SqlAlchemySessionRepository(SessionRepository):
                 cache_write_tokens=turn.usage.cache_write_tokens,
                 error=error,
             )
+        )
+
+    async def record_tool_call(self, session_id: SessionId, record: ToolCallRecord) -> None:
+        row = tool_call_to_row(session_id, record)
+        t = tables.tool_calls
+        await self._db.execute(
+            sqlite_insert(t)
+            .values(row)
+            .on_conflict_do_update(
+                index_elements=[t.c.session_id, t.c.id],
+                set_={k: v for k, v in row.items() if k not in ("session_id", "id")},
+            )
+        )
+
+    async def record_permission(self, session_id: SessionId, decision: PermissionDecision) -> None:
+        await self._db.execute(
+            insert(tables.permission_decisions).values(decision_to_row(session_id, decision))
         )

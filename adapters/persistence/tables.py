@@ -96,3 +96,39 @@ turns = Table(
     Column("cache_write_tokens", Integer, nullable=False),
     Column("error", Text, nullable=True),
 )
+
+tool_calls = Table(
+    "tool_calls",
+    metadata,
+    Column(
+        "session_id", String(64), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("id", String(128), primary_key=True),
+    Column("name", String(100), nullable=False),
+    Column("title", Text, nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("arguments", JSON, nullable=False),
+    Column("locations", JSON, nullable=False),
+    Column("output", JSON, nullable=False),
+    Column("raw_output", JSON, nullable=True),
+)
+
+permission_decisions = Table(
+    "permission_decisions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "session_id",
+        String(64),
+        ForeignKey("sessions.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    Column("tool_call_id", String(128), nullable=False),
+    Column("tool_name", String(100), nullable=False),
+    Column("arguments", JSON, nullable=False),
+    Column("option", String(32), nullable=True),
+    Column("decided_by", String(32), nullable=False),
+    Column("decided_at", UtcDateTime, nullable=False),
+)

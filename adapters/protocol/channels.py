@@ -17,6 +17,9 @@ class SessionChannels(EventSink):
     def detach(self, session_id: str) -> None:
         self._peers.pop(session_id, None)
 
+    def peer_of(self, session_id: str) -> Connection | None:
+        return self._peers.get(session_id)
+
     def sessions_of(self, peer: Connection) -> list[str]:
         return [sid for sid, p in self._peers.items() if p is peer]
 

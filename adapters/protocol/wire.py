@@ -5,6 +5,7 @@ from typing import Any
 from acp import schema as acp
 
 from application.dto import SessionState
+from application.ports.permissions import PermissionRequest
 from domain.content import (
     AudioBlock,
     ContentBlock,
@@ -21,8 +22,11 @@ from domain.events import (
     SessionTitleChanged,
     TextDelta,
     ThinkingDelta,
+    ToolCallStarted,
+    ToolCallUpdated,
     UserContentReplayed,
 )
+from domain.tool_call import DiffOutput, TextOutput, ToolCallStatus, ToolOutput
 from domain.usage import Usage
 
 AcpPromptBlock = (
@@ -94,6 +98,10 @@ def update_for(event: AgentEvent) -> Any:
             )
         case SessionTitleChanged(title=title):
             return acp.SessionInfoUpdate(session_update="session_info_update", title=title)
+        case ToolCallStarted():
+            return tool_call_start(event)
+        case ToolCallUpdated():
+            return tool_call_progress(event)
     raise TypeError(f"no ACP update for {type(event).__name__}")
 
 
@@ -151,4 +159,65 @@ def usage_to_acp(usage: Usage) -> acp.Usage:
         output_tokens=usage.output_tokens,
         cached_read_tokens=usage.cache_read_tokens or None,
         cached_write_tokens=usage.cache_write_tokens or None,
+    )
+
+
+def _status(status: ToolCallStatus | None) -> str | None:
+    # ACP has no "cancelled" status: clients mark cancelled calls themselves; we say failed.
+    if status is None:
+        return None
+    return "failed" if status is ToolCallStatus.CANCELLED else status.value
+
+
+def tool_output_to_acp(output: ToolOutput) -> Any:
+    match output:
+        case DiffOutput(path=path, old_text=old, new_text=new):
+            return acp.FileEditToolCallContent(type="diff", path=path, old_text=old, new_text=new)
+        case TextOutput(text=text):
+            return acp.ContentToolCallContent(type="content", content=_text(text))
+    raise TypeError(f"unknown tool output {output!r}")
+
+
+def _locations(paths: tuple[str, ...]) -> list[acp.ToolCallLocation] | None:
+    return [acp.ToolCallLocation(path=p) for p in paths] or None
+
+
+def tool_call_start(event: ToolCallStarted) -> acp.ToolCallStart:
+    return acp.ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=event.tool_call_id,
+        title=event.title,
+        kind=event.kind.value,
+        status=_status(event.status),
+        raw_input=dict(event.arguments),
+        locations=_locations(event.locations),
+    )
+
+
+def tool_call_progress(event: ToolCallUpdated) -> acp.ToolCallProgress:
+    content = None if event.output is None else [tool_output_to_acp(o) for o in event.output]
+    return acp.ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=event.tool_call_id,
+        status=_status(event.status),
+        content=content,
+        raw_output=None if event.raw_output is None else dict(event.raw_output),
+    )
+
+
+def permission_request(session_id: str, request: PermissionRequest) -> dict[str, Any]:
+    tool_call = acp.ToolCallUpdate(
+        tool_call_id=request.tool_call_id,
+        title=request.title,
+        kind=request.kind.value,
+        status="pending",
+        raw_input=dict(request.arguments),
+        content=[tool_output_to_acp(o) for o in request.preview] or None,
+        locations=_locations(request.locations),
+    )
+    options = [
+        acp.PermissionOption(option_id=o.value, name=o.label, kind=o.value) for o in request.options
+    ]
+    return dump(
+        acp.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options)
     )

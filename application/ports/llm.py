@@ -3,6 +3,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from application.ports.tools import ToolDefinition
 from domain.content import AssistantBlock
 from domain.message import Message
 from domain.stop_reason import ModelStop
@@ -15,6 +16,7 @@ class ModelRequest:
     system: str
     messages: tuple[Message, ...]  # already in provider view: alternating, tool uses answered
     max_tokens: int
+    tools: tuple[ToolDefinition, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,7 +3,9 @@ from typing import Protocol
 
 from domain.ids import SessionId
 from domain.message import Message
+from domain.permission import PermissionDecision
 from domain.session import Session
+from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
 
 
@@ -30,3 +32,11 @@ class SessionRepository(Protocol):
     @abstractmethod
     async def record_turn(self, session_id: SessionId, turn: Turn, error: str | None) -> None:
         """Store a finished (or failed) turn with its usage."""
+
+    @abstractmethod
+    async def record_tool_call(self, session_id: SessionId, record: ToolCallRecord) -> None:
+        """Store how a finished tool call was shown, for replay."""
+
+    @abstractmethod
+    async def record_permission(self, session_id: SessionId, decision: PermissionDecision) -> None:
+        """Store a permission decision; remembered ones come back as the session's rules."""

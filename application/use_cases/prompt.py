@@ -14,11 +14,11 @@ from application.ports.llm import (
 )
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry, TurnCancelled, TurnControl
+from application.use_cases.tool_phase import ToolPhase
 from domain.content import (
     AssistantBlock,
     TextBlock,
     ThinkingBlock,
-    ToolResultBlock,
     UserInputBlock,
 )
 from domain.events import Notice, SessionTitleChanged, TextDelta, ThinkingDelta
@@ -75,7 +75,8 @@ class Prompt:
       transaction is open while the model streams.
     - Cancellation ends the turn with CANCELLED; what the user saw of the reply is kept.
     - A provider failure is shown to the user as a notice, then raised as ModelError.
-    - Tool uses are answered with an error result until tools are available.
+    - Tool uses run in order through the ToolPhase (permissions included); their results
+      are committed before the next model call.
     """
 
     def __init__(
@@ -88,6 +89,7 @@ class Prompt:
         clock: Clock,
         ids: IdGenerator,
         limits: TurnLimits,
+        tools: ToolPhase,
     ) -> None:
         self._uow = uow
         self._registry = registry
@@ -96,6 +98,7 @@ class Prompt:
         self._clock = clock
         self._ids = ids
         self._limits = limits
+        self._tools = tools
 
     async def execute(self, request: PromptRequest) -> PromptResult:
         active = self._registry.require(request.session_id)
@@ -155,7 +158,7 @@ class Prompt:
                 stop = outcome.as_stop_reason()
                 break
             if outcome is ModelStop.TOOL_USE:
-                await self._answer_tool_uses(session)
+                await self._run_tools(session, control)
         turn.finish(stop, at=self._clock.now())
         return stop
 
@@ -170,6 +173,7 @@ class Prompt:
             system=default_system_prompt(session),
             messages=tuple(provider_view(session.messages)),
             max_tokens=self._limits.max_tokens,
+            tools=self._tools.definitions(),
         )
         try:
             response = await control.guard(self._consume(session, request, message_id, reply))
@@ -223,26 +227,20 @@ class Prompt:
                 ),
             )
 
-    async def _answer_tool_uses(self, session: Session) -> None:
-        uses = session.messages[-1].tool_uses
-        results = tuple(
-            ToolResultBlock(
-                tool_use_id=u.id,
-                is_error=True,
-                content=f"Tool {u.name!r} is not available in this session.",
-            )
-            for u in uses
+    async def _run_tools(self, session: Session, control: TurnControl) -> None:
+        uses = session.messages[-1].tool_uses if session.messages else ()
+        if not uses:
+            return
+        results = await self._tools.run(session, control, uses)
+        await self._append(
+            session,
+            Message(
+                id=self._ids.message_id(),
+                role=Role.USER,
+                content=results,
+                created_at=self._clock.now(),
+            ),
         )
-        if results:
-            await self._append(
-                session,
-                Message(
-                    id=self._ids.message_id(),
-                    role=Role.USER,
-                    content=results,
-                    created_at=self._clock.now(),
-                ),
-            )
 
     async def _append(self, session: Session, message: Message) -> None:
         titled = session.add_message(message)

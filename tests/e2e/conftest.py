@@ -14,6 +14,7 @@ import pytest
 from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
+    AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
     Implementation,
@@ -29,9 +30,12 @@ IAC_CODE = shutil.which("iac-code", path=str(Path(sys.executable).parent)) or "i
 
 @dataclass
 class RecordingClient:
-    """The editor side. Records updates; permission requests are not expected yet."""
+    """The editor side: records updates and answers permission requests from `answers`
+    (option ids, or "cancelled"); with no answer left it cancels."""
 
     updates: list[tuple[str, Any]] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+    permission_requests: list[Any] = field(default_factory=list)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
@@ -39,7 +43,13 @@ class RecordingClient:
     async def request_permission(
         self, options: Any, session_id: str, tool_call: Any, **kwargs: Any
     ) -> RequestPermissionResponse:
-        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        self.permission_requests.append((tool_call, options))
+        answer = self.answers.pop(0) if self.answers else "cancelled"
+        if answer == "cancelled":
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=answer)
+        )
 
     def kinds(self) -> list[str]:
         return [u.session_update for _, u in self.updates]
@@ -48,6 +58,14 @@ class RecordingClient:
         return "".join(
             u.content.text for _, u in self.updates if u.session_update == "agent_message_chunk"
         )
+
+    def tool_updates(self, tool_call_id: str) -> list[Any]:
+        return [
+            u
+            for _, u in self.updates
+            if u.session_update in ("tool_call", "tool_call_update")
+            and u.tool_call_id == tool_call_id
+        ]
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Self
 
@@ -11,12 +11,23 @@ from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest
+from application.ports.permissions import PermissionAsker, PermissionRequest
 from application.ports.session_repository import SessionRepository
+from application.ports.tools import (
+    Progress,
+    ToolContext,
+    ToolDefinition,
+    ToolPlan,
+    ToolResult,
+    ToolRunner,
+)
 from application.ports.unit_of_work import UnitOfWork
 from domain.events import AgentEvent
 from domain.ids import MessageId, SessionId
 from domain.message import Message
+from domain.permission import PermissionDecision, PermissionOption, PermissionRules
 from domain.session import Session
+from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
 
 
@@ -25,6 +36,8 @@ class InMemorySessionRepository(SessionRepository):
         self.items: dict[SessionId, Session] = {}
         self.messages: dict[SessionId, list[Message]] = {}
         self.turns: list[tuple[SessionId, Turn, str | None]] = []
+        self.tool_calls: dict[SessionId, dict[str, ToolCallRecord]] = {}
+        self.decisions: dict[SessionId, list[PermissionDecision]] = {}
 
     async def get(self, session_id: SessionId) -> Session | None:
         stored = self.items.get(session_id)
@@ -40,7 +53,14 @@ class InMemorySessionRepository(SessionRepository):
             title=stored.title,
             config=stored.config,
             messages=list(self.messages[session_id]),
+            permissions=self._rules(session_id),
         )
+
+    def _rules(self, session_id: SessionId) -> PermissionRules:
+        rules = PermissionRules()
+        for decision in self.decisions.get(session_id, []):
+            rules.learn(decision)
+        return rules
 
     async def add(self, session: Session) -> None:
         self.items[session.id] = session
@@ -54,6 +74,12 @@ class InMemorySessionRepository(SessionRepository):
 
     async def record_turn(self, session_id: SessionId, turn: Turn, error: str | None) -> None:
         self.turns.append((session_id, turn, error))
+
+    async def record_tool_call(self, session_id: SessionId, record: ToolCallRecord) -> None:
+        self.tool_calls.setdefault(session_id, {})[record.id] = record
+
+    async def record_permission(self, session_id: SessionId, decision: PermissionDecision) -> None:
+        self.decisions.setdefault(session_id, []).append(decision)
 
 
 class FakeUnitOfWork(UnitOfWork):
@@ -134,3 +160,53 @@ class ScriptedLLM(LLMClient):
             return
         for event in script:
             yield event
+
+
+class FakeTools(ToolRunner):
+    """Tools by name: each a function of the arguments; `plans` override what plan() says."""
+
+    def __init__(self, **tools: Callable[[Mapping[str, object]], Awaitable[ToolResult]]) -> None:
+        self.tools = tools
+        self.plans: dict[str, ToolPlan] = {}
+        self.ran: list[tuple[str, Mapping[str, object]]] = []
+
+    def definitions(self, names: tuple[str, ...] | None = None) -> tuple[ToolDefinition, ...]:
+        return tuple(
+            ToolDefinition(name=n, description=n, input_schema={"type": "object"})
+            for n in self.tools
+            if names is None or n in names
+        )
+
+    async def plan(self, name: str, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
+        if name not in self.tools:
+            return ToolPlan(problem=f"There is no tool named {name!r}.")
+        return self.plans.get(name, ToolPlan(locations=(f"{cwd}/{arguments.get('path', '')}",)))
+
+    async def run(
+        self, name: str, arguments: Mapping[str, object], context: ToolContext, progress: Progress
+    ) -> ToolResult:
+        self.ran.append((name, arguments))
+        await progress("working\n")
+        return await self.tools[name](arguments)
+
+
+class ScriptedAsker(PermissionAsker):
+    """Answers permission requests from a list; an Event answer waits for it forever."""
+
+    def __init__(self, *answers: PermissionOption | Exception | asyncio.Event | None) -> None:
+        self.answers = list(answers)
+        self.requests: list[PermissionRequest] = []
+        self.asked = asyncio.Event()
+
+    async def ask(
+        self, session_id: SessionId, request: PermissionRequest
+    ) -> PermissionOption | None:
+        self.requests.append(request)
+        self.asked.set()
+        answer = self.answers.pop(0)
+        if isinstance(answer, asyncio.Event):
+            await answer.wait()
+            return None
+        if isinstance(answer, Exception):
+            raise answer
+        return answer

@@ -8,11 +8,14 @@ from application.use_cases.load_session import LoadSession
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt, TurnLimits
 from application.use_cases.session_settings import SetConfigOption, SetMode
+from application.use_cases.tool_phase import ToolPhase
 from domain.config import DEFAULT_MODE, Catalog, Choice
 from tests.fakes.ports import (
+    FakeTools,
     FakeUnitOfWork,
     FixedClock,
     RecordingSink,
+    ScriptedAsker,
     ScriptedLLM,
     SequentialIds,
 )
@@ -30,6 +33,19 @@ class World:
     clock: FixedClock
     ids: SequentialIds
     llm: ScriptedLLM
+    tools: FakeTools
+    asker: ScriptedAsker
+    permission_timeout: float = 5.0
+
+    def tool_phase(self) -> ToolPhase:
+        return ToolPhase(
+            uow=self.uow,
+            runner=self.tools,
+            asker=self.asker,
+            sink=self.sink,
+            clock=self.clock,
+            permission_timeout=self.permission_timeout,
+        )
 
     def new_session(self) -> NewSession:
         return NewSession(
@@ -51,6 +67,7 @@ class World:
             clock=self.clock,
             ids=self.ids,
             limits=TurnLimits(max_turn_requests=max_turn_requests, max_tokens=1000),
+            tools=self.tool_phase(),
         )
 
     def load(self) -> LoadSession:
@@ -80,4 +97,6 @@ def world() -> World:
         clock=FixedClock(),
         ids=SequentialIds(),
         llm=ScriptedLLM(),
+        tools=FakeTools(),
+        asker=ScriptedAsker(),
     )

@@ -2,9 +2,17 @@ import pytest
 
 from domain.config import DEFAULT_MODE, MODEL_OPTION_ID, Catalog, Choice
 from domain.errors import InvalidConfigValue, InvalidTransition, UnknownConfigOption, UnknownMode
-from domain.permission import PermissionDecision, PermissionOption
+from domain.ids import ToolCallId
+from domain.permission import (
+    Decider,
+    PermissionDecision,
+    PermissionOption,
+    PermissionRules,
+    Verdict,
+)
 from domain.stop_reason import ModelStop, StopReason
 from domain.tool_call import ToolCallStatus
+from domain.tools import TOOLS, spec_for, title_for
 from domain.turn import Turn
 from domain.usage import Usage
 from tests.factories import T0, ToolCallFactory
@@ -69,14 +77,95 @@ def test_pending_tool_call_can_fail_without_running() -> None:
 def test_permission_options() -> None:
     assert PermissionOption.ALLOW_ALWAYS.allows and PermissionOption.ALLOW_ALWAYS.remembered
     assert not PermissionOption.REJECT_ONCE.allows and not PermissionOption.REJECT_ONCE.remembered
+    assert {o.value for o in PermissionOption} == {
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    }
     decision = PermissionDecision(
-        tool_call_id="t",
+        tool_call_id=ToolCallId("t"),
         tool_name="bash",
-        option=None,  # type: ignore[arg-type]
-        decided_by="timeout",
+        arguments={},
+        option=None,
+        decided_by=Decider.TIMEOUT,
         decided_at=T0,
     )
     assert not decision.allowed
+
+
+def decision(tool: str, option: PermissionOption) -> PermissionDecision:
+    return PermissionDecision(
+        tool_call_id=ToolCallId("t"),
+        tool_name=tool,
+        arguments={},
+        option=option,
+        decided_by=Decider.USER,
+        decided_at=T0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool", "outside", "verdict"),
+    [
+        ("read_file", False, Verdict.ALLOW),
+        ("list_files", False, Verdict.ALLOW),
+        ("glob", False, Verdict.ALLOW),
+        ("grep", False, Verdict.ALLOW),
+        ("web_fetch", False, Verdict.ALLOW),
+        ("read_file", True, Verdict.ASK),
+        ("grep", True, Verdict.ASK),
+        ("write_file", False, Verdict.ASK),
+        ("edit_file", False, Verdict.ASK),
+        ("bash", False, Verdict.ASK),
+        ("agent", False, Verdict.ASK),
+        ("mystery_tool", False, Verdict.ASK),
+    ],
+)
+def test_default_policy(tool: str, outside: bool, verdict: Verdict) -> None:
+    assert PermissionRules().verdict(spec_for(tool), outside_cwd=outside) is verdict
+
+
+def test_always_answers_are_remembered_per_tool_and_once_answers_are_not() -> None:
+    rules = PermissionRules()
+    rules.learn(decision("bash", PermissionOption.ALLOW_ONCE))
+    assert rules.verdict(spec_for("bash"), outside_cwd=False) is Verdict.ASK
+    rules.learn(decision("bash", PermissionOption.ALLOW_ALWAYS))
+    rules.learn(decision("write_file", PermissionOption.REJECT_ALWAYS))
+    assert rules.verdict(spec_for("bash"), outside_cwd=False) is Verdict.ALLOW
+    assert rules.verdict(spec_for("write_file"), outside_cwd=False) is Verdict.REJECT
+    assert rules.verdict(spec_for("edit_file"), outside_cwd=False) is Verdict.ASK
+    rules.learn(decision("read_file", PermissionOption.REJECT_ALWAYS))
+    assert rules.verdict(spec_for("read_file"), outside_cwd=False) is Verdict.REJECT
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "title"),
+    [
+        ("read_file", {"path": "src/app.py"}, "Read src/app.py"),
+        ("bash", {"command": "pytest -q"}, "Run `pytest -q`"),
+        ("edit_file", {"path": "a.py"}, "Edit a.py"),
+        ("grep", {"pattern": "TODO", "path": "src"}, "Search for TODO in src"),
+        ("agent", {"prompt": "p", "description": "find callers"}, "Sub-agent: find callers"),
+        ("other", {}, "Use other"),
+    ],
+)
+def test_titles(tool: str, arguments: dict, title: str) -> None:
+    assert title_for(tool, arguments) == title
+
+
+def test_tool_kinds_follow_the_product_documents() -> None:
+    assert {n: s.kind.value for n, s in TOOLS.items()} == {
+        "read_file": "read",
+        "list_files": "read",
+        "glob": "search",
+        "grep": "search",
+        "web_fetch": "fetch",
+        "write_file": "edit",
+        "edit_file": "edit",
+        "bash": "execute",
+        "agent": "execute",
+    }
 
 
 def test_catalog_checks_modes_and_model_choices() -> None:

@@ -1,0 +1,1 @@
+"""The agent's tools, on the local machine: files, search, shell, web."""

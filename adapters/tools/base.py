@@ -1,0 +1,93 @@
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
+
+
+class ToolInputError(ValueError):
+    """The model sent input the tool cannot use; shown to it as an error result."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    output_chars: int = 30_000  # what one tool result may hand the model
+    read_lines: int = 2_000
+    list_entries: int = 1_000
+    search_results: int = 200
+    bash_timeout: float = 120.0
+    bash_max_timeout: float = 600.0
+    fetch_chars: int = 50_000
+    fetch_bytes: int = 2 * 2**20
+    fetch_timeout: float = 20.0
+
+
+def text_arg(
+    arguments: Mapping[str, object], name: str, *, required: bool = True, allow_empty: bool = False
+) -> str | None:
+    value = arguments.get(name)
+    if value is None:
+        if required:
+            raise ToolInputError(f"`{name}` is required.")
+        return None
+    if not isinstance(value, str) or (not allow_empty and not value):
+        raise ToolInputError(f"`{name}` must be a non-empty string.")
+    return value
+
+
+def int_arg(arguments: Mapping[str, object], name: str) -> int | None:
+    value = arguments.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        raise ToolInputError(f"`{name}` must be an integer.")
+    return int(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    path: Path  # absolute, normalised (symlinks not resolved: what the user recognises)
+    outside: bool  # resolves (through .. or symlinks) outside the working directory
+
+
+def locate(cwd: str, raw: str) -> Located:
+    path = Path(os.path.normpath(Path(cwd, os.path.expanduser(raw))))
+    root = Path(os.path.realpath(cwd))
+    real = Path(os.path.realpath(path))
+    return Located(path=path, outside=not (real == root or real.is_relative_to(root)))
+
+
+def clip(text: str, limit: int, hint: str = "") -> str:
+    """Keep the head and the tail of long output, with a marker saying what was cut."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
+    cut = len(text) - len(head) - len(tail)
+    return f"{head}\n\n[... {cut} characters truncated{hint} ...]\n\n{tail}"
+
+
+def is_binary(sample: bytes) -> bool:
+    return b"\0" in sample
+
+
+class Tool(ABC):
+    definition: ToolDefinition
+
+    @abstractmethod
+    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan: ...
+
+    @abstractmethod
+    async def run(
+        self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
+    ) -> ToolResult: ...
+
+
+def schema(properties: dict[str, dict[str, object]], required: list[str]) -> dict[str, object]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }

@@ -1,0 +1,216 @@
+"""read_file, list_files, write_file, edit_file."""
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+
+from adapters.tools.base import (
+    Limits,
+    Tool,
+    ToolInputError,
+    clip,
+    int_arg,
+    is_binary,
+    locate,
+    schema,
+    text_arg,
+)
+from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
+from domain.tool_call import DiffOutput, TextOutput
+
+PATH = {
+    "type": "string",
+    "description": "File path, absolute or relative to the working directory.",
+}
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    if is_binary(data[:8192]):
+        raise ToolInputError(f"{path} is a binary file ({len(data)} bytes); not shown.")
+    return data.decode("utf-8", errors="replace")
+
+
+class ReadFile(Tool):
+    definition = ToolDefinition(
+        name="read_file",
+        description="Read a text file, with line numbers. Use start_line/end_line (1-based, "
+        "inclusive) for parts of long files.",
+        input_schema=schema(
+            {
+                "path": PATH,
+                "start_line": {"type": "integer", "minimum": 1},
+                "end_line": {"type": "integer", "minimum": 1},
+            },
+            ["path"],
+        ),
+    )
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+
+    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
+        located = locate(cwd, text_arg(arguments, "path") or "")
+        int_arg(arguments, "start_line")  # validates early: bad input fails without asking
+        int_arg(arguments, "end_line")
+        return ToolPlan(locations=(str(located.path),), outside_cwd=located.outside)
+
+    async def run(
+        self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
+    ) -> ToolResult:
+        path = locate(context.cwd, text_arg(arguments, "path") or "").path
+        text = await asyncio.to_thread(_read_text, path)
+        lines = text.splitlines()
+        start = max(1, int_arg(arguments, "start_line") or 1)
+        end = min(len(lines), int_arg(arguments, "end_line") or len(lines))
+        end = min(end, start + self._limits.read_lines - 1)
+        numbered = "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(start, end + 1))
+        more = (
+            (
+                f"\n[... lines {start}-{end} of {len(lines)} shown; read more with "
+                f"start_line/end_line]"
+            )
+            if (start, end) != (1, len(lines))
+            else ""
+        )
+        body = clip(numbered, self._limits.output_chars) + more
+        if not lines:
+            body = "(empty file)"
+        return ToolResult(
+            text=body,
+            output=(TextOutput(text=body),),
+            raw_output={
+                "path": str(path),
+                "startLine": start,
+                "endLine": end,
+                "totalLines": len(lines),
+            },
+        )
+
+
+class ListFiles(Tool):
+    definition = ToolDefinition(
+        name="list_files",
+        description="List a directory (default: the working directory). Directories end with '/'.",
+        input_schema=schema({"path": PATH}, []),
+    )
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+
+    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
+        located = locate(cwd, text_arg(arguments, "path", required=False) or ".")
+        return ToolPlan(locations=(str(located.path),), outside_cwd=located.outside)
+
+    async def run(
+        self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
+    ) -> ToolResult:
+        path = locate(context.cwd, text_arg(arguments, "path", required=False) or ".").path
+        if not path.is_dir():
+            return ToolResult(text=f"{path} is not a directory.", is_error=True)
+        entries = sorted(
+            (e.name + ("/" if e.is_dir() else "") for e in path.iterdir()), key=str.lower
+        )
+        shown = entries[: self._limits.list_entries]
+        body = "\n".join(shown) or "(empty directory)"
+        if len(entries) > len(shown):
+            body += f"\n[... {len(entries) - len(shown)} more entries not shown]"
+        return ToolResult(
+            text=body,
+            output=(TextOutput(text=body),),
+            raw_output={"path": str(path), "entries": len(entries)},
+        )
+
+
+class WriteFile(Tool):
+    definition = ToolDefinition(
+        name="write_file",
+        description="Create or overwrite a text file with the given content.",
+        input_schema=schema({"path": PATH, "content": {"type": "string"}}, ["path", "content"]),
+    )
+
+    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
+        located = locate(cwd, text_arg(arguments, "path") or "")
+        content = text_arg(arguments, "content", allow_empty=True) or ""
+        if located.path.is_dir():
+            raise ToolInputError(f"{located.path} is a directory.")
+        old = _read_text(located.path) if located.path.is_file() else None
+        return ToolPlan(
+            locations=(str(located.path),),
+            outside_cwd=located.outside,
+            preview=(DiffOutput(path=str(located.path), old_text=old, new_text=content),),
+        )
+
+    async def run(
+        self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
+    ) -> ToolResult:
+        path = locate(context.cwd, text_arg(arguments, "path") or "").path
+        content = text_arg(arguments, "content", allow_empty=True) or ""
+        old = _read_text(path) if path.is_file() else None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        verb = "Created" if old is None else "Wrote"
+        return ToolResult(
+            text=f"{verb} {path} ({len(content.encode())} bytes).",
+            output=(DiffOutput(path=str(path), old_text=old, new_text=content),),
+            raw_output={"path": str(path), "bytes": len(content.encode()), "created": old is None},
+        )
+
+
+class EditFile(Tool):
+    definition = ToolDefinition(
+        name="edit_file",
+        description="Replace old_string with new_string in a file. old_string must match "
+        "exactly once unless replace_all is true.",
+        input_schema=schema(
+            {
+                "path": PATH,
+                "old_string": {"type": "string"},
+                "new_string": {"type": "string"},
+                "replace_all": {"type": "boolean"},
+            },
+            ["path", "old_string", "new_string"],
+        ),
+    )
+
+    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
+        located = locate(cwd, text_arg(arguments, "path") or "")
+        old, new = self._edit(located.path, arguments)
+        return ToolPlan(
+            locations=(str(located.path),),
+            outside_cwd=located.outside,
+            preview=(DiffOutput(path=str(located.path), old_text=old, new_text=new),),
+        )
+
+    async def run(
+        self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
+    ) -> ToolResult:
+        path = locate(context.cwd, text_arg(arguments, "path") or "").path
+        old, new = self._edit(path, arguments)  # again: the file may have changed meanwhile
+        path.write_text(new, encoding="utf-8")
+        count = old.count(str(arguments["old_string"]))
+        return ToolResult(
+            text=f"Edited {path}: {count} replacement(s).",
+            output=(DiffOutput(path=str(path), old_text=old, new_text=new),),
+            raw_output={"path": str(path), "replacements": count},
+        )
+
+    @staticmethod
+    def _edit(path: Path, arguments: Mapping[str, object]) -> tuple[str, str]:
+        old_string = text_arg(arguments, "old_string") or ""
+        new_string = text_arg(arguments, "new_string", allow_empty=True) or ""
+        replace_all = arguments.get("replace_all") is True
+        if not path.is_file():
+            raise ToolInputError(f"{path} does not exist.")
+        if old_string == new_string:
+            raise ToolInputError("old_string and new_string are the same; nothing to change.")
+        text = _read_text(path)
+        count = text.count(old_string)
+        if count == 0:
+            raise ToolInputError(f"old_string was not found in {path}.")
+        if count > 1 and not replace_all:
+            raise ToolInputError(
+                f"old_string appears {count} times in {path}; include more "
+                "context to make it unique, or set replace_all."
+            )
+        return text, text.replace(old_string, new_string)

@@ -1,0 +1,34 @@
+from abc import abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from domain.ids import SessionId, ToolCallId
+from domain.permission import PermissionOption
+from domain.tool_call import ToolKind, ToolOutput
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionRequest:
+    tool_call_id: ToolCallId
+    tool_name: str
+    title: str
+    kind: ToolKind
+    arguments: Mapping[str, object]
+    locations: tuple[str, ...]
+    preview: tuple[ToolOutput, ...]
+    options: tuple[PermissionOption, ...] = tuple(PermissionOption)
+
+
+class PermissionUnavailable(Exception):
+    """The client could not be asked (it is gone or answered with an error)."""
+
+
+class PermissionAsker(Protocol):
+    @abstractmethod
+    async def ask(
+        self, session_id: SessionId, request: PermissionRequest
+    ) -> PermissionOption | None:
+        """The option the user chose, or None when the client cancelled the request.
+
+        Raises PermissionUnavailable when the client cannot answer."""

@@ -1,0 +1,61 @@
+from abc import abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from domain.tool_call import ToolOutput
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolDefinition:
+    """What the model is told about a tool."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, object]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolPlan:
+    """A tool call looked at before it runs: where it reaches and what it would change."""
+
+    locations: tuple[str, ...] = ()  # absolute paths
+    outside_cwd: bool = False
+    preview: tuple[ToolOutput, ...] = ()  # e.g. the diff a write would make
+    problem: str | None = None  # input that cannot work; the call fails without asking
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    text: str  # what the model receives
+    is_error: bool = False
+    output: tuple[ToolOutput, ...] = ()  # what the user is shown
+    raw_output: Mapping[str, object] = field(default_factory=dict)
+
+
+Progress = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContext:
+    cwd: str
+    model: str  # for tools that call the model themselves (the sub-agent)
+
+
+class ToolRunner(Protocol):
+    """Runs the agent's tools for a session working in `cwd`.
+
+    `run` may be cancelled at any await; it then stops what it started (processes included).
+    Tool failures are results with is_error, not exceptions.
+    """
+
+    @abstractmethod
+    def definitions(self, names: tuple[str, ...] | None = None) -> tuple[ToolDefinition, ...]: ...
+
+    @abstractmethod
+    async def plan(self, name: str, arguments: Mapping[str, object], cwd: str) -> ToolPlan: ...
+
+    @abstractmethod
+    async def run(
+        self, name: str, arguments: Mapping[str, object], context: ToolContext, progress: Progress
+    ) -> ToolResult: ...

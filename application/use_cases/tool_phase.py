@@ -1,0 +1,228 @@
+import asyncio
+from dataclasses import dataclass, replace
+
+from application.ports.clock import Clock
+from application.ports.event_sink import EventSink
+from application.ports.permissions import (
+    PermissionAsker,
+    PermissionRequest,
+    PermissionUnavailable,
+)
+from application.ports.tools import ToolContext, ToolDefinition, ToolPlan, ToolResult, ToolRunner
+from application.ports.unit_of_work import UnitOfWork
+from application.runtime import TurnCancelled, TurnControl
+from domain.content import ToolResultBlock, ToolUseBlock
+from domain.events import ToolCallStarted, ToolCallUpdated
+from domain.ids import ToolCallId
+from domain.permission import Decider, PermissionDecision, PermissionOption, Verdict
+from domain.session import Session
+from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
+from domain.tools import spec_for, title_for
+
+DENIED = "Permission denied."
+CANCELLED = "Cancelled by the user before the tool finished; its result was discarded."
+NOT_RUN = "Not run: the turn was cancelled."
+PROGRESS_TAIL = 16_000  # characters of live output re-sent with each progress update
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    allowed: bool
+    refusal: str = DENIED
+    cancel_turn: bool = False
+
+
+class ToolPhase:
+    """Runs the tool uses of one assistant message, in the order given.
+
+    - Each call is shown (`tool_call`, pending) before anything happens to it.
+    - The session's rules decide: reads inside cwd run at once; writes, execution and
+      anything outside cwd ask the client first; "always" answers are remembered.
+    - A rejected call does not run: the model gets "Permission denied." and the turn goes on.
+    - The client cancelling the permission request, or the turn being cancelled, ends the
+      turn: the running tool is stopped and every tool use still gets a result, so the
+      history stays acceptable to the provider.
+    """
+
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWork,
+        runner: ToolRunner,
+        asker: PermissionAsker,
+        sink: EventSink,
+        clock: Clock,
+        permission_timeout: float,
+    ) -> None:
+        self._uow = uow
+        self._runner = runner
+        self._asker = asker
+        self._sink = sink
+        self._clock = clock
+        self._timeout = permission_timeout
+
+    def definitions(self) -> tuple[ToolDefinition, ...]:
+        return self._runner.definitions()
+
+    async def run(
+        self, session: Session, control: TurnControl, uses: tuple[ToolUseBlock, ...]
+    ) -> tuple[ToolResultBlock, ...]:
+        results = []
+        for use in uses:
+            if control.cancelled.is_set():
+                results.append(ToolResultBlock(tool_use_id=use.id, content=NOT_RUN, is_error=True))
+            else:
+                results.append(await self._one(session, control, use))
+        return tuple(results)
+
+    async def _one(
+        self, session: Session, control: TurnControl, use: ToolUseBlock
+    ) -> ToolResultBlock:
+        spec = spec_for(use.name)
+        call = ToolCallRecord(
+            id=ToolCallId(use.id),
+            name=use.name,
+            title=title_for(use.name, use.input),
+            kind=spec.kind,
+            arguments=dict(use.input),
+            status=ToolCallStatus.PENDING,
+        )
+        plan = await self._runner.plan(use.name, use.input, session.cwd)
+        call = replace(call, locations=plan.locations)
+        await self._emit(
+            session,
+            ToolCallStarted(
+                tool_call_id=call.id,
+                title=call.title,
+                kind=call.kind,
+                arguments=call.arguments,
+                locations=call.locations,
+            ),
+        )
+        if plan.problem:
+            return await self._finish(
+                session, call, ToolCallStatus.FAILED, ToolResult(text=plan.problem, is_error=True)
+            )
+        answer = await self._permit(session, control, call, plan)
+        if answer.cancel_turn:
+            control.cancelled.set()
+            return await self._finish(
+                session, call, ToolCallStatus.CANCELLED, ToolResult(text=NOT_RUN, is_error=True)
+            )
+        if not answer.allowed:
+            return await self._finish(
+                session, call, ToolCallStatus.FAILED, ToolResult(text=answer.refusal, is_error=True)
+            )
+        return await self._execute(session, control, call)
+
+    async def _permit(
+        self, session: Session, control: TurnControl, call: ToolCallRecord, plan: ToolPlan
+    ) -> _Answer:
+        verdict = session.permissions.verdict(spec_for(call.name), outside_cwd=plan.outside_cwd)
+        if verdict is Verdict.ALLOW and call.name not in session.permissions.remembered:
+            return _Answer(allowed=True)
+        if verdict is not Verdict.ASK:
+            option = (
+                PermissionOption.ALLOW_ALWAYS
+                if verdict is Verdict.ALLOW
+                else PermissionOption.REJECT_ALWAYS
+            )
+            await self._record(session, call, option, Decider.SESSION_RULE)
+            return _Answer(allowed=option.allows)
+        request = PermissionRequest(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            title=call.title,
+            kind=call.kind,
+            arguments=call.arguments,
+            locations=call.locations,
+            preview=plan.preview,
+        )
+        try:
+            option = await control.guard(
+                asyncio.wait_for(self._asker.ask(session.id, request), self._timeout)
+            )
+        except TurnCancelled:
+            await self._record(session, call, None, Decider.USER)
+            return _Answer(allowed=False, cancel_turn=True)
+        except TimeoutError:
+            await self._record(session, call, None, Decider.TIMEOUT)
+            return _Answer(
+                allowed=False,
+                refusal=(
+                    f"Permission denied: nobody answered the permission request within "
+                    f"{self._timeout:g} s, so the tool did not run."
+                ),
+            )
+        except PermissionUnavailable as exc:
+            await self._record(session, call, None, Decider.CLIENT_ERROR)
+            return _Answer(allowed=False, refusal=f"Permission denied: {exc}")
+        await self._record(session, call, option, Decider.USER)
+        if option is None:
+            return _Answer(allowed=False, cancel_turn=True)
+        return _Answer(allowed=option.allows)
+
+    async def _execute(
+        self, session: Session, control: TurnControl, call: ToolCallRecord
+    ) -> ToolResultBlock:
+        await self._emit(
+            session, ToolCallUpdated(tool_call_id=call.id, status=ToolCallStatus.IN_PROGRESS)
+        )
+        shown: list[str] = []
+
+        async def progress(chunk: str) -> None:
+            shown.append(chunk)
+            tail = "".join(shown)[-PROGRESS_TAIL:]
+            await self._emit(
+                session, ToolCallUpdated(tool_call_id=call.id, output=(TextOutput(text=tail),))
+            )
+
+        context = ToolContext(cwd=session.cwd, model=session.model)
+        try:
+            result = await control.guard(
+                self._runner.run(call.name, call.arguments, context, progress)
+            )
+        except TurnCancelled:
+            return await self._finish(
+                session, call, ToolCallStatus.CANCELLED, ToolResult(text=CANCELLED, is_error=True)
+            )
+        status = ToolCallStatus.FAILED if result.is_error else ToolCallStatus.COMPLETED
+        return await self._finish(session, call, status, result)
+
+    async def _finish(
+        self, session: Session, call: ToolCallRecord, status: ToolCallStatus, result: ToolResult
+    ) -> ToolResultBlock:
+        output = result.output or (TextOutput(text=result.text),)
+        raw = dict(result.raw_output) or {"result": result.text, "isError": result.is_error}
+        await self._emit(
+            session,
+            ToolCallUpdated(tool_call_id=call.id, status=status, output=output, raw_output=raw),
+        )
+        record = replace(call, status=status, output=output, raw_output=raw)
+        async with self._uow as uow:
+            await uow.sessions.record_tool_call(session.id, record)
+            await uow.commit()
+        return ToolResultBlock(tool_use_id=call.id, content=result.text, is_error=result.is_error)
+
+    async def _record(
+        self,
+        session: Session,
+        call: ToolCallRecord,
+        option: PermissionOption | None,
+        decider: Decider,
+    ) -> None:
+        decision = PermissionDecision(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            arguments=dict(call.arguments),
+            option=option,
+            decided_by=decider,
+            decided_at=self._clock.now(),
+        )
+        session.permissions.learn(decision)
+        async with self._uow as uow:
+            await uow.sessions.record_permission(session.id, decision)
+            await uow.commit()
+
+    async def _emit(self, session: Session, event: ToolCallStarted | ToolCallUpdated) -> None:
+        await self._sink.emit(session.id, event)

@@ -1,0 +1,74 @@
+"""The agent's tools as the domain knows them: what kind each is, what it may do unasked,
+and how a person reads a call to it."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from domain.tool_call import ToolKind
+
+
+class Category(StrEnum):
+    READ = "read"  # auto-allowed inside the session's cwd
+    WRITE = "write"  # always asks
+    EXECUTE = "execute"  # always asks
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    name: str
+    kind: ToolKind
+    category: Category
+
+
+TOOLS: Mapping[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        ToolSpec(name="read_file", kind=ToolKind.READ, category=Category.READ),
+        ToolSpec(name="list_files", kind=ToolKind.READ, category=Category.READ),
+        ToolSpec(name="glob", kind=ToolKind.SEARCH, category=Category.READ),
+        ToolSpec(name="grep", kind=ToolKind.SEARCH, category=Category.READ),
+        ToolSpec(name="web_fetch", kind=ToolKind.FETCH, category=Category.READ),
+        ToolSpec(name="write_file", kind=ToolKind.EDIT, category=Category.WRITE),
+        ToolSpec(name="edit_file", kind=ToolKind.EDIT, category=Category.WRITE),
+        ToolSpec(name="bash", kind=ToolKind.EXECUTE, category=Category.EXECUTE),
+        ToolSpec(name="agent", kind=ToolKind.EXECUTE, category=Category.EXECUTE),
+    )
+}
+READ_ONLY_TOOLS = tuple(name for name, spec in TOOLS.items() if spec.category is Category.READ)
+
+
+def spec_for(name: str) -> ToolSpec:
+    """Unknown tools are treated as executing something: they always ask."""
+    return TOOLS.get(name) or ToolSpec(name=name, kind=ToolKind.OTHER, category=Category.EXECUTE)
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def title_for(name: str, arguments: Mapping[str, object]) -> str:
+    """A human title for a tool call, e.g. "Read src/app.py" or "Run `pytest -q`"."""
+    path = arguments.get("path")
+    match name:
+        case "read_file":
+            return f"Read {path}"
+        case "list_files":
+            return f"List {path or '.'}"
+        case "glob":
+            return f"Find {arguments.get('pattern')}" + (f" in {path}" if path else "")
+        case "grep":
+            where = f" in {path}" if path else ""
+            return f"Search for {_short(arguments.get('pattern'))}{where}"
+        case "web_fetch":
+            return f"Fetch {_short(arguments.get('url'), 80)}"
+        case "write_file":
+            return f"Write {path}"
+        case "edit_file":
+            return f"Edit {path}"
+        case "bash":
+            return f"Run `{_short(arguments.get('command'))}`"
+        case "agent":
+            return f"Sub-agent: {_short(arguments.get('description') or arguments.get('prompt'))}"
+    return f"Use {name}"

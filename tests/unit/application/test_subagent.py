@@ -1,0 +1,87 @@
+from collections.abc import Mapping
+
+from application.errors import ModelUnavailable
+from application.ports.llm import ModelResponse
+from application.ports.tools import ToolContext, ToolPlan, ToolResult
+from application.use_cases.subagent import SubAgentTools
+from domain.content import TextBlock, ToolUseBlock
+from domain.stop_reason import ModelStop
+from domain.usage import Usage
+from tests.fakes.ports import FakeTools, FixedClock, ScriptedLLM, SequentialIds
+
+
+async def ok(arguments: Mapping[str, object]) -> ToolResult:
+    return ToolResult(text=f"contents of {arguments['path']}")
+
+
+def asks(*calls: tuple[str, dict]) -> list:
+    blocks = tuple(ToolUseBlock(id=f"s{i}", name=n, input=a) for i, (n, a) in enumerate(calls))
+    return [ModelResponse(content=blocks, stop=ModelStop.TOOL_USE, usage=Usage())]
+
+
+def answer(text: str) -> list:
+    return [ModelResponse(content=(TextBlock(text=text),), stop=ModelStop.END_TURN, usage=Usage())]
+
+
+def make(llm: ScriptedLLM, tools: FakeTools, max_requests: int = 5) -> SubAgentTools:
+    return SubAgentTools(
+        inner=tools,
+        llm=llm,
+        clock=FixedClock(),
+        ids=SequentialIds(),
+        max_requests=max_requests,
+        max_tokens=100,
+    )
+
+
+async def nothing(_: str) -> None:
+    pass
+
+
+CONTEXT = ToolContext(cwd="/work", model="m-sub")
+
+
+async def test_the_agent_tool_is_offered_beside_the_inner_tools() -> None:
+    tools = make(ScriptedLLM(), FakeTools(read_file=ok, bash=ok))
+    assert [d.name for d in tools.definitions()] == ["read_file", "bash", "agent"]
+    assert [d.name for d in tools.definitions(("read_file",))] == ["read_file"]
+
+
+async def test_a_sub_agent_reads_and_answers() -> None:
+    llm = ScriptedLLM(asks(("read_file", {"path": "a.py"})), answer("a.py defines main"))
+    inner = FakeTools(read_file=ok, write_file=ok)
+    tools = make(llm, inner)
+    assert (await tools.plan("agent", {"prompt": "what is in a.py?"}, "/work")).problem is None
+    result = await tools.run("agent", {"prompt": "what is in a.py?"}, CONTEXT, nothing)
+    assert result.text == "a.py defines main"
+    assert not result.is_error
+    assert [t.name for t in llm.requests[0].tools] == ["read_file"]  # read-only only
+    assert llm.requests[0].model == "m-sub"
+    assert llm.requests[1].messages[-1].tool_results[0].content == "contents of a.py"
+
+
+async def test_a_sub_agent_cannot_write_or_leave_cwd() -> None:
+    llm = ScriptedLLM(
+        asks(("write_file", {"path": "a"}), ("read_file", {"path": "/etc/x"})), answer("ok")
+    )
+    inner = FakeTools(read_file=ok, write_file=ok)
+    inner.plans["read_file"] = ToolPlan(outside_cwd=True)
+    await make(llm, inner).run("agent", {"prompt": "p"}, CONTEXT, nothing)
+    results = llm.requests[1].messages[-1].tool_results
+    assert "not available to a sub-agent" in results[0].content
+    assert "outside the working directory" in results[1].content
+    assert inner.ran == []
+
+
+async def test_sub_agent_limits_and_failures_are_error_results() -> None:
+    looping = ScriptedLLM(*(asks(("read_file", {"path": "a"})) for _ in range(2)))
+    result = await make(looping, FakeTools(read_file=ok), max_requests=2).run(
+        "agent", {"prompt": "p"}, CONTEXT, nothing
+    )
+    assert result.is_error
+    assert "stopped after 2" in result.text
+    failing = ScriptedLLM(ModelUnavailable("down"))
+    result = await make(failing, FakeTools()).run("agent", {"prompt": "p"}, CONTEXT, nothing)
+    assert result.is_error
+    assert "down" in result.text
+    assert (await make(failing, FakeTools()).plan("agent", {}, "/w")).problem is not None
