@@ -19,6 +19,10 @@ class SessionBusy(ApplicationError):
     default_message = "A prompt is already running in this session."
 
 
+class InvalidCursor(ApplicationError):
+    default_message = "Invalid cursor."
+
+
 class AuthRequired(ApplicationError):
     default_message = "Authentication required."
 

@@ -19,10 +19,11 @@ from application.ports.llm import LLMClient
 from application.runtime import SessionRegistry
 from application.use_cases.initialize import Initialize
 from application.use_cases.lifecycle import CancelTurn, CloseSession
-from application.use_cases.load_session import LoadSession
+from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt, TurnLimits
 from application.use_cases.session_settings import SetConfigOption, SetMode
+from application.use_cases.sessions import DeleteSession, ForkSession, ListSessions, ResumeSession
 from application.use_cases.subagent import SubAgentTools
 from application.use_cases.tool_phase import ToolPhase
 from bootstrap.settings import Settings
@@ -119,9 +120,20 @@ class Container(containers.DeclarativeContainer):
         catalog=catalog,
         default_model=settings.provided.default_model,
     )
-    load_session = providers.Factory(
-        LoadSession, uow=uow, registry=registry, sink=channels, catalog=catalog
+    stored = providers.Factory(StoredSessions, uow=uow, registry=registry)
+    load_session = providers.Factory(LoadSession, stored=stored, sink=channels, catalog=catalog)
+    list_sessions = providers.Factory(ListSessions, uow=uow)
+    resume_session = providers.Factory(ResumeSession, stored=stored, catalog=catalog)
+    fork_session = providers.Factory(
+        ForkSession,
+        uow=uow,
+        stored=stored,
+        registry=registry,
+        ids=ids,
+        clock=clock,
+        catalog=catalog,
     )
+    delete_session = providers.Factory(DeleteSession, uow=uow, registry=registry, clock=clock)
     prompt = providers.Factory(
         Prompt,
         uow=uow,
@@ -146,6 +158,10 @@ class Container(containers.DeclarativeContainer):
         has_credentials=llm.provided.has_credentials,
         new_session=new_session.provider,
         load_session=load_session.provider,
+        list_sessions=list_sessions.provider,
+        resume_session=resume_session.provider,
+        fork_session=fork_session.provider,
+        delete_session=delete_session.provider,
         prompt=prompt.provider,
         cancel=cancel.provider,
         close=close.provider,

@@ -13,8 +13,10 @@ from domain.content import (
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
+    ToolUseBlock,
     as_model_text,
 )
+from domain.ids import MessageId
 from domain.message import Message, Role
 
 INTERRUPTED_TOOL_RESULT = "The tool did not finish: it was interrupted before it returned."
@@ -38,31 +40,43 @@ def _clean(message: Message) -> Message:
     return replace(message, content=tuple(b for b in blocks if _sendable(b)))
 
 
+def _missing_results(
+    uses: tuple[ToolUseBlock, ...], answered: set[str]
+) -> tuple[ToolResultBlock, ...]:
+    return tuple(
+        ToolResultBlock(tool_use_id=u.id, content=INTERRUPTED_TOOL_RESULT, is_error=True)
+        for u in uses
+        if u.id not in answered
+    )
+
+
 def _answer_tool_uses(messages: list[Message]) -> list[Message]:
-    """Give every tool_use a tool_result in the next user message, synthesising missing ones."""
+    """Every tool_use gets a tool_result in the next message: missing ones are synthesised,
+    into the next user message when there is one, else into a new message."""
     result: list[Message] = []
-    for index, message in enumerate(messages):
-        result.append(message)
-        uses = message.tool_uses if message.role is Role.ASSISTANT else ()
-        if not uses:
-            continue
-        following = messages[index + 1] if index + 1 < len(messages) else None
-        answered = (
-            {r.tool_use_id for r in following.tool_results}
-            if following is not None and following.role is Role.USER
-            else set()
-        )
-        missing = tuple(
-            ToolResultBlock(tool_use_id=u.id, content=INTERRUPTED_TOOL_RESULT, is_error=True)
-            for u in uses
-            if u.id not in answered
-        )
-        if missing:
-            result.append(
-                Message(
-                    id=message.id, role=Role.USER, content=missing, created_at=message.created_at
+    pending: tuple[ToolUseBlock, ...] = ()
+    for message in [*messages, None]:
+        if pending:
+            previous = result[-1]
+            if message is not None and message.role is Role.USER:
+                answered = {r.tool_use_id for r in message.tool_results}
+                others = tuple(b for b in message.content if not isinstance(b, ToolResultBlock))
+                # Results must lead the message that answers the tool uses.
+                content = _missing_results(pending, answered) + message.tool_results + others
+                message = replace(message, content=content)
+            else:
+                result.append(
+                    Message(
+                        id=MessageId(f"{previous.id}-results"),
+                        role=Role.USER,
+                        content=_missing_results(pending, set()),
+                        created_at=previous.created_at,
+                    )
                 )
-            )
+        if message is None:
+            break
+        result.append(message)
+        pending = message.tool_uses if message.role is Role.ASSISTANT else ()
     return result
 
 
@@ -118,3 +132,25 @@ def provider_view(messages: tuple[Message, ...] | list[Message]) -> list[Message
 
 def _ends_with_thinking_only(message: Message) -> bool:
     return all(isinstance(b, ThinkingBlock | RedactedThinkingBlock) for b in message.content)
+
+
+def repair(messages: tuple[Message, ...] | list[Message]) -> list[Message]:
+    """The stored history made sound, keeping what the user sent and saw.
+
+    Interrupted replies keep only their text; every tool_use gets a result (a synthetic
+    error when the tool never finished); results without their tool_use and empty
+    messages go. User prompts stay separate (replay shows them as sent); the provider
+    view merges neighbours when the history is sent.
+    """
+    kept = []
+    for message in messages:
+        if message.role is Role.ASSISTANT and message.interrupted:
+            message = replace(
+                message,
+                content=tuple(
+                    b for b in message.content if isinstance(b, TextBlock) and b.text.strip()
+                ),
+            )
+        if message.content:
+            kept.append(message)
+    return _drop_orphan_results(_answer_tool_uses(kept))

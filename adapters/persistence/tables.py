@@ -57,8 +57,14 @@ sessions = Table(
     Column("model", String(200), nullable=False),
     Column("config", JSON, nullable=False, default=dict),
     Column("message_count", Integer, nullable=False, default=0),
-    Index("ix_sessions_cwd_updated", "cwd", "updated_at"),
-    Index("ix_sessions_updated", "updated_at"),
+    # A fork reads its parent's messages below fork_position and stores only its own.
+    Column("parent_id", String(64), nullable=True),
+    Column("fork_position", Integer, nullable=True),
+    # Deleted while forks still share its messages: hidden, kept until they are gone.
+    Column("deleted_at", UtcDateTime, nullable=True),
+    Index("ix_sessions_cwd_updated", "cwd", "updated_at", "id"),
+    Index("ix_sessions_updated", "updated_at", "id"),
+    Index("ix_sessions_parent_id", "parent_id"),
 )
 
 messages = Table(

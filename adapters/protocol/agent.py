@@ -27,6 +27,7 @@ from application.use_cases.session_settings import (
     SetMode,
     SetModeRequest,
 )
+from application.use_cases.sessions import DeleteSession, ForkSession, ListSessions, ResumeSession
 from domain.errors import DomainError
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,10 @@ class UseCases:
     close: Callable[[], CloseSession]
     set_mode: Callable[[], SetMode]
     set_config_option: Callable[[], SetConfigOption]
+    list_sessions: Callable[[], ListSessions]
+    resume_session: Callable[[], ResumeSession]
+    fork_session: Callable[[], ForkSession]
+    delete_session: Callable[[], DeleteSession]
 
 
 def parse_params(model: type[M], params: dict[str, Any] | None, method: str) -> M:
@@ -96,6 +101,10 @@ class AcpAgent(Dispatcher):
             "session/set_mode": self._set_mode,
             "session/set_config_option": self._set_config_option,
             "session/close": self._close,
+            "session/list": self._list,
+            "session/resume": self._resume,
+            "session/fork": self._fork,
+            "session/delete": self._delete,
         }
 
     async def handle_request(
@@ -214,3 +223,34 @@ class AcpAgent(Dispatcher):
         self._uc.close().execute(request.session_id)
         self._channels.detach(request.session_id)
         return wire.dump(acp.CloseSessionResponse())
+
+    async def _list(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        request = parse_params(acp.ListSessionsRequest, params, "session/list")
+        if request.cwd is not None and not os.path.isabs(request.cwd):
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: cwd must be an absolute path.",
+                {"field": "cwd", "cwd": request.cwd},
+            )
+        page = await self._uc.list_sessions().execute(request.cwd, request.cursor)
+        return wire.list_result(page)
+
+    async def _resume(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        request = parse_params(acp.ResumeSessionRequest, params, "session/resume")
+        _check_cwd(request.cwd)
+        state = await self._uc.resume_session().execute(request.session_id, request.cwd)
+        self._channels.attach(request.session_id, peer)
+        return wire.resume_session_result(state)
+
+    async def _fork(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        request = parse_params(acp.ForkSessionRequest, params, "session/fork")
+        _check_cwd(request.cwd)
+        state = await self._uc.fork_session().execute(request.session_id, request.cwd)
+        self._channels.attach(state.session_id, peer)
+        return wire.fork_session_result(state)
+
+    async def _delete(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        request = parse_params(acp.DeleteSessionRequest, params, "session/delete")
+        await self._uc.delete_session().execute(request.session_id)
+        self._channels.detach(request.session_id)
+        return wire.dump(acp.DeleteSessionResponse())

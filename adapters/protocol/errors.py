@@ -4,6 +4,7 @@ from adapters.protocol.jsonrpc import AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PAR
 from application.errors import (
     ApplicationError,
     AuthRequired,
+    InvalidCursor,
     ModelError,
     SessionBusy,
     SessionNotFound,
@@ -14,6 +15,7 @@ from domain.errors import DomainError
 _CODES: list[tuple[type[Exception], int]] = [
     (SessionNotFound, INVALID_PARAMS),
     (SessionBusy, INVALID_PARAMS),
+    (InvalidCursor, INVALID_PARAMS),
     (AuthRequired, AUTH_REQUIRED),
     (ModelError, INTERNAL_ERROR),
     (StorageError, INTERNAL_ERROR),

@@ -10,7 +10,13 @@ from application.use_cases.initialize import Initialize
 API_KEY_METHOD = "api-key"
 
 # What works today. Grows only as features pass their tests.
-SESSION_CAPABILITIES: dict[str, dict[str, Any]] = {"close": {}}
+SESSION_CAPABILITIES: dict[str, dict[str, Any]] = {
+    "list": {},
+    "resume": {},
+    "close": {},
+    "fork": {},
+    "delete": {},
+}
 
 
 def requested_version(params: dict[str, Any] | None) -> int:

@@ -1,11 +1,13 @@
 """Domain objects to ACP wire models (acp.schema) and back. No schema is written here."""
 
+from datetime import UTC, datetime
 from typing import Any
 
 from acp import schema as acp
 
 from application.dto import SessionState
 from application.ports.permissions import PermissionRequest
+from application.use_cases.sessions import SessionPage
 from domain.content import (
     AudioBlock,
     ContentBlock,
@@ -146,6 +148,38 @@ def new_session_result(state: SessionState) -> dict[str, Any]:
 
 def load_session_result(state: SessionState) -> dict[str, Any]:
     return dump(acp.LoadSessionResponse(modes=_modes(state), config_options=config_options(state)))
+
+
+def resume_session_result(state: SessionState) -> dict[str, Any]:
+    return dump(
+        acp.ResumeSessionResponse(modes=_modes(state), config_options=config_options(state))
+    )
+
+
+def fork_session_result(state: SessionState) -> dict[str, Any]:
+    return dump(
+        acp.ForkSessionResponse(
+            session_id=state.session_id, modes=_modes(state), config_options=config_options(state)
+        )
+    )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def list_result(page: SessionPage) -> dict[str, Any]:
+    return dump(
+        acp.ListSessionsResponse(
+            sessions=[
+                acp.SessionInfo(
+                    session_id=s.session_id, cwd=s.cwd, title=s.title, updated_at=_iso(s.updated_at)
+                )
+                for s in page.sessions
+            ],
+            next_cursor=page.next_cursor,
+        )
+    )
 
 
 def set_config_result(state: SessionState) -> dict[str, Any]:

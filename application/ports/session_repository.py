@@ -1,4 +1,6 @@
 from abc import abstractmethod
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from domain.ids import SessionId
@@ -7,6 +9,15 @@ from domain.permission import PermissionDecision
 from domain.session import Session
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionSummary:
+    session_id: SessionId
+    cwd: str
+    title: str | None
+    updated_at: datetime
+    message_count: int
 
 
 class SessionRepository(Protocol):
@@ -40,3 +51,28 @@ class SessionRepository(Protocol):
     @abstractmethod
     async def record_permission(self, session_id: SessionId, decision: PermissionDecision) -> None:
         """Store a permission decision; remembered ones come back as the session's rules."""
+
+    @abstractmethod
+    async def tool_calls(self, session_id: SessionId) -> dict[str, ToolCallRecord]:
+        """How each tool call of the session's history was shown, by tool call id."""
+
+    @abstractmethod
+    async def list_page(
+        self, *, cwd: str | None, after: tuple[datetime, str] | None, limit: int
+    ) -> list[SessionSummary]:
+        """Sessions (optionally of exactly `cwd`), newest update first, id breaking ties,
+        starting after the (updated_at, id) key given."""
+
+    @abstractmethod
+    async def fork(self, source: Session, fork: Session) -> None:
+        """Store `fork`, a new session with `source`'s history and rules, independent from
+        now on. Costs the same whatever the history's length."""
+
+    @abstractmethod
+    async def rewrite_history(self, session: Session, start: int) -> None:
+        """Replace the stored messages from position `start` with `session.messages[start:]`
+        (a persisted repair). Other sessions sharing the history are not affected."""
+
+    @abstractmethod
+    async def delete(self, session_id: SessionId, at: datetime) -> bool:
+        """Remove the session and its history. False if there was no such session."""

@@ -7,9 +7,21 @@ from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
 from application.use_cases.session_state import state_of
 from domain.config import Catalog
-from domain.events import AgentEvent, TextDelta, ThinkingDelta, UserContentReplayed
+from domain.content import ToolResultBlock, ToolUseBlock
+from domain.events import (
+    AgentEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    ToolCallUpdated,
+    UserContentReplayed,
+)
+from domain.history import repair
+from domain.ids import ToolCallId
 from domain.message import Message, Role
 from domain.session import Session
+from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
+from domain.tools import spec_for, title_for
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -18,18 +30,117 @@ class LoadSessionRequest:
     cwd: str
 
 
-def replay_events(message: Message) -> list[AgentEvent]:
-    """The updates that show a stored message again, as the live turn showed it."""
-    if message.role is Role.USER:
-        if message.is_tool_results_only:
-            return []
-        return [UserContentReplayed(message_id=message.id, block=b) for b in message.content]
+def _tool_events(
+    use: ToolUseBlock, record: ToolCallRecord | None, result: ToolResultBlock | None
+) -> list[AgentEvent]:
+    call_id = ToolCallId(use.id)
+    if record is None:  # not recorded (imported, or lost in a crash): rebuild from the result
+        failed = result is None or result.is_error
+        record = ToolCallRecord(
+            id=call_id,
+            name=use.name,
+            title=title_for(use.name, use.input),
+            kind=spec_for(use.name).kind,
+            arguments=dict(use.input),
+            status=ToolCallStatus.FAILED if failed else ToolCallStatus.COMPLETED,
+            output=(TextOutput(text=result.content),) if result else (),
+        )
+    return [
+        ToolCallStarted(
+            tool_call_id=call_id,
+            title=record.title,
+            kind=record.kind,
+            arguments=record.arguments,
+            locations=record.locations,
+        ),
+        ToolCallUpdated(
+            tool_call_id=call_id,
+            status=record.status,
+            output=record.output,
+            raw_output=record.raw_output,
+        ),
+    ]
+
+
+def replay_events(
+    messages: tuple[Message, ...], records: dict[str, ToolCallRecord]
+) -> list[AgentEvent]:
+    """The updates that show a stored history again, in the shapes the live turns used."""
     events: list[AgentEvent] = []
-    if thinking := message.thinking_text():
-        events.append(ThinkingDelta(message_id=message.id, text=thinking))
-    if text := message.visible_text():
-        events.append(TextDelta(message_id=message.id, text=text))
+    for index, message in enumerate(messages):
+        if message.role is Role.USER:
+            events.extend(
+                UserContentReplayed(message_id=message.id, block=b)
+                for b in message.content
+                if not isinstance(b, ToolResultBlock)
+            )
+            continue
+        if thinking := message.thinking_text():
+            events.append(ThinkingDelta(message_id=message.id, text=thinking))
+        if text := message.visible_text():
+            events.append(TextDelta(message_id=message.id, text=text))
+        following = messages[index + 1] if index + 1 < len(messages) else None
+        results = {r.tool_use_id: r for r in following.tool_results} if following else {}
+        for use in message.tool_uses:
+            events.extend(_tool_events(use, records.get(use.id), results.get(use.id)))
     return events
+
+
+class StoredSessions:
+    """Brings stored sessions into memory, repaired once and for all."""
+
+    def __init__(self, *, uow: UnitOfWork, registry: SessionRegistry) -> None:
+        self._uow = uow
+        self._registry = registry
+
+    async def open(self, session_id: str, cwd: str) -> Session:
+        """The open session, or the stored one opened now. Checks it lives in `cwd`."""
+        active = self._registry.find(session_id)
+        session = active.session if active else await self.fetch(session_id)
+        if session.cwd != cwd:
+            raise SessionNotFound(
+                f"Session {session_id!r} belongs to {session.cwd!r}, not {cwd!r}.",
+                sessionId=session_id,
+                cwd=session.cwd,
+            )
+        return self._registry.open(session).session
+
+    async def fetch(self, session_id: str) -> Session:
+        async with self._uow as uow:
+            session = await uow.sessions.get(session_id)  # type: ignore[arg-type]
+            if session is None:
+                raise SessionNotFound(
+                    f"No session with id {session_id!r} exists.", sessionId=session_id
+                )
+            repaired = repair(session.messages)
+            if repaired != list(session.messages):
+                start = _first_difference(session.messages, repaired)
+                session = Session(
+                    id=session.id,
+                    cwd=session.cwd,
+                    title=session.title,
+                    created_at=session.created_at,
+                    updated_at=session.updated_at,
+                    model=session.model,
+                    mode_id=session.mode_id,
+                    config=session.config,
+                    messages=repaired,
+                    permissions=session.permissions,
+                )
+                await uow.sessions.rewrite_history(session, start)
+                await uow.commit()
+        return session
+
+    async def tool_calls(self, session_id: str) -> dict[str, ToolCallRecord]:
+        async with self._uow as uow:
+            return await uow.sessions.tool_calls(session_id)  # type: ignore[arg-type]
+
+
+def _first_difference(old: tuple[Message, ...], new: list[Message]) -> int:
+    for index, (a, b) in enumerate(zip(old, new, strict=False)):
+        if a != b:
+            return index
+    return min(len(old), len(new))
 
 
 class LoadSession:
@@ -37,37 +148,18 @@ class LoadSession:
 
     - Raises SessionNotFound for an unknown id, or when it lives in another cwd (the
       error says where).
+    - The history is repaired first (persisted, so only once).
     - Loading a session that is already open replays it again without a second runtime.
     """
 
-    def __init__(
-        self, *, uow: UnitOfWork, registry: SessionRegistry, sink: EventSink, catalog: Catalog
-    ) -> None:
-        self._uow = uow
-        self._registry = registry
+    def __init__(self, *, stored: StoredSessions, sink: EventSink, catalog: Catalog) -> None:
+        self._stored = stored
         self._sink = sink
         self._catalog = catalog
 
     async def execute(self, request: LoadSessionRequest) -> SessionState:
-        active = self._registry.find(request.session_id)
-        session = active.session if active else await self._fetch(request.session_id)
-        if session.cwd != request.cwd:
-            raise SessionNotFound(
-                f"Session {request.session_id!r} belongs to {session.cwd!r}, not {request.cwd!r}.",
-                sessionId=request.session_id,
-                cwd=session.cwd,
-            )
-        for message in session.messages:
-            for event in replay_events(message):
-                await self._sink.emit(session.id, event)
-        self._registry.open(session)
+        session = await self._stored.open(request.session_id, request.cwd)
+        records = await self._stored.tool_calls(session.id)
+        for event in replay_events(session.messages, records):
+            await self._sink.emit(session.id, event)
         return state_of(session, self._catalog)
-
-    async def _fetch(self, session_id: str) -> Session:
-        async with self._uow as uow:
-            session = await uow.sessions.get(session_id)  # type: ignore[arg-type]
-        if session is None:
-            raise SessionNotFound(
-                f"No session with id {session_id!r} exists.", sessionId=session_id
-            )
-        return session

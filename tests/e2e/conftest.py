@@ -76,6 +76,12 @@ class Agent:
     wire: WireValidator
     raw: list[tuple[str, dict[str, Any]]]
     stderr_path: Path
+    killed: bool = False
+
+    def kill(self) -> None:
+        """SIGKILL the agent, as a crash would: requests in flight stay unanswered."""
+        self.killed = True
+        self.process.kill()
 
     async def initialize(self) -> Any:
         return await self.conn.initialize(
@@ -137,9 +143,11 @@ def spawn(tmp_path: Path, workdir: Path, base_env: dict[str, str]) -> Spawn:
                 cwd=workdir,
                 transport_kwargs={"stderr": stderr, "limit": 64 * 2**20},
                 observers=[observe],
+                use_unstable_protocol=True,  # the SDK client gates fork/resume/close
             ) as (conn, process):
-                yield Agent(conn, process, client, wire, raw, stderr_path)
-        wire.assert_clean()
+                agent = Agent(conn, process, client, wire, raw, stderr_path)
+                yield agent
+        wire.assert_clean(allow_unanswered=agent.killed)
 
     return start
 

@@ -176,6 +176,8 @@ async def test_product_document_aliases(raw: RawAgent, workdir: Path) -> None:
         2, "config/set", {"sessionId": sid, "configId": "model", "value": "demo"}
     )
     assert reply["result"]["configOptions"][0]["currentValue"] == "demo"
+    reply = await raw.call(4, "sessions/list", {"cwd": str(workdir)})
+    assert [s["sessionId"] for s in reply["result"]["sessions"]] == [sid]
     reply = await raw.call(3, "config/set", {"sessionId": sid, "configId": "model", "value": 3})
     assert error_of(reply)["code"] == -32602
 

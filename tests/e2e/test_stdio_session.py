@@ -26,8 +26,9 @@ async def test_handshake_advertises_only_what_works(spawn: Spawn) -> None:
         caps.prompt_capabilities.audio,
         caps.prompt_capabilities.embedded_context,
     ) == (False, False, True)
-    assert caps.session_capabilities.close is not None
-    assert caps.session_capabilities.fork is None
+    sessions = caps.session_capabilities
+    for capability in ("list", "resume", "close", "fork", "delete"):
+        assert getattr(sessions, capability) is not None, capability
     assert init.agent_info.name == "iac-code"
     assert init.auth_methods == []
 

@@ -3,6 +3,7 @@
 import asyncio
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Self
 
@@ -12,7 +13,7 @@ from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest
 from application.ports.permissions import PermissionAsker, PermissionRequest
-from application.ports.session_repository import SessionRepository
+from application.ports.session_repository import SessionRepository, SessionSummary
 from application.ports.tools import (
     Progress,
     ToolContext,
@@ -31,55 +32,118 @@ from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
 
 
+@dataclass
+class _Stored:
+    settings: dict[str, object]
+    messages: list[Message]
+    tool_calls: dict[str, ToolCallRecord] = field(default_factory=dict)
+    decisions: list[PermissionDecision] = field(default_factory=list)
+
+
+def _settings(session: Session) -> dict[str, object]:
+    return {
+        "cwd": session.cwd,
+        "title": session.title,
+        "created_at": session.created_at,
+        "updated_at": session.updated_at,
+        "model": session.model,
+        "mode_id": session.mode_id,
+        "config": dict(session.config),
+    }
+
+
 class InMemorySessionRepository(SessionRepository):
+    """Keeps snapshots, like a database would: later changes to a Session object are only
+    seen once they are stored through a method."""
+
     def __init__(self) -> None:
-        self.items: dict[SessionId, Session] = {}
-        self.messages: dict[SessionId, list[Message]] = {}
+        self.stored: dict[SessionId, _Stored] = {}
         self.turns: list[tuple[SessionId, Turn, str | None]] = []
-        self.tool_calls: dict[SessionId, dict[str, ToolCallRecord]] = {}
-        self.decisions: dict[SessionId, list[PermissionDecision]] = {}
+
+    @property
+    def messages(self) -> dict[SessionId, list[Message]]:
+        return {sid: s.messages for sid, s in self.stored.items()}
+
+    @property
+    def tool_calls_by_session(self) -> dict[SessionId, dict[str, ToolCallRecord]]:
+        return {sid: s.tool_calls for sid, s in self.stored.items()}
+
+    @property
+    def decisions(self) -> dict[SessionId, list[PermissionDecision]]:
+        return {sid: s.decisions for sid, s in self.stored.items()}
 
     async def get(self, session_id: SessionId) -> Session | None:
-        stored = self.items.get(session_id)
+        stored = self.stored.get(session_id)
         if stored is None:
             return None
-        return Session(
-            id=stored.id,
-            cwd=stored.cwd,
-            created_at=stored.created_at,
-            updated_at=stored.updated_at,
-            model=stored.model,
-            mode_id=stored.mode_id,
-            title=stored.title,
-            config=stored.config,
-            messages=list(self.messages[session_id]),
-            permissions=self._rules(session_id),
-        )
-
-    def _rules(self, session_id: SessionId) -> PermissionRules:
         rules = PermissionRules()
-        for decision in self.decisions.get(session_id, []):
+        for decision in stored.decisions:
             rules.learn(decision)
-        return rules
+        return Session(
+            id=session_id, messages=list(stored.messages), permissions=rules, **stored.settings
+        )  # type: ignore[arg-type]
 
     async def add(self, session: Session) -> None:
-        self.items[session.id] = session
-        self.messages[session.id] = list(session.messages)
+        self.stored[session.id] = _Stored(_settings(session), list(session.messages))
 
     async def append_message(self, session: Session, message: Message) -> None:
-        self.messages[session.id].append(message)
+        stored = self.stored[session.id]
+        stored.messages.append(message)
+        stored.settings.update(updated_at=session.updated_at, title=session.title)
 
     async def save_settings(self, session: Session) -> None:
-        self.items[session.id] = session
+        self.stored[session.id].settings = _settings(session)
 
     async def record_turn(self, session_id: SessionId, turn: Turn, error: str | None) -> None:
         self.turns.append((session_id, turn, error))
 
     async def record_tool_call(self, session_id: SessionId, record: ToolCallRecord) -> None:
-        self.tool_calls.setdefault(session_id, {})[record.id] = record
+        self.stored[session_id].tool_calls[record.id] = record
 
     async def record_permission(self, session_id: SessionId, decision: PermissionDecision) -> None:
-        self.decisions.setdefault(session_id, []).append(decision)
+        self.stored[session_id].decisions.append(decision)
+
+    async def tool_calls(self, session_id: SessionId) -> dict[str, ToolCallRecord]:
+        return dict(self.stored[session_id].tool_calls)
+
+    async def list_page(
+        self, *, cwd: str | None, after: tuple[datetime, str] | None, limit: int
+    ) -> list[SessionSummary]:
+        rows = sorted(
+            (
+                (s.settings["updated_at"], sid, s)
+                for sid, s in self.stored.items()
+                if cwd is None or s.settings["cwd"] == cwd
+            ),
+            reverse=True,
+        )
+        if after is not None:
+            rows = [r for r in rows if (r[0], r[1]) < after]
+        return [
+            SessionSummary(
+                session_id=sid,
+                cwd=s.settings["cwd"],  # type: ignore[arg-type]
+                title=s.settings["title"],  # type: ignore[arg-type]
+                updated_at=updated,
+                message_count=len(s.messages),
+            )
+            for updated, sid, s in rows[:limit]
+        ]
+
+    async def fork(self, source: Session, fork: Session) -> None:
+        parent = self.stored[source.id]
+        self.stored[fork.id] = _Stored(
+            _settings(fork),
+            list(parent.messages),
+            dict(parent.tool_calls),
+            [d for d in parent.decisions if d.option is not None and d.option.remembered],
+        )
+
+    async def rewrite_history(self, session: Session, start: int) -> None:
+        self.stored[session.id].messages[start:] = session.messages[start:]
+
+    async def delete(self, session_id: SessionId, at: datetime) -> bool:
+        return self.stored.pop(session_id, None) is not None
 
 
 class FakeUnitOfWork(UnitOfWork):

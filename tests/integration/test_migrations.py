@@ -39,3 +39,29 @@ def test_upgrade_creates_the_schema_once(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"sessions", "messages", "turns", "alembic_version"} <= tables
+
+
+def test_a_database_from_the_first_release_upgrades_without_losing_data(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
+    command.upgrade(alembic_config(url), "0001")
+    with sqlite3.connect(tmp_path / "old.db") as db:
+        db.execute(
+            "INSERT INTO sessions (id, cwd, title, created_at, updated_at, mode_id, model, "
+            "config, message_count) VALUES ('sess_old', '/p', 'Old', '2026-01-01 00:00:00', "
+            "'2026-01-02 00:00:00', 'default', 'm', '{}', 1)"
+        )
+        db.execute(
+            "INSERT INTO messages (session_id, position, id, role, content, interrupted, "
+            "created_at) VALUES ('sess_old', 0, 'msg_1', 'user', "
+            '\'[{"type": "text", "text": "hello"}]\', 0, \'2026-01-01 00:00:00\')'
+        )
+    assert upgrade_to_head(url) is True
+    with sqlite3.connect(tmp_path / "old.db") as db:
+        row = db.execute(
+            "SELECT id, title, message_count, parent_id, deleted_at FROM sessions"
+        ).fetchone()
+        assert row == ("sess_old", "Old", 1, None, None)
+        assert db.execute("SELECT content FROM messages").fetchone() == (
+            '[{"type": "text", "text": "hello"}]',
+        )
+        assert db.execute("SELECT version_num FROM alembic_version").fetchone() == (SCHEMA_HEAD,)

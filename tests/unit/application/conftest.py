@@ -4,7 +4,7 @@ import pytest
 
 from application.runtime import SessionRegistry
 from application.use_cases.lifecycle import CancelTurn, CloseSession
-from application.use_cases.load_session import LoadSession
+from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt, TurnLimits
 from application.use_cases.session_settings import SetConfigOption, SetMode
@@ -71,7 +71,10 @@ class World:
         )
 
     def load(self) -> LoadSession:
-        return LoadSession(uow=self.uow, registry=self.registry, sink=self.sink, catalog=CATALOG)
+        return LoadSession(stored=self.stored(), sink=self.sink, catalog=CATALOG)
+
+    def stored(self) -> StoredSessions:
+        return StoredSessions(uow=self.uow, registry=self.registry)
 
     def set_option(self) -> SetConfigOption:
         return SetConfigOption(

@@ -69,7 +69,7 @@ async def test_reads_inside_cwd_run_without_asking(world: World) -> None:
     assert started[0].status is ToolCallStatus.PENDING
     statuses = [e.status for e in world.sink.of_type(ToolCallUpdated) if e.status]
     assert statuses == [ToolCallStatus.IN_PROGRESS, ToolCallStatus.COMPLETED]
-    record = world.uow.sessions.tool_calls[sid]["toolu_0"]
+    record = world.uow.sessions.tool_calls_by_session[sid]["toolu_0"]
     assert record.status is ToolCallStatus.COMPLETED
     assert record.locations == ("/work/a.py",)
     # the result reached the model in the next request
@@ -207,7 +207,7 @@ async def test_cancel_while_a_tool_runs_discards_its_result(world: World) -> Non
     results = tool_results(world, state.session_id)
     assert "Cancelled" in results[0].content
     assert "Not run" in results[1].content
-    assert world.uow.sessions.tool_calls[state.session_id]["toolu_0"].status is (
+    assert world.uow.sessions.tool_calls_by_session[state.session_id]["toolu_0"].status is (
         ToolCallStatus.CANCELLED
     )
     assert_provider_accepts(world, state.session_id)

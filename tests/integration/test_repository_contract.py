@@ -1,0 +1,213 @@
+"""One contract, two implementations: the SQLite repository and the in-memory fake used
+by the use-case tests. If the fake drifts from the real thing, these fail."""
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
+from application.ports.unit_of_work import UnitOfWork
+from domain.content import TextBlock
+from domain.ids import SessionId, ToolCallId
+from domain.message import Message
+from domain.permission import Decider, PermissionDecision, PermissionOption
+from domain.session import Session
+from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolKind
+from tests.factories import T0, MessageFactory, SessionFactory
+from tests.fakes.ports import FakeUnitOfWork, InMemorySessionRepository
+
+pytestmark = pytest.mark.integration
+
+UowFactory = Callable[[], UnitOfWork]
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def uow(request: pytest.FixtureRequest, engine) -> UowFactory:  # type: ignore[no-untyped-def]
+    if request.param == "memory":
+        shared = InMemorySessionRepository()
+        return lambda: FakeUnitOfWork(shared)
+    factory = async_sessionmaker(engine, expire_on_commit=False)
+    return lambda: SqlAlchemyUnitOfWork(factory)
+
+
+async def store(uow: UowFactory, session: Session) -> Session:
+    async with uow() as u:
+        await u.sessions.add(session)
+        await u.commit()
+    return session
+
+
+async def append(uow: UowFactory, session: Session, text: str) -> Message:
+    message = MessageFactory(
+        content=(TextBlock(text=text),), created_at=session.updated_at + timedelta(seconds=1)
+    )
+    session.add_message(message)
+    async with uow() as u:
+        await u.sessions.append_message(session, message)
+        await u.commit()
+    return message
+
+
+async def load(uow: UowFactory, session_id: str) -> Session | None:
+    async with uow() as u:
+        return await u.sessions.get(SessionId(session_id))
+
+
+def texts(session: Session | None) -> list[str]:
+    assert session is not None
+    return [m.visible_text() for m in session.messages]
+
+
+async def fork_of(uow: UowFactory, source: Session) -> Session:
+    fork = SessionFactory(
+        cwd=source.cwd,
+        created_at=source.updated_at,
+        messages=list(source.messages),
+        title=source.title,
+    )
+    async with uow() as u:
+        await u.sessions.fork(source, fork)
+        await u.commit()
+    return fork
+
+
+async def test_round_trip_and_append(uow: UowFactory) -> None:
+    session = await store(uow, SessionFactory())
+    await append(uow, session, "one")
+    await append(uow, session, "two")
+    loaded = await load(uow, session.id)
+    assert texts(loaded) == ["one", "two"]
+    assert loaded.title == "one"  # type: ignore[union-attr]
+    assert loaded.updated_at == session.updated_at  # type: ignore[union-attr]
+
+
+async def test_forks_are_independent_both_ways(uow: UowFactory) -> None:
+    source = await store(uow, SessionFactory())
+    for text in ("a", "b", "c"):
+        await append(uow, source, text)
+    fork = await fork_of(uow, source)
+    await append(uow, fork, "fork-only")
+    await append(uow, source, "source-only")
+    assert texts(await load(uow, fork.id)) == ["a", "b", "c", "fork-only"]
+    assert texts(await load(uow, source.id)) == ["a", "b", "c", "source-only"]
+    grandchild = await fork_of(uow, fork)
+    await append(uow, grandchild, "deep")
+    assert texts(await load(uow, grandchild.id)) == ["a", "b", "c", "fork-only", "deep"]
+
+
+async def test_fork_copies_remembered_permission_rules(uow: UowFactory) -> None:
+    source = await store(uow, SessionFactory())
+    async with uow() as u:
+        for tool, option in (
+            ("bash", PermissionOption.ALLOW_ALWAYS),
+            ("write_file", PermissionOption.ALLOW_ONCE),
+        ):
+            await u.sessions.record_permission(
+                source.id,
+                PermissionDecision(
+                    tool_call_id=ToolCallId("t"),
+                    tool_name=tool,
+                    arguments={},
+                    option=option,
+                    decided_by=Decider.USER,
+                    decided_at=T0,
+                ),
+            )
+        await u.commit()
+    fork = await fork_of(uow, source)
+    assert (await load(uow, fork.id)).permissions.remembered == {"bash": True}  # type: ignore[union-attr]
+
+
+async def test_tool_calls_of_the_shared_history_are_visible_to_the_fork(uow: UowFactory) -> None:
+    source = await store(uow, SessionFactory())
+    record = ToolCallRecord(
+        id=ToolCallId("toolu_9"),
+        name="bash",
+        title="Run `ls`",
+        kind=ToolKind.EXECUTE,
+        arguments={"command": "ls"},
+        status=ToolCallStatus.COMPLETED,
+        output=(TextOutput(text="a b"),),
+    )
+    async with uow() as u:
+        await u.sessions.record_tool_call(source.id, record)
+        await u.sessions.record_tool_call(source.id, record)  # idempotent upsert
+        await u.commit()
+    fork = await fork_of(uow, source)
+    async with uow() as u:
+        assert (await u.sessions.tool_calls(fork.id))["toolu_9"] == record
+
+
+async def test_rewrite_history_touches_only_the_session_rewritten(uow: UowFactory) -> None:
+    source = await store(uow, SessionFactory())
+    for text in ("a", "b", "c"):
+        await append(uow, source, text)
+    fork = await fork_of(uow, source)
+    await append(uow, fork, "d")
+    # the fork's repair reaches into the shared part
+    repaired = Session(
+        id=fork.id,
+        cwd=fork.cwd,
+        created_at=fork.created_at,
+        model=fork.model,
+        messages=[
+            *fork.messages[:1],
+            MessageFactory(content=(TextBlock(text="B"),)),
+            *fork.messages[2:],
+        ],
+    )
+    async with uow() as u:
+        await u.sessions.rewrite_history(repaired, 1)
+        await u.commit()
+    assert texts(await load(uow, fork.id)) == ["a", "B", "c", "d"]
+    assert texts(await load(uow, source.id)) == ["a", "b", "c"]
+    # and the source's repair does not leak into the fork either
+    fixed_source = Session(
+        id=source.id,
+        cwd=source.cwd,
+        created_at=source.created_at,
+        model=source.model,
+        messages=[MessageFactory(content=(TextBlock(text="A"),)), *source.messages[1:]],
+    )
+    async with uow() as u:
+        await u.sessions.rewrite_history(fixed_source, 0)
+        await u.commit()
+    assert texts(await load(uow, source.id)) == ["A", "b", "c"]
+    assert texts(await load(uow, fork.id)) == ["a", "B", "c", "d"]
+
+
+async def test_deleting_a_parent_keeps_its_forks_whole(uow: UowFactory) -> None:
+    source = await store(uow, SessionFactory())
+    await append(uow, source, "shared")
+    fork = await fork_of(uow, source)
+    async with uow() as u:
+        assert await u.sessions.delete(source.id, T0)
+        await u.commit()
+    assert await load(uow, source.id) is None
+    assert texts(await load(uow, fork.id)) == ["shared"]
+    async with uow() as u:
+        assert not await u.sessions.delete(source.id, T0)  # already gone
+        assert await u.sessions.delete(fork.id, T0)
+        assert not await u.sessions.delete(SessionId("never"), T0)
+        await u.commit()
+    async with uow() as u:
+        assert await u.sessions.list_page(cwd=None, after=None, limit=10) == []
+
+
+async def test_list_orders_by_update_then_id_and_pages_by_key(uow: UowFactory) -> None:
+    same_time = [SessionFactory(id=SessionId(f"s{i}"), cwd="/p") for i in range(3)]
+    for session in same_time:
+        await store(uow, session)
+    other = await store(uow, SessionFactory(cwd="/q"))
+    newer = await store(uow, SessionFactory(id=SessionId("s9"), cwd="/p"))
+    await append(uow, newer, "bump")
+    async with uow() as u:
+        page = await u.sessions.list_page(cwd="/p", after=None, limit=10)
+        assert [s.session_id for s in page] == ["s9", "s2", "s1", "s0"]
+        assert page[0].message_count == 1
+        rest = await u.sessions.list_page(cwd="/p", after=(page[1].updated_at, "s2"), limit=10)
+        assert [s.session_id for s in rest] == ["s1", "s0"]
+        everything = await u.sessions.list_page(cwd=None, after=None, limit=10)
+        assert other.id in [s.session_id for s in everything]

@@ -1,0 +1,134 @@
+import pytest
+
+from application.errors import InvalidCursor, SessionNotFound
+from application.use_cases.new_session import NewSessionRequest
+from application.use_cases.prompt import PromptRequest
+from application.use_cases.sessions import DeleteSession, ForkSession, ListSessions, ResumeSession
+from domain.content import TextBlock
+from domain.permission import PermissionOption
+from tests.unit.application.conftest import CATALOG, World
+from tests.unit.application.test_tools import final, ok, uses
+
+
+def lister(world: World, page_size: int = 50) -> ListSessions:
+    return ListSessions(uow=world.uow, page_size=page_size)
+
+
+def forker(world: World) -> ForkSession:
+    return ForkSession(
+        uow=world.uow,
+        stored=world.stored(),
+        registry=world.registry,
+        ids=world.ids,
+        clock=world.clock,
+        catalog=CATALOG,
+    )
+
+
+async def new(world: World, cwd: str = "/p") -> str:
+    return (await world.new_session().execute(NewSessionRequest(cwd=cwd))).session_id
+
+
+async def say(world: World, sid: str, text: str) -> None:
+    world.llm.scripts.append(final(f"re: {text}"))
+    await world.prompt().execute(PromptRequest(session_id=sid, content=(TextBlock(text=text),)))
+
+
+async def test_list_pages_newest_first_and_filters_by_exact_cwd(world: World) -> None:
+    ids = [await new(world, "/p") for _ in range(5)]
+    await new(world, "/p/sub")
+    first = await lister(world, page_size=2).execute("/p", None)
+    assert [s.session_id for s in first.sessions] == ids[::-1][:2]
+    assert first.next_cursor
+    seen = [s.session_id for s in first.sessions]
+    cursor = first.next_cursor
+    while cursor:
+        page = await lister(world, page_size=2).execute("/p", cursor)
+        seen += [s.session_id for s in page.sessions]
+        cursor = page.next_cursor
+    assert seen == ids[::-1]
+    everything = await lister(world).execute(None, None)
+    assert len(everything.sessions) == 6
+    assert everything.next_cursor is None
+
+
+async def test_a_cursor_is_bound_to_its_filter(world: World) -> None:
+    for _ in range(3):
+        await new(world)
+    page = await lister(world, page_size=1).execute("/p", None)
+    with pytest.raises(InvalidCursor):
+        await lister(world, page_size=1).execute("/other", page.next_cursor)
+    with pytest.raises(InvalidCursor):
+        await lister(world).execute("/p", "garbage!")
+
+
+async def test_updated_at_moves_with_new_messages(world: World) -> None:
+    older = await new(world)
+    await new(world)
+    await say(world, older, "bump")
+    page = await lister(world).execute("/p", None)
+    assert page.sessions[0].session_id == older
+    assert page.sessions[0].title == "bump"
+
+
+async def test_fork_is_independent_and_keeps_settings(world: World) -> None:
+    world.tools.tools = {"bash": ok}
+    world.asker.answers = [PermissionOption.ALLOW_ALWAYS]
+    source = await new(world)
+    world.llm.scripts.append(uses(("bash", {"command": "ls"})))
+    await say(world, source, "first")
+    fork = await forker(world).execute(source, "/p")
+    assert fork.session_id != source
+    await say(world, fork.session_id, "only in fork")
+    await say(world, source, "only in source")
+    source_texts = [m.visible_text() for m in world.uow.sessions.messages[source]]
+    fork_texts = [m.visible_text() for m in world.uow.sessions.messages[fork.session_id]]
+    assert "only in fork" in fork_texts and "only in fork" not in source_texts
+    assert "only in source" in source_texts and "only in source" not in fork_texts
+    stored_fork = await world.uow.sessions.get(fork.session_id)  # type: ignore[arg-type]
+    assert stored_fork.permissions.remembered == {"bash": True}
+    assert stored_fork.title == "first"
+
+
+async def test_resume_reopens_without_replay(world: World) -> None:
+    sid = await new(world)
+    await say(world, sid, "hello")
+    world.close().execute(sid)
+    events_before = len(world.sink.events)
+    state = await ResumeSession(stored=world.stored(), catalog=CATALOG).execute(sid, "/p")
+    assert state.session_id == sid
+    assert len(world.sink.events) == events_before
+    await say(world, sid, "again")
+
+
+async def test_unknown_sessions(world: World) -> None:
+    with pytest.raises(SessionNotFound):
+        await ResumeSession(stored=world.stored(), catalog=CATALOG).execute("nope", "/p")
+    with pytest.raises(SessionNotFound):
+        await forker(world).execute("nope", "/p")
+    sid = await new(world)
+    with pytest.raises(SessionNotFound) as caught:
+        await forker(world).execute(sid, "/elsewhere")
+    assert caught.value.details["cwd"] == "/p"
+
+
+async def test_delete_is_idempotent_and_closes_the_runtime(world: World) -> None:
+    sid = await new(world)
+    delete = DeleteSession(uow=world.uow, registry=world.registry, clock=world.clock)
+    assert await delete.execute(sid)
+    assert world.registry.find(sid) is None
+    assert not await delete.execute(sid)
+    assert not await delete.execute("never-existed")
+    assert (await lister(world).execute(None, None)).sessions == []
+
+
+async def test_a_session_without_turns_supports_everything(world: World) -> None:
+    sid = await new(world)
+    world.close().execute(sid)
+    assert (await lister(world).execute("/p", None)).sessions[0].session_id == sid
+    await ResumeSession(stored=world.stored(), catalog=CATALOG).execute(sid, "/p")
+    fork = await forker(world).execute(sid, "/p")
+    assert world.uow.sessions.messages[fork.session_id] == []
+    assert await DeleteSession(uow=world.uow, registry=world.registry, clock=world.clock).execute(
+        sid
+    )

@@ -1,0 +1,146 @@
+"""Broken stored histories, each repaired into one a strict provider accepts."""
+
+import itertools
+
+import pytest
+
+from domain.content import (
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from domain.history import INTERRUPTED_TOOL_RESULT, provider_view, repair
+from domain.message import Message, Role
+from tests.factories import MessageFactory
+
+
+def assert_strictly_valid(messages: list[Message]) -> None:
+    assert messages, "empty conversation"
+    assert messages[0].role is Role.USER
+    for before, after in itertools.pairwise(messages):
+        assert before.role is not after.role, "roles must alternate"
+    for index, message in enumerate(messages):
+        assert message.content, f"message {index} is empty"
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                assert block.text.strip(), f"blank text in message {index}"
+            if isinstance(block, ThinkingBlock):
+                assert block.signature, f"unsigned thinking in message {index}"
+            assert not isinstance(block, ImageBlock), "attachments must be text by now"
+        if message.role is Role.ASSISTANT and message.tool_uses:
+            following = messages[index + 1] if index + 1 < len(messages) else None
+            assert following is not None, "tool_use at the very end"
+            ids = [b.tool_use_id for b in following.content if isinstance(b, ToolResultBlock)]
+            assert set(ids) == {u.id for u in message.tool_uses}
+            lead = following.content[: len(ids)]
+            assert all(isinstance(b, ToolResultBlock) for b in lead), "results must come first"
+        if message.role is Role.USER and message.tool_results:
+            previous = messages[index - 1]
+            assert {r.tool_use_id for r in message.tool_results} <= {
+                u.id for u in previous.tool_uses
+            }
+
+
+def user(*blocks) -> Message:  # type: ignore[no-untyped-def]
+    return MessageFactory(content=blocks or (TextBlock(text="question"),))
+
+
+def reply(*blocks, interrupted: bool = False) -> Message:  # type: ignore[no-untyped-def]
+    return MessageFactory(
+        role=Role.ASSISTANT, interrupted=interrupted, content=blocks or (TextBlock(text="answer"),)
+    )
+
+
+def use(id_: str) -> ToolUseBlock:
+    return ToolUseBlock(id=id_, name="bash", input={"command": "ls"})
+
+
+def result(id_: str, text: str = "ok") -> ToolResultBlock:
+    return ToolResultBlock(tool_use_id=id_, content=text)
+
+
+BROKEN = {
+    "tool use at the end (crash while the tool ran)": [user(), reply(use("a"))],
+    "tool use in the middle, next prompt without results": [
+        user(),
+        reply(TextBlock(text="let me"), use("a")),
+        user(),
+        reply(),
+    ],
+    "two tool uses, one answered": [user(), reply(use("a"), use("b")), user(result("a")), reply()],
+    "results after the prompt text": [
+        user(),
+        reply(use("a")),
+        user(TextBlock(text="p"), result("a")),
+        reply(),
+    ],
+    "orphan result": [user(result("ghost"), TextBlock(text="hi")), reply()],
+    "orphan-only user message": [user(), reply(), user(result("ghost")), reply()],
+    "interrupted reply with unsigned thinking": [
+        user(),
+        reply(ThinkingBlock(thinking="hm"), TextBlock(text="half"), interrupted=True),
+        user(),
+    ],
+    "interrupted reply with a tool use": [
+        user(),
+        reply(TextBlock(text="x"), use("a"), interrupted=True),
+        user(result("a")),
+    ],
+    "interrupted reply with nothing shown": [
+        user(),
+        reply(ThinkingBlock(thinking="h"), interrupted=True),
+        user(),
+    ],
+    "consecutive prompts (cancelled turns)": [user(), user(), user()],
+    "consecutive replies": [user(), reply(), reply()],
+    "starts with a reply": [reply(), user()],
+    "blank text blocks": [user(TextBlock(text="  ")), user(), reply(TextBlock(text=""))],
+    "attachments": [user(ImageBlock(mime_type="image/png"))],
+    "nested crash: tool use then another tool use unanswered": [
+        user(),
+        reply(use("a")),
+        reply(use("b")),
+        user(),
+    ],
+}
+
+
+@pytest.mark.parametrize("history", BROKEN.values(), ids=BROKEN.keys())
+def test_repaired_history_is_accepted(history: list[Message]) -> None:
+    repaired = repair(history)
+    assert_strictly_valid(provider_view(repaired))
+    assert repair(repaired) == repaired  # repair is idempotent: persisted once, done
+
+
+def test_repair_answers_unfinished_tools_with_the_interrupted_result() -> None:
+    repaired = repair([user(), reply(use("a"))])
+    assert repaired[-1].role is Role.USER
+    assert repaired[-1].content == (
+        ToolResultBlock(tool_use_id="a", is_error=True, content=INTERRUPTED_TOOL_RESULT),
+    )
+
+
+def test_repair_puts_missing_results_into_the_next_prompt() -> None:
+    prompt = user(TextBlock(text="next"))
+    repaired = repair([user(), reply(use("a")), prompt])
+    assert len(repaired) == 3
+    assert repaired[2].id == prompt.id
+    assert isinstance(repaired[2].content[0], ToolResultBlock)
+    assert repaired[2].content[1] == TextBlock(text="next")
+
+
+def test_repair_keeps_prompts_separate_and_what_the_user_saw() -> None:
+    history = [
+        user(TextBlock(text="one")),
+        user(TextBlock(text="two")),
+        reply(ThinkingBlock(thinking="t"), TextBlock(text="partial"), interrupted=True),
+    ]
+    repaired = repair(history)
+    assert [m.visible_text() for m in repaired] == ["one", "two", "partial"]
+
+
+def test_a_sound_history_needs_no_repair() -> None:
+    history = [user(), reply(use("a")), user(result("a")), reply()]
+    assert repair(history) == history
