@@ -1,0 +1,1 @@
+"""Reading what the reference system left on disk."""

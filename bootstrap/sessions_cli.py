@@ -1,0 +1,128 @@
+"""`iac-code sessions list|show|import`: the session store for a person at a terminal."""
+
+import asyncio
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TextIO
+
+from adapters.legacy.flat_files import FlatFileSessions
+from adapters.persistence.migrate import upgrade_to_head
+from application.use_cases.import_sessions import ImportSessions
+from application.use_cases.load_session import replay_events
+from bootstrap.container import Container
+from bootstrap.settings import Settings
+from bootstrap.version import package_version
+from domain.events import (
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    ToolCallUpdated,
+    UserContentReplayed,
+)
+from domain.ids import SessionId
+from domain.tool_call import DiffOutput, TextOutput
+
+
+def _table(rows: list[list[str]], out: TextIO) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        out.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        out.write("\n")
+
+
+async def list_sessions(container: Container, cwd: str | None, out: TextIO) -> int:
+    rows = [["ID", "UPDATED (UTC)", "MESSAGES", "TITLE", "CWD"]]
+    cursor = None
+    while True:
+        page = await container.list_sessions().execute(cwd, cursor)
+        rows += [
+            [
+                s.session_id,
+                s.updated_at.strftime("%Y-%m-%d %H:%M"),
+                str(s.message_count),
+                (s.title or "")[:50],
+                s.cwd,
+            ]
+            for s in page.sessions
+        ]
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    if len(rows) == 1:
+        out.write("No sessions.\n")
+    else:
+        _table(rows, out)
+    return 0
+
+
+async def show_session(container: Container, session_id: str, out: TextIO) -> int:
+    async with container.uow() as uow:
+        session = await uow.sessions.get(SessionId(session_id))
+        records = await uow.sessions.tool_calls(SessionId(session_id)) if session else {}
+    if session is None:
+        sys.stderr.write(f"iac-code: no session {session_id!r}\n")
+        return 1
+    _table(
+        [
+            ["ID", session.id],
+            ["TITLE", session.title or ""],
+            ["CWD", session.cwd],
+            ["MODEL", session.model],
+            ["CREATED", session.created_at.isoformat()],
+            ["UPDATED", session.updated_at.isoformat()],
+            ["MESSAGES", str(session.message_count)],
+        ],
+        out,
+    )
+    out.write("\n")
+    for event in replay_events(session.messages, records):
+        out.write(_line(event))
+    return 0
+
+
+def _line(event: object) -> str:
+    match event:
+        case UserContentReplayed(block=block):
+            text = getattr(block, "text", None) or getattr(block, "uri", "") or type(block).__name__
+            return f"> {text}\n"
+        case ThinkingDelta(text=text):
+            return f"  (thinking) {text[:200]}\n"
+        case TextDelta(text=text):
+            return f"{text}\n"
+        case ToolCallStarted(title=title):
+            return f"  [tool] {title}\n"
+        case ToolCallUpdated(status=status, output=output):
+            shown = ""
+            for item in output or ():
+                if isinstance(item, TextOutput):
+                    shown = item.text.strip().splitlines()[0][:100] if item.text.strip() else ""
+                elif isinstance(item, DiffOutput):
+                    shown = f"diff of {item.path}"
+            return f"         {status.value if status else ''}: {shown}\n"
+    return ""
+
+
+async def import_sessions(
+    container: Container, settings: Settings, source: Path, out: TextIO
+) -> int:
+    files = FlatFileSessions(source, default_model=settings.default_model)
+    report = await ImportSessions(uow=container.uow(), source=files).execute()
+    out.write(
+        f"imported {len(report.imported)} session(s), {len(report.already_present)} "
+        f"already present, {report.skipped_lines} corrupt line(s) skipped\n"
+    )
+    return 0
+
+
+def run(settings: Settings, action: Callable[[Container], Coroutine[Any, Any, int]]) -> int:
+    upgrade_to_head(settings.database_url)
+    container = Container(settings=settings, version=package_version())
+
+    async def main() -> int:
+        try:
+            return await action(container)
+        finally:
+            await container.engine().dispose()
+
+    return asyncio.run(main())

@@ -1,0 +1,151 @@
+"""`iac-code sessions import|list|show` on a fixture in the reference system's layout."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from acp import text_block
+
+from tests.e2e.conftest import DEMO, IAC_CODE, Spawn
+
+pytestmark = pytest.mark.e2e
+
+
+def write_jsonl(path: Path, rows: list[object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+
+
+@pytest.fixture
+def legacy(tmp_path: Path, workdir: Path) -> Path:
+    root = tmp_path / "legacy"
+    project = root / "projects" / "-some-project"
+    new = project / "sess_new1"
+    new.mkdir(parents=True)
+    (new / "metadata.json").write_text(
+        json.dumps(
+            {
+                "session_id": "sess_new1",
+                "name": "Fix the parser",
+                "cwd": str(workdir),
+                "created_at": "2026-03-01T10:00:00Z",
+                "updated_at": "2026-03-02T11:30:00Z",
+            }
+        )
+    )
+    write_jsonl(
+        new / "session.jsonl",
+        [
+            {"role": "user", "content": "Why does the parser fail?"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "Look at it.", "signature": "sig"},
+                    {"type": "text", "text": "Let me read it."},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "read_file",
+                        "input": {"path": "parser.py"},
+                    },
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_1",
+                        "content": [{"type": "text", "text": "def parse(): ..."}],
+                    }
+                ],
+            },
+            "{this line is corrupt",
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Now I will run the tests."},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_2",
+                        "name": "bash",
+                        "input": {"command": "pytest"},
+                    },
+                ],
+            },  # crashed: no result
+        ],
+    )
+    write_jsonl(
+        project / "sess_old1.jsonl",
+        [
+            {"role": "user", "content": "An older session", "cwd": str(workdir)},
+            {"role": "assistant", "content": "Older answer."},
+        ],
+    )
+    january = 1767225600  # 2026-01-01T00:00:00Z: the older layout's times come from the file
+    os.utime(project / "sess_old1.jsonl", (january, january))
+    return root
+
+
+def cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [IAC_CODE, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": os.environ["PATH"],
+            "IAC_CODE_CONFIG_DIR": str(home),
+            "IAC_CODE_PROVIDER": "demo",
+        },
+        check=False,
+    )
+
+
+async def test_import_is_idempotent_repairs_and_can_be_loaded(
+    tmp_path: Path, legacy: Path, workdir: Path, spawn: Spawn
+) -> None:
+    home = tmp_path / "config"
+    first = cli("sessions", "import", "--from", str(legacy), home=home)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == (
+        "imported 2 session(s), 0 already present, 1 corrupt line(s) skipped"
+    )
+    again = cli("sessions", "import", "--from", str(legacy), home=home)
+    assert "imported 0 session(s), 2 already present" in again.stdout
+
+    listing = cli("sessions", "list", "--cwd", str(workdir), home=home)
+    lines = listing.stdout.splitlines()
+    assert lines[0].split()[:3] == ["ID", "UPDATED", "(UTC)"]
+    assert lines[1].startswith("sess_new1") and "Fix the parser" in lines[1]
+    assert "2026-03-02 11:30" in lines[1]
+    assert lines[2].startswith("sess_old1") and "An older session" in lines[2]
+    assert "2026-01-01 00:00" in lines[2]
+
+    shown = cli("sessions", "show", "sess_new1", home=home)
+    assert "> Why does the parser fail?" in shown.stdout
+    assert "[tool] Read parser.py" in shown.stdout
+    assert "[tool] Run `pytest`" in shown.stdout
+    assert "failed: The tool did not finish" in shown.stdout
+    assert cli("sessions", "show", "nope", home=home).returncode == 1
+
+    async with spawn({**DEMO, "IAC_CODE_CONFIG_DIR": str(home)}) as agent:
+        await agent.initialize()
+        await agent.conn.load_session(cwd=str(workdir), session_id="sess_new1", mcp_servers=[])
+        kinds = agent.client.kinds()
+        assert kinds[:4] == [
+            "user_message_chunk",
+            "agent_thought_chunk",
+            "agent_message_chunk",
+            "tool_call",
+        ]
+        result = await agent.conn.prompt(session_id="sess_new1", prompt=[text_block("go on")])
+    assert result.stop_reason == "end_turn"
+
+
+def test_list_with_no_sessions(tmp_path: Path) -> None:
+    result = cli("sessions", "list", home=tmp_path / "empty")
+    assert result.returncode == 0
+    assert result.stdout == "No sessions.\n"
