@@ -4,7 +4,7 @@ message on the wire against the SDK's per-method schemas."""
 import json
 import shutil
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,7 @@ from acp.schema import (
     RequestPermissionResponse,
 )
 
+from tests.support.scripted_anthropic import ScriptedAnthropic
 from tests.support.wire_validator import AGENT, CLIENT, WireValidator
 
 pytestmark = pytest.mark.e2e
@@ -153,3 +154,22 @@ def spawn(tmp_path: Path, workdir: Path, base_env: dict[str, str]) -> Spawn:
 
 
 DEMO = {"IAC_CODE_PROVIDER": "demo"}
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedAnthropic]:
+    """A scripted Messages API on 127.0.0.1 for the spawned agent to talk to."""
+    with ScriptedAnthropic() as server:
+        yield server
+
+
+def anthropic_env(server: ScriptedAnthropic, **extra: str) -> dict[str, str]:
+    """The agent on the real anthropic SDK, pointed at the scripted server."""
+    return {
+        "IAC_CODE_PROVIDER": "anthropic",
+        "IAC_CODE_API_KEY": "sk-test-secret",
+        "IAC_CODE_BASE_URL": server.base_url,
+        "IAC_CODE_MODEL": "claude-test",
+        "IAC_CODE_MAX_RETRIES": "0",
+        **extra,
+    }

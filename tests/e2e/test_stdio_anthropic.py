@@ -2,13 +2,13 @@
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from acp import RequestError, text_block
 
 from tests.e2e.conftest import Spawn
+from tests.e2e.conftest import anthropic_env as shared_env
 from tests.support.scripted_anthropic import (
     HANG,
     ScriptedAnthropic,
@@ -24,22 +24,10 @@ from tests.support.scripted_anthropic import (
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server() -> Iterator[ScriptedAnthropic]:
-    with ScriptedAnthropic() as server:
-        yield server
-
-
 def anthropic_env(server: ScriptedAnthropic, **extra: str) -> dict[str, str]:
-    return {
-        "IAC_CODE_PROVIDER": "anthropic",
-        "IAC_CODE_API_KEY": "sk-test-secret",
-        "IAC_CODE_BASE_URL": server.base_url,
-        "IAC_CODE_MODEL": "claude-test",
-        "IAC_CODE_MODELS": "claude-test,claude-other",
-        "IAC_CODE_MAX_RETRIES": "2",
-        **extra,
-    }
+    return shared_env(
+        server, IAC_CODE_MODELS="claude-test,claude-other", IAC_CODE_MAX_RETRIES="2", **extra
+    )
 
 
 def every_history_valid(server: ScriptedAnthropic) -> None:

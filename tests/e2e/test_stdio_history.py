@@ -1,13 +1,12 @@
 """Sessions that survive: restarts and crashes between every step, the real process each time."""
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from acp import RequestError, text_block
 
-from tests.e2e.conftest import Agent, Spawn
+from tests.e2e.conftest import Agent, Spawn, anthropic_env
 from tests.support.scripted_anthropic import (
     ScriptedAnthropic,
     assert_valid_history,
@@ -21,20 +20,8 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
-def server() -> Iterator[ScriptedAnthropic]:
-    with ScriptedAnthropic() as server:
-        yield server
-
-
-@pytest.fixture
 def env(server: ScriptedAnthropic) -> dict[str, str]:
-    return {
-        "IAC_CODE_PROVIDER": "anthropic",
-        "IAC_CODE_API_KEY": "sk-test",
-        "IAC_CODE_BASE_URL": server.base_url,
-        "IAC_CODE_MODEL": "claude-test",
-        "IAC_CODE_MAX_RETRIES": "0",
-    }
+    return anthropic_env(server)
 
 
 async def open_agent(agent: Agent) -> None:

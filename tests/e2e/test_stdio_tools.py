@@ -2,13 +2,12 @@
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from acp import text_block
 
-from tests.e2e.conftest import Agent, Spawn
+from tests.e2e.conftest import Agent, Spawn, anthropic_env
 from tests.support.scripted_anthropic import (
     HANG,
     ScriptedAnthropic,
@@ -21,21 +20,8 @@ from tests.support.scripted_anthropic import (
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server() -> Iterator[ScriptedAnthropic]:
-    with ScriptedAnthropic() as server:
-        yield server
-
-
 def env(server: ScriptedAnthropic, **extra: str) -> dict[str, str]:
-    return {
-        "IAC_CODE_PROVIDER": "anthropic",
-        "IAC_CODE_API_KEY": "sk-test",
-        "IAC_CODE_BASE_URL": server.base_url,
-        "IAC_CODE_MODEL": "claude-test",
-        "IAC_CODE_MAX_RETRIES": "0",
-        **extra,
-    }
+    return anthropic_env(server, **extra)
 
 
 def calls(*parts, **kw):  # type: ignore[no-untyped-def]
