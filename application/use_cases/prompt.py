@@ -158,7 +158,7 @@ class Prompt:
                 stop = outcome.as_stop_reason()
                 break
             if outcome is ModelStop.TOOL_USE:
-                await self._run_tools(session, control)
+                await self._run_tools(session, control, turn)
         turn.finish(stop, at=self._clock.now())
         return stop
 
@@ -227,11 +227,18 @@ class Prompt:
                 ),
             )
 
-    async def _run_tools(self, session: Session, control: TurnControl) -> None:
+    async def _run_tools(self, session: Session, control: TurnControl, turn: Turn) -> None:
         uses = session.messages[-1].tool_uses if session.messages else ()
         if not uses:
             return
-        results = await self._tools.run(session, control, uses)
+        # On the last allowed request, the model could never see what the tools did:
+        # they are not run, so nothing changes behind the user's back.
+        refusal = (
+            None
+            if turn.may_request
+            else (f"Not run: this turn reached its limit of {turn.max_requests} model requests.")
+        )
+        results = await self._tools.run(session, control, uses, refusal=refusal)
         await self._append(
             session,
             Message(

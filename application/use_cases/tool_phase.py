@@ -65,18 +65,25 @@ class ToolPhase:
         return self._runner.definitions()
 
     async def run(
-        self, session: Session, control: TurnControl, uses: tuple[ToolUseBlock, ...]
+        self,
+        session: Session,
+        control: TurnControl,
+        uses: tuple[ToolUseBlock, ...],
+        *,
+        refusal: str | None = None,
     ) -> tuple[ToolResultBlock, ...]:
+        """Results for every use, in order. With `refusal`, each call is shown and answered
+        with it, and none runs."""
         results = []
         for use in uses:
             if control.cancelled.is_set():
                 results.append(ToolResultBlock(tool_use_id=use.id, content=NOT_RUN, is_error=True))
             else:
-                results.append(await self._one(session, control, use))
+                results.append(await self._one(session, control, use, refusal))
         return tuple(results)
 
     async def _one(
-        self, session: Session, control: TurnControl, use: ToolUseBlock
+        self, session: Session, control: TurnControl, use: ToolUseBlock, refusal: str | None
     ) -> ToolResultBlock:
         spec = spec_for(use.name)
         call = ToolCallRecord(
@@ -99,9 +106,9 @@ class ToolPhase:
                 locations=call.locations,
             ),
         )
-        if plan.problem:
+        if problem := refusal or plan.problem:
             return await self._finish(
-                session, call, ToolCallStatus.FAILED, ToolResult(text=plan.problem, is_error=True)
+                session, call, ToolCallStatus.FAILED, ToolResult(text=problem, is_error=True)
             )
         answer = await self._permit(session, control, call, plan)
         if answer.cancel_turn:

@@ -1,10 +1,11 @@
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 import pytest
 
 from application.errors import AuthRequired, ModelUnavailable, SessionBusy, SessionNotFound
 from application.ports.llm import ModelRequest, ModelResponse, TextChunk, ThinkingChunk
+from application.ports.tools import ToolResult
 from application.use_cases.new_session import NewSessionRequest
 from application.use_cases.prompt import PromptRequest
 from domain.content import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
@@ -128,12 +129,24 @@ async def test_tool_uses_are_answered_and_the_loop_continues(world: World) -> No
 
 
 async def test_max_turn_requests_stops_a_model_that_never_ends(world: World) -> None:
+    ran: list[str] = []
+
+    async def read(arguments: Mapping[str, object]) -> ToolResult:
+        ran.append(str(arguments["path"]))
+        return ToolResult(text="ok")
+
+    world.tools.tools = {"read_file": read}
     world.llm.scripts = [tool_reply(n) for n in range(3)]
     sid = await open_session(world)
     result = await world.prompt(max_turn_requests=3).execute(ask(sid))
     assert result.stop_reason is StopReason.MAX_TURN_REQUESTS
     assert len(world.llm.requests) == 3
     assert result.usage.total_tokens == 6
+    # the last request's tool calls are answered but not run: the model would never see them
+    assert ran == ["a", "a"]
+    last = world.uow.sessions.messages[sid][-1].tool_results[0]
+    assert last.is_error
+    assert "limit of 3 model requests" in last.content
 
 
 async def test_cancel_mid_stream_keeps_what_the_user_saw(world: World) -> None:
