@@ -1,4 +1,7 @@
+# iac-code serving ACP over HTTP + SSE on 0.0.0.0:8765. A bearer token is required:
+#   docker run -e IACCODE_ACP_HTTP_TOKEN=... -p 127.0.0.1:8765:8765 -v iac-code-data:/home/agent/.iac-code iac-code
 FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
 COPY pyproject.toml README.md alembic.ini ./
 COPY domain domain
@@ -6,8 +9,14 @@ COPY application application
 COPY adapters adapters
 COPY bootstrap bootstrap
 COPY migrations migrations
-RUN pip install --no-cache-dir . && useradd --create-home agent
+RUN pip install --no-cache-dir . && useradd --create-home --uid 10001 agent
 USER agent
-ENV IAC_CODE_CONFIG_DIR=/home/agent/.iac-code
+# Made here so that a new named volume mounted on it belongs to the agent user.
+RUN mkdir -p /home/agent/.iac-code
+ENV IAC_CODE_CONFIG_DIR=/home/agent/.iac-code IAC_CODE_HTTP_REQUIRE_TOKEN=1
+VOLUME ["/home/agent/.iac-code"]
+EXPOSE 8765
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8765/healthz', timeout=4)"]
 ENTRYPOINT ["iac-code"]
 CMD ["acp", "--transport", "http", "--host", "0.0.0.0", "--port", "8765"]

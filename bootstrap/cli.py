@@ -1,11 +1,11 @@
 """The `iac-code` command line."""
 
 import argparse
-import logging
 import sys
+from pathlib import Path
 
 from bootstrap.logs import claim_stdout, configure_logging
-from bootstrap.settings import SettingsError, load_settings
+from bootstrap.settings import Settings, SettingsError, load_settings
 from bootstrap.version import package_version
 
 
@@ -22,7 +22,31 @@ def _parser() -> argparse.ArgumentParser:
     db = commands.add_parser("db", help="manage the session database")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="migrate the database to the newest schema")
+    sessions = commands.add_parser("sessions", help="look at and import stored sessions")
+    session_commands = sessions.add_subparsers(dest="sessions_command", required=True)
+    listing = session_commands.add_parser("list", help="stored sessions, newest first")
+    listing.add_argument("--cwd", help="only sessions of exactly this directory")
+    show = session_commands.add_parser("show", help="one session and its conversation")
+    show.add_argument("session_id")
+    importing = session_commands.add_parser(
+        "import", help="import the reference system's flat-file sessions"
+    )
+    importing.add_argument("--from", dest="source", default="~/.iac-code", type=Path)
     return parser
+
+
+def _sessions(args: argparse.Namespace, settings: Settings) -> int:
+    from bootstrap import sessions_cli as cli
+
+    out = sys.stdout
+    match args.sessions_command:
+        case "list":
+            cwd = str(Path(args.cwd).resolve()) if args.cwd else None
+            return cli.run(settings, lambda c: cli.list_sessions(c, cwd, out))
+        case "show":
+            return cli.run(settings, lambda c: cli.show_session(c, args.session_id, out))
+    source = args.source.expanduser()
+    return cli.run(settings, lambda c: cli.import_sessions(c, settings, source, out))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,11 +66,12 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 0
+    if args.command == "sessions":
+        return _sessions(args, settings)
     if args.transport == "http":
-        logging.getLogger("iac-code").error(
-            "the HTTP+SSE transport is not available in this version; use --transport stdio"
-        )
-        return 2
+        from bootstrap import http
+
+        return http.main(settings, host=args.host, port=args.port)
     from bootstrap import stdio
 
     return stdio.main(settings, claim_stdout())

@@ -73,6 +73,14 @@ def parse_params(model: type[M], params: dict[str, Any] | None, method: str) -> 
         ) from None
 
 
+def _no_mcp_default(params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The product documents (and their curl walkthrough) treat mcpServers as optional;
+    the schema requires it. A missing list means no servers."""
+    if isinstance(params, dict) and "mcpServers" not in params:
+        return {**params, "mcpServers": []}
+    return params
+
+
 def _check_cwd(cwd: str) -> None:
     if not os.path.isabs(cwd):
         raise RpcError(
@@ -153,7 +161,7 @@ class AcpAgent(Dispatcher):
         return wire.dump(acp.AuthenticateResponse())
 
     async def _new_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
-        request = parse_params(acp.NewSessionRequest, params, "session/new")
+        request = parse_params(acp.NewSessionRequest, _no_mcp_default(params), "session/new")
         _check_cwd(request.cwd)
         if request.mcp_servers:
             log.info(
@@ -165,7 +173,7 @@ class AcpAgent(Dispatcher):
         return wire.new_session_result(state)
 
     async def _load_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
-        request = parse_params(acp.LoadSessionRequest, params, "session/load")
+        request = parse_params(acp.LoadSessionRequest, _no_mcp_default(params), "session/load")
         _check_cwd(request.cwd)
         previous = self._channels.sessions_of(peer)
         self._channels.attach(request.session_id, peer)  # replay goes to this client
@@ -236,14 +244,14 @@ class AcpAgent(Dispatcher):
         return wire.list_result(page)
 
     async def _resume(self, params: dict[str, Any] | None, peer: Connection) -> Any:
-        request = parse_params(acp.ResumeSessionRequest, params, "session/resume")
+        request = parse_params(acp.ResumeSessionRequest, _no_mcp_default(params), "session/resume")
         _check_cwd(request.cwd)
         state = await self._uc.resume_session().execute(request.session_id, request.cwd)
         self._channels.attach(request.session_id, peer)
         return wire.resume_session_result(state)
 
     async def _fork(self, params: dict[str, Any] | None, peer: Connection) -> Any:
-        request = parse_params(acp.ForkSessionRequest, params, "session/fork")
+        request = parse_params(acp.ForkSessionRequest, _no_mcp_default(params), "session/fork")
         _check_cwd(request.cwd)
         state = await self._uc.fork_session().execute(request.session_id, request.cwd)
         self._channels.attach(state.session_id, peer)

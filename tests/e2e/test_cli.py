@@ -1,3 +1,4 @@
+import json
 import os
 import sqlite3
 import subprocess
@@ -7,9 +8,9 @@ import pytest
 
 from adapters.persistence.migrate import SCHEMA_HEAD
 from tests.e2e.conftest import IAC_CODE
+from tests.http.container import compose, dockerfile, dockerfile_env, exec_form
 
 pytestmark = pytest.mark.e2e
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -48,14 +49,33 @@ def test_configuration_errors_are_reported_without_a_traceback(tmp_path: Path) -
     assert "Traceback" not in result.stderr
 
 
-def test_compose_runs_a_command_the_cli_accepts() -> None:
-    compose = (ROOT / "docker-compose.yml").read_text()
-    assert 'command: ["acp", "--transport", "http"' in compose
-    dockerfile = (ROOT / "Dockerfile").read_text()
-    assert 'ENTRYPOINT ["iac-code"]' in dockerfile
+def test_the_container_serves_http_on_all_interfaces_with_a_token_and_a_volume() -> None:
     from bootstrap.cli import _parser
 
-    args = _parser().parse_args(
-        ["acp", "--transport", "http", "--host", "0.0.0.0", "--port", "8765"]
-    )
-    assert (args.transport, args.port) == ("http", 8765)
+    docker, env = dockerfile(), dockerfile_env()
+    service = compose()["services"]["iac-code"]
+    command = exec_form(docker["CMD"][-1])
+    assert exec_form(docker["ENTRYPOINT"][-1]) == ["iac-code"]
+    assert service["command"] == command
+    args = _parser().parse_args(command)
+    assert (args.command, args.transport, args.host, args.port) == ("acp", "http", "0.0.0.0", 8765)
+    assert docker["EXPOSE"] == ["8765"]
+    assert service["ports"] == ["127.0.0.1:8765:8765"]
+
+    # The token is required twice over: compose refuses to start without it, and so does
+    # the server itself (IAC_CODE_HTTP_REQUIRE_TOKEN, set in the image).
+    environment = service["environment"]
+    assert environment["IACCODE_ACP_HTTP_TOKEN"].startswith("${IACCODE_ACP_HTTP_TOKEN:?")
+    assert environment["IAC_CODE_HTTP_REQUIRE_TOKEN"] == env["IAC_CODE_HTTP_REQUIRE_TOKEN"] == "1"
+
+    # Sessions live in SQLite under the config dir, which is a named volume.
+    volume, _, mount = service["volumes"][0].partition(":")
+    assert volume in compose()["volumes"]
+    assert mount == env["IAC_CODE_CONFIG_DIR"]
+
+    health = service["healthcheck"]["test"]
+    assert health[0] == "CMD" and "http://127.0.0.1:8765/healthz" in health[-1]
+    assert docker["HEALTHCHECK"][-1].endswith(json.dumps(health[1:]))
+
+    assert docker["USER"][-1] not in ("root", "0")
+    assert "useradd" in " ".join(docker["RUN"])

@@ -130,8 +130,11 @@ async def test_bad_params_name_the_field(raw: RawAgent, workdir: Path) -> None:
     reply = await raw.call(1, "session/new", {"mcpServers": []})
     assert error_of(reply)["code"] == -32602
     assert reply["error"]["data"]["errors"][0]["field"] == "cwd"
-    reply = await raw.call(2, "session/new", {"cwd": str(workdir)})
+    reply = await raw.call(2, "session/new", {"cwd": str(workdir), "mcpServers": "none"})
     assert reply["error"]["data"]["errors"][0]["field"] == "mcpServers"
+    # the product documents' form, without mcpServers, means "no MCP servers"
+    reply = await raw.call(21, "session/new", {"cwd": str(workdir)})
+    assert reply["result"]["sessionId"]
     reply = await raw.call(3, "session/new", [str(workdir)])
     assert error_of(reply)["code"] == -32602 and reply["error"]["data"]["field"] == "params"
     reply = await raw.call(4, "initialize", {})

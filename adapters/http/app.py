@@ -1,0 +1,47 @@
+"""The FastAPI application of the HTTP + SSE transport."""
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from adapters.http.access_log import AccessLog
+from adapters.http.config import HttpConfig
+from adapters.http.errors import HttpError, answer_http_error
+from adapters.http.health import ReadinessCheck, health_router
+from adapters.http.registry import ConnectionRegistry
+from adapters.http.routes import acp_router
+from adapters.protocol.connection import Dispatcher
+
+
+def create_app(dispatcher: Dispatcher, config: HttpConfig, ready: ReadinessCheck) -> FastAPI:
+    """One dispatcher serves every connection: each call names its peer connection."""
+    registry = ConnectionRegistry(dispatcher, config)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        chores = [
+            asyncio.create_task(registry.reap_forever()),
+            asyncio.create_task(registry.close_all_on_shutdown()),
+        ]
+        try:
+            yield
+        finally:
+            for chore in chores:
+                chore.cancel()
+            await asyncio.gather(*chores, return_exceptions=True)
+            await registry.close_all("the server is shutting down")
+
+    app = FastAPI(
+        title="iac-code ACP over HTTP",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.add_exception_handler(HttpError, answer_http_error)
+    app.include_router(acp_router(registry, config))
+    app.include_router(health_router(ready, config.readiness_timeout_seconds))
+    app.add_middleware(AccessLog)
+    return app

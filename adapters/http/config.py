@@ -1,0 +1,18 @@
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpConfig:
+    """Limits and timings of the HTTP transport (bootstrap reads them from the environment)."""
+
+    token: str | None = field(default=None, repr=False)  # bearer token; None: no auth
+    max_body_bytes: int = 10 * 2**20
+    buffer_max_events: int = 10_000  # per connection, written events kept for replay included
+    buffer_max_bytes: int = 16 * 2**20
+    keepalive_seconds: float = 15.0
+    retry_ms: int = 3_000  # the reconnect delay the stream asks EventSource clients to use
+    idle_timeout_seconds: float = 3_600.0  # reap connections with no stream and no request
+    reap_interval_seconds: float = 60.0
+    max_connections: int = 100
+    initialize_timeout_seconds: float = 30.0
+    readiness_timeout_seconds: float = 5.0

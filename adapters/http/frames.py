@@ -1,0 +1,21 @@
+"""Server-Sent Events frames, encoded once: a replay re-sends the very same bytes."""
+
+import json
+from typing import Any
+
+from adapters.protocol.jsonrpc import encode
+
+
+def message_frame(event_id: int, message: dict[str, Any]) -> bytes:
+    # `encode` gives one compact JSON line (no raw newlines) ending in "\n".
+    return b"id: %d\nevent: message\ndata: %s\n" % (event_id, encode(message))
+
+
+def retry_frame(retry_ms: int, comment: str) -> bytes:
+    return b": %s\nretry: %d\n\n" % (comment.encode(), retry_ms)
+
+
+def error_frame(code: str, message: str, **details: Any) -> bytes:
+    """An `error` event: not JSON-RPC, so clients reading only `message` events skip it."""
+    body = json.dumps({"error": {"code": code, "message": message, **details}})
+    return b"event: error\ndata: %s\n\n" % body.encode()

@@ -1,0 +1,161 @@
+"""A connection's outgoing events: numbered, buffered while no stream is open, replayable."""
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from adapters.http.frames import error_frame, message_frame
+
+# One write to the socket carries at most this much: a burst costs a few sends, not one each.
+CHUNK_BYTES = 64 * 1024
+
+
+class LastEventIdAhead(ValueError):
+    """The client names an event this connection never sent."""
+
+
+class Outbox:
+    """Events are numbered from 1 and kept until the client acknowledges them (by
+    reconnecting with Last-Event-ID) or, once written to a stream, until room is needed.
+
+    - At most `max_events` / `max_bytes` are kept. Written events are evicted first; if
+      events never written would have to go, the outbox fails instead: it drops them all and
+      the stream gets one error frame. Nothing is dropped silently.
+    - One follower (stream) at a time: attaching another supersedes the previous one.
+    - `written` is the position of the newest stream, so eviction never reaches an event
+      that stream has still to send.
+    """
+
+    def __init__(
+        self, *, max_events: int, max_bytes: int, on_failure: Callable[[str], None]
+    ) -> None:
+        self._max_events = max_events
+        self._max_bytes = max_bytes
+        self._on_failure = on_failure
+        self._frames: list[bytes] = []
+        self._head = 0  # index in _frames of the oldest kept event
+        self._first_id = 1  # its id
+        self._next_id = 1
+        self._bytes = 0
+        self._written = 0
+        self._follower: object | None = None
+        self._wakeup = asyncio.Event()
+        self._closed = False
+        self.failure: str | None = None
+        self._failure_frame = b""
+
+    @property
+    def last_id(self) -> int:
+        return self._next_id - 1
+
+    @property
+    def kept(self) -> tuple[int, int]:
+        """(events, bytes) held right now."""
+        return len(self._frames) - self._head, self._bytes
+
+    def append(self, message: dict[str, Any]) -> None:
+        if self._closed or self.failure is not None:
+            return
+        frame = message_frame(self._next_id, message)
+        self._next_id += 1
+        self._frames.append(frame)
+        self._bytes += len(frame)
+        self._make_room()
+        self._wakeup.set()
+
+    def follow(self, last_event_id: int | None) -> AsyncIterator[bytes]:
+        """A new stream: after `last_event_id` if given (acknowledging everything up to it),
+        else from the first event no stream has written. Supersedes any current stream."""
+        if last_event_id is None or self.failure is not None:
+            cursor = max(self._written, self._first_id - 1)
+        else:
+            cursor = self._acknowledge(last_event_id)
+        token = object()
+        self._follower = token
+        self._written = cursor
+        self._wakeup.set()  # the superseded stream wakes up and ends
+        return self._follow(token, cursor)
+
+    def close(self) -> None:
+        """No more events: streams end after sending what is buffered."""
+        self._closed = True
+        self._wakeup.set()
+
+    def fail(self, code: str, message: str) -> None:
+        if self.failure is not None:
+            return
+        self.failure = message
+        self._failure_frame = error_frame(code, message, lastEventId=self.last_id)
+        self._frames, self._head, self._bytes = [], 0, 0
+        self._first_id = self._next_id
+        self._wakeup.set()
+        self._on_failure(message)
+
+    def _acknowledge(self, last_event_id: int) -> int:
+        if last_event_id > self.last_id:
+            raise LastEventIdAhead(
+                f"Last-Event-ID {last_event_id} is ahead of this connection's last event "
+                f"({self.last_id})"
+            )
+        if last_event_id < self._first_id - 1:
+            self.fail(
+                "replay_unavailable",
+                f"events after {last_event_id} are no longer buffered (the oldest kept is "
+                f"{self._first_id}); the connection is closed, start a new one",
+            )
+            return last_event_id
+        while self._first_id <= last_event_id:
+            self._drop_oldest()
+        return last_event_id
+
+    def _make_room(self) -> None:
+        while self.kept[0] > self._max_events or self._bytes > self._max_bytes:
+            if self._first_id > self._written:
+                self.fail(
+                    "buffer_overflow",
+                    f"the client fell more than {self._max_events} events or "
+                    f"{self._max_bytes} bytes behind; events after {self._written} would be "
+                    "lost, so the connection is closed",
+                )
+                return
+            self._drop_oldest()
+
+    def _drop_oldest(self) -> None:
+        self._bytes -= len(self._frames[self._head])
+        self._frames[self._head] = b""
+        self._head += 1
+        self._first_id += 1
+        if self._head > 1024 and self._head * 2 > len(self._frames):
+            del self._frames[: self._head]
+            self._head = 0
+
+    def _frames_after(self, cursor: int) -> tuple[bytes, int]:
+        start = self._head + cursor + 1 - self._first_id
+        end, size = start, 0
+        while end < len(self._frames) and (size < CHUNK_BYTES or end == start):
+            size += len(self._frames[end])
+            end += 1
+        return b"".join(self._frames[start:end]), cursor + end - start
+
+    async def _follow(self, token: object, cursor: int) -> AsyncIterator[bytes]:
+        try:
+            while self._follower is token:
+                if self.failure is None and cursor < self._first_id - 1:
+                    self.fail("replay_unavailable", f"events after {cursor} were evicted")
+                if self.failure is not None:
+                    yield self._failure_frame
+                    return
+                chunk, upto = self._frames_after(cursor)
+                if chunk:
+                    yield chunk  # resumes once the server has written it
+                    cursor = upto
+                    if self._follower is token:
+                        self._written = max(self._written, upto)
+                    continue
+                if self._closed:
+                    return
+                self._wakeup.clear()
+                await self._wakeup.wait()
+        finally:
+            if self._follower is token:
+                self._follower = None

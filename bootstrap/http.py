@@ -1,0 +1,129 @@
+"""`iac-code acp --transport http`: the HTTP + SSE transport on uvicorn."""
+
+import asyncio
+import gc
+import ipaddress
+import logging
+import sqlite3
+import sys
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from adapters.http.app import create_app
+from adapters.http.config import HttpConfig
+from adapters.http.health import ReadinessCheck
+from adapters.protocol.connection import Dispatcher
+from bootstrap.http_settings import load_http_config
+from bootstrap.settings import Settings, SettingsError
+from bootstrap.version import package_version
+
+log = logging.getLogger(__name__)
+
+
+def build_agent(settings: Settings) -> tuple[Dispatcher, Any]:
+    """Migrate the database and wire the container; returns (dispatcher, container)."""
+    from adapters.persistence.migrate import upgrade_to_head
+    from bootstrap.container import Container
+
+    if upgrade_to_head(settings.database_url):
+        log.info("database migrated to the newest schema")
+    container = Container(settings=settings, version=package_version())
+    return container.agent(), container
+
+
+def warm_model(container: Any) -> None:
+    """Import the model SDK before serving: an import holds the GIL, and one during the
+    first prompts would stall every stream for a few hundred milliseconds."""
+    resolve = getattr(container.llm(), "resolve", None)
+    if resolve is not None:
+        resolve()
+
+
+def database_ready(database_url: str) -> ReadinessCheck:
+    """Ready when the SQLite file opens read-only and holds a migrated schema."""
+    from sqlalchemy.engine import make_url
+
+    path = Path(make_url(database_url).database or "").expanduser().absolute()
+
+    def probe() -> bool:
+        with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=1)) as db:
+            return bool(db.execute("SELECT version_num FROM alembic_version").fetchall())
+
+    async def check() -> bool:
+        return await asyncio.to_thread(probe)
+
+    return check
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def warn_if_exposed(host: str, config: HttpConfig) -> None:
+    if config.token or is_loopback(host):
+        return
+    line = "!" * 78
+    print(
+        f"{line}\n"
+        f"WARNING: serving ACP on {host}, reachable from other machines, WITHOUT A TOKEN.\n"
+        "Anyone who can reach this port can run the agent with your credentials.\n"
+        "Set IACCODE_ACP_HTTP_TOKEN to require `Authorization: Bearer <token>`.\n"
+        f"{line}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+async def serve(settings: Settings, config: HttpConfig, host: str, port: int) -> None:
+    dispatcher, container = await asyncio.to_thread(build_agent, settings)
+    await asyncio.to_thread(warm_model, container)
+    # Everything loaded so far lives as long as the process: keep it out of the collector's
+    # sight, or full collections walking it stall every stream for 100+ ms under load.
+    gc.freeze()
+    app = create_app(dispatcher, config, database_ready(settings.database_url))
+    import uvicorn
+
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_config=None,  # our logging setup (stderr) stays in charge
+            access_log=False,  # adapters/http/access_log.py writes structured lines
+            ws="none",
+            lifespan="on",
+            server_header=False,
+            timeout_graceful_shutdown=5,
+        )
+    )
+    log.info(
+        "iac-code %s starting ACP over HTTP on %s:%d (provider %s, token %s)",
+        package_version(),
+        host,
+        port,
+        settings.provider,
+        "required" if config.token else "not set",
+    )
+    try:
+        await server.serve()
+    finally:
+        await container.engine().dispose()
+    if not server.started:
+        raise SystemExit(1)
+
+
+def main(settings: Settings, host: str, port: int) -> int:
+    try:
+        config = load_http_config()
+    except SettingsError as exc:
+        print(f"iac-code: configuration error: {exc}", file=sys.stderr)
+        return 2
+    warn_if_exposed(host, config)
+    asyncio.run(serve(settings, config, host, port))
+    return 0

@@ -1,0 +1,57 @@
+"""Settings of the HTTP transport, from the environment (the common ones are in settings.py)."""
+
+import os
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from adapters.http.config import HttpConfig
+from bootstrap.settings import SettingsError
+
+# setting -> environment variables, first set wins. The token's name is the product's.
+_ENV = {
+    "token": ("IACCODE_ACP_HTTP_TOKEN", "IAC_CODE_ACP_HTTP_TOKEN"),
+    "max_body_bytes": ("IAC_CODE_HTTP_MAX_BODY_BYTES",),
+    "buffer_max_events": ("IAC_CODE_HTTP_BUFFER_EVENTS",),
+    "buffer_max_bytes": ("IAC_CODE_HTTP_BUFFER_BYTES",),
+    "keepalive_seconds": ("IAC_CODE_HTTP_KEEPALIVE_SECONDS",),
+    "retry_ms": ("IAC_CODE_HTTP_RETRY_MS",),
+    "idle_timeout_seconds": ("IAC_CODE_HTTP_IDLE_TIMEOUT_SECONDS",),
+    "reap_interval_seconds": ("IAC_CODE_HTTP_REAP_INTERVAL_SECONDS",),
+    "max_connections": ("IAC_CODE_HTTP_MAX_CONNECTIONS",),
+    "initialize_timeout_seconds": ("IAC_CODE_HTTP_INITIALIZE_TIMEOUT_SECONDS",),
+}
+_TYPES = {f.name: f.type for f in fields(HttpConfig)}
+_DEFAULTS = HttpConfig()
+_YES = ("1", "true", "yes")
+
+
+def _number(name: str, variable: str, raw: str) -> int | float:
+    kind = int if _TYPES[name] is int else float
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise SettingsError(f"{variable} must be a number, not {raw!r}") from None
+    if value <= 0:
+        raise SettingsError(f"{variable} must be greater than 0, not {raw!r}")
+    return value
+
+
+def load_http_config(environ: Mapping[str, str] | None = None) -> HttpConfig:
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for name, variables in _ENV.items():
+        variable = next((v for v in variables if env.get(v, "").strip()), None)
+        if variable is None:
+            continue
+        raw = env[variable].strip()
+        values[name] = raw if name == "token" else _number(name, variable, raw)
+    if env.get("IAC_CODE_HTTP_REQUIRE_TOKEN", "").strip() in _YES and not values.get("token"):
+        raise SettingsError(
+            "IAC_CODE_HTTP_REQUIRE_TOKEN is set (as in the container image): "
+            "set IACCODE_ACP_HTTP_TOKEN to a long random secret"
+        )
+    if "reap_interval_seconds" not in values:  # look often enough for a short idle timeout
+        idle = values.get("idle_timeout_seconds", _DEFAULTS.idle_timeout_seconds)
+        values["reap_interval_seconds"] = min(_DEFAULTS.reap_interval_seconds, idle / 4)
+    return HttpConfig(**values)

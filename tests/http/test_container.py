@@ -1,0 +1,123 @@
+"""The exact command the container runs, run here (no Docker engine on our machines), with
+the image's and compose file's environment. Only the port differs: a free one per test."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import IAC_CODE
+from tests.http.container import compose, dockerfile, dockerfile_env, exec_form
+
+pytestmark = pytest.mark.e2e
+
+TOKEN = "container-test-token-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def with_port(argv: list[str], port: int) -> list[str]:
+    return [str(port) if a == "8765" else a.replace(":8765/", f":{port}/") for a in argv]
+
+
+def container_env(config_dir: Path, token: str | None) -> dict[str, str]:
+    """The image's ENV, then compose's environment with ${VAR:-default} defaults applied."""
+    env = {"PATH": os.environ["PATH"], **dockerfile_env(), "IAC_CODE_CONFIG_DIR": str(config_dir)}
+    for name, value in compose()["services"]["iac-code"]["environment"].items():
+        if match := re.fullmatch(r"\$\{(\w+):-(.*)\}", value):
+            env[name] = match.group(2)
+        elif re.fullmatch(r"\$\{(\w+):\?.*\}", value):
+            if token is not None:
+                env[name] = token
+        else:
+            env[name] = value
+    return env
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    port = free_port()
+    argv = with_port(exec_form(dockerfile()["ENTRYPOINT"][-1]), port)
+    argv += with_port(exec_form(dockerfile()["CMD"][-1]), port)
+    assert argv[0] == "iac-code"
+    stderr_path = tmp_path / "stderr.log"
+    with stderr_path.open("wb") as stderr:
+        process = subprocess.Popen(
+            [IAC_CODE, *argv[1:]],
+            env=container_env(tmp_path / "data", TOKEN),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, stderr_path.read_text()
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.05)
+        yield base, process, stderr_path
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(15)
+
+
+def test_the_container_command_serves_with_the_token_required(
+    server: tuple[str, subprocess.Popen[bytes], Path],
+) -> None:
+    base, process, stderr_path = server
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    with httpx.Client(base_url=base, timeout=10) as http:
+        anonymous = http.post("/acp", json=init)
+        opened = http.post("/acp", json=init, headers={"Authorization": f"Bearer {TOKEN}"})
+        ready = http.get("/readyz")
+    assert anonymous.status_code == 401
+    assert opened.status_code == 200 and opened.headers["acp-connection-id"]
+    assert ready.json() == {"status": "ready"}
+
+    health = compose()["services"]["iac-code"]["healthcheck"]["test"][1:]
+    port = base.rsplit(":", 1)[1]
+    probe = subprocess.run(
+        [sys.executable, *with_port(health, int(port))[1:]], timeout=30, check=False
+    )
+    assert probe.returncode == 0
+
+    process.send_signal(signal.SIGTERM)
+    process.wait(15)
+    log = stderr_path.read_text()
+    assert TOKEN not in log
+    assert "WITHOUT A TOKEN" not in log
+    assert '"path": "/acp", "status": 401' in log
+    assert (stderr_path.parent / "data" / "iac-code.db").is_file()  # on the volume's path
+
+
+def test_the_container_command_refuses_to_start_without_a_token(tmp_path: Path) -> None:
+    command = exec_form(dockerfile()["CMD"][-1])
+    result = subprocess.run(
+        [IAC_CODE, *with_port(command, free_port())],
+        env=container_env(tmp_path / "data", None),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "IACCODE_ACP_HTTP_TOKEN" in result.stderr
+    assert "Traceback" not in result.stderr

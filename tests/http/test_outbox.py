@@ -1,0 +1,153 @@
+"""The outbox on its own: numbering, replay after Last-Event-ID, bounds, one follower."""
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+
+import pytest
+
+from adapters.http.outbox import LastEventIdAhead, Outbox
+
+
+def make(max_events: int = 100, max_bytes: int = 1 << 20) -> tuple[Outbox, list[str]]:
+    failures: list[str] = []
+    return Outbox(max_events=max_events, max_bytes=max_bytes, on_failure=failures.append), failures
+
+
+def note(n: int) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "method": "tick", "params": {"n": n}}
+
+
+def ids(chunk: bytes) -> list[int]:
+    return [int(i) for i in re.findall(rb"^id: (\d+)$", chunk, re.MULTILINE)]
+
+
+async def pull(stream: AsyncIterator[bytes]) -> bytes:
+    return await asyncio.wait_for(anext(stream), 1)
+
+
+async def written(stream: AsyncIterator[bytes]) -> "asyncio.Future[bytes]":
+    """Resume the stream after its last chunk (as the server does once it is written), and
+    return the pending pull of the next one."""
+    waiting = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0)
+    return waiting
+
+
+async def test_events_are_numbered_from_one_and_framed_as_message_events() -> None:
+    outbox, _ = make()
+    outbox.append(note(0))
+    outbox.append(note(1))
+    chunk = await pull(outbox.follow(None))
+    assert chunk == (
+        b'id: 1\nevent: message\ndata: {"jsonrpc":"2.0","method":"tick","params":{"n":0}}\n\n'
+        b'id: 2\nevent: message\ndata: {"jsonrpc":"2.0","method":"tick","params":{"n":1}}\n\n'
+    )
+
+
+async def test_a_follower_waits_for_new_events() -> None:
+    outbox, _ = make()
+    stream = outbox.follow(None)
+    waiting = asyncio.ensure_future(pull(stream))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    outbox.append(note(0))
+    assert ids(await waiting) == [1]
+
+
+async def test_without_last_event_id_a_stream_starts_after_what_was_written() -> None:
+    outbox, _ = make()
+    outbox.append(note(0))
+    first = outbox.follow(None)
+    assert ids(await pull(first)) == [1]
+    await written(first)
+    outbox.append(note(1))
+    second = outbox.follow(None)
+    assert ids(await pull(second)) == [2]
+
+
+async def test_last_event_id_replays_exactly_what_follows_it() -> None:
+    outbox, _ = make()
+    for n in range(5):
+        outbox.append(note(n))
+    first = outbox.follow(None)
+    assert ids(await pull(first)) == [1, 2, 3, 4, 5]
+    resumed = outbox.follow(2)  # the client saw up to 2: 3..5 were lost in flight
+    assert ids(await pull(resumed)) == [3, 4, 5]
+    assert outbox.kept[0] == 3  # 1 and 2 were acknowledged and freed
+
+
+async def test_a_new_stream_supersedes_the_old_one() -> None:
+    outbox, _ = make()
+    old = outbox.follow(None)
+    waiting = asyncio.ensure_future(pull(old))
+    await asyncio.sleep(0)
+    new = outbox.follow(None)
+    with pytest.raises(StopAsyncIteration):
+        await waiting
+    outbox.append(note(0))
+    assert ids(await pull(new)) == [1]
+
+
+async def test_written_events_are_evicted_to_make_room() -> None:
+    outbox, failures = make(max_events=3)
+    stream = outbox.follow(None)
+    for n in range(3):
+        outbox.append(note(n))
+    assert ids(await pull(stream)) == [1, 2, 3]
+    waiting = await written(stream)
+    outbox.append(note(3))
+    outbox.append(note(4))
+    assert ids(await waiting) == [4, 5]
+    assert failures == []
+    assert outbox.kept[0] == 3
+
+
+async def test_overflow_of_unwritten_events_fails_with_an_error_event() -> None:
+    outbox, failures = make(max_events=3)
+    for n in range(4):
+        outbox.append(note(n))
+    assert failures and "fell more than 3 events" in failures[0]
+    chunk = await pull(outbox.follow(None))
+    assert chunk.startswith(b"event: error\ndata: ")
+    assert b'"code": "buffer_overflow"' in chunk
+    assert outbox.kept == (0, 0)
+    outbox.append(note(9))  # ignored from now on
+    assert outbox.kept == (0, 0)
+
+
+async def test_the_byte_bound_counts_too() -> None:
+    outbox, failures = make(max_bytes=200)
+    outbox.append({"jsonrpc": "2.0", "method": "big", "params": {"x": "y" * 300}})
+    assert failures
+
+
+async def test_a_last_event_id_older_than_the_buffer_fails_the_connection() -> None:
+    outbox, failures = make(max_events=2)
+    stream = outbox.follow(None)
+    outbox.append(note(0))
+    outbox.append(note(1))
+    await pull(stream)
+    waiting = await written(stream)
+    outbox.append(note(2))  # evicts 1
+    await waiting
+    chunk = await pull(outbox.follow(0))
+    assert b'"code": "replay_unavailable"' in chunk
+    assert failures
+
+
+async def test_a_last_event_id_ahead_of_the_connection_is_refused() -> None:
+    outbox, _ = make()
+    outbox.append(note(0))
+    with pytest.raises(LastEventIdAhead):
+        outbox.follow(7)
+
+
+async def test_close_lets_the_stream_drain_then_end() -> None:
+    outbox, _ = make()
+    stream = outbox.follow(None)
+    outbox.append(note(0))
+    outbox.close()
+    assert ids(await pull(stream)) == [1]
+    with pytest.raises(StopAsyncIteration):
+        await pull(stream)
