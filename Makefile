@@ -28,6 +28,8 @@ lint: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/sessions.py
+	$(BIN)/python bench/http_load.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache
