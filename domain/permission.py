@@ -67,9 +67,14 @@ class PermissionRules:
     remembered: dict[str, bool] = field(default_factory=dict)
 
     def verdict(self, spec: ToolSpec, *, outside_cwd: bool) -> Verdict:
-        if spec.name in self.remembered:
-            return Verdict.ALLOW if self.remembered[spec.name] else Verdict.REJECT
-        if spec.category is Category.READ and not outside_cwd:
+        """Remembered answers hold for the tool, except that "always allow" never reaches
+        outside the working directory: leaving it is asked about each time."""
+        remembered = self.remembered.get(spec.name)
+        if remembered is False:
+            return Verdict.REJECT
+        if outside_cwd:
+            return Verdict.ASK
+        if remembered or spec.category is Category.READ:
             return Verdict.ALLOW
         return Verdict.ASK
 

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from adapters.protocol.jsonrpc import (
     INTERNAL_ERROR,
+    PARSE_ERROR,
     Malformed,
     Notification,
     Request,
@@ -64,6 +65,10 @@ class Connection:
             log.warning("rejected message: %s", exc.message)
             if exc.answer:
                 await self._send(error_message(exc.id, exc))
+            return
+        except Exception:  # whatever a line holds, the connection goes on serving
+            log.exception("could not read a message")
+            await self._send(error_message(None, RpcError(PARSE_ERROR, "Parse error.")))
             return
         match incoming:
             case Request():
@@ -145,9 +150,10 @@ class Connection:
             return
         if response.error is not None:
             error = response.error
+            code = error.get("code")
             future.set_exception(
                 RpcError(
-                    int(error.get("code", INTERNAL_ERROR)),
+                    code if isinstance(code, int) else INTERNAL_ERROR,
                     str(error.get("message", "")),
                     error.get("data"),
                 )

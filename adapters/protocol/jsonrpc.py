@@ -76,6 +76,10 @@ def parse(raw: bytes | str) -> Incoming:
         raise Malformed(
             PARSE_ERROR, "Parse error: the message is not valid JSON.", {"details": str(exc)}
         ) from None
+    except RecursionError:
+        raise Malformed(
+            PARSE_ERROR, "Parse error: the message is nested too deeply.", {"details": "depth"}
+        ) from None
     if not isinstance(message, dict):
         kind = "a batch (array)" if isinstance(message, list) else type(message).__name__
         raise Malformed(

@@ -38,7 +38,11 @@ def read_outcome(result: Any, offered: tuple[PermissionOption, ...]) -> Permissi
     if kind == "cancelled":
         return None
     if kind in ("selected", "allowed", "denied") and option_id in {o.value for o in offered}:
-        return PermissionOption(option_id)
+        chosen = PermissionOption(option_id)
+        # "denied" never grants: an allow option id beside it is read as a plain rejection.
+        return chosen if kind != "denied" or not chosen.allows else PermissionOption.REJECT_ONCE
+    if kind == "denied":
+        return PermissionOption.REJECT_ONCE
     log.warning("permission answer %r did not pick an offered option; treated as rejected", result)
     return PermissionOption.REJECT_ONCE
 

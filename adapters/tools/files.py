@@ -25,6 +25,8 @@ PATH = {
 
 
 def _read_text(path: Path) -> str:
+    if not path.is_file():  # FIFOs, devices and sockets could block or never end
+        raise ToolInputError(f"{path} is not a regular file.")
     data = path.read_bytes()
     if is_binary(data[:8192]):
         raise ToolInputError(f"{path} is a binary file ({len(data)} bytes); not shown.")

@@ -1,3 +1,4 @@
+import logging
 from collections.abc import Mapping
 
 from adapters.tools.base import Limits, Tool, ToolInputError
@@ -13,6 +14,8 @@ from application.ports.tools import (
     ToolResult,
     ToolRunner,
 )
+
+log = logging.getLogger(__name__)
 
 
 class LocalToolRunner(ToolRunner):
@@ -47,6 +50,9 @@ class LocalToolRunner(ToolRunner):
             return ToolPlan(problem=str(exc))
         except OSError as exc:
             return ToolPlan(problem=f"{type(exc).__name__}: {exc.strerror or exc}")
+        except Exception as exc:  # a tool bug must fail the call, not the turn
+            log.exception("planning %s failed", name)
+            return ToolPlan(problem=f"The {name} tool failed: {type(exc).__name__}: {exc}")
 
     async def run(
         self, name: str, arguments: Mapping[str, object], context: ToolContext, progress: Progress
@@ -62,4 +68,9 @@ class LocalToolRunner(ToolRunner):
             return ToolResult(
                 text=f"{type(exc).__name__}: {exc.strerror or exc} ({exc.filename or name})",
                 is_error=True,
+            )
+        except Exception as exc:  # a tool bug must fail the call, not the turn
+            log.exception("running %s failed", name)
+            return ToolResult(
+                text=f"The {name} tool failed: {type(exc).__name__}: {exc}", is_error=True
             )

@@ -4,6 +4,7 @@ import asyncio
 import fnmatch
 import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -36,7 +37,7 @@ MAX_FILE_BYTES = 5 * 2**20
 DIR = {"type": "string", "description": "Where to search (default: the working directory)."}
 
 
-def _walk(root: Path) -> Iterator[Path]:
+def _files(root: Path) -> Iterator[Path]:
     if root.is_file():
         yield root
         return
@@ -44,6 +45,28 @@ def _walk(root: Path) -> Iterator[Path]:
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
         for name in sorted(files):
             yield Path(folder, name)
+
+
+def _walk(root: Path, boundary: Path) -> Iterator[Path]:
+    """Regular files under root whose real location stays inside `boundary`: a symlink
+    in the tree must not lead the search out of what was allowed, and a FIFO or device
+    could block the search for ever."""
+    for path in _files(root):
+        real = Path(os.path.realpath(path))
+        try:
+            regular = stat.S_ISREG(real.stat().st_mode)
+        except OSError:
+            continue
+        if regular and real.is_relative_to(boundary):
+            yield path
+
+
+def _boundary(base: Path, cwd: str) -> Path:
+    """The session's cwd, or the searched directory itself when the user allowed a search
+    outside it."""
+    root = Path(os.path.realpath(cwd))
+    real = Path(os.path.realpath(base))
+    return root if real.is_relative_to(root) else real
 
 
 def _base(arguments: Mapping[str, object], cwd: str) -> tuple[Path, bool]:
@@ -65,6 +88,8 @@ class Glob(Tool):
         pattern = text_arg(arguments, "pattern") or ""
         if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
             raise ToolInputError("pattern must be relative to path; put the directory in path.")
+        if any("**" in part and part != "**" for part in Path(pattern).parts):
+            raise ToolInputError("'**' must be a whole path part, as in 'src/**/*.py'.")
         base, outside = _base(arguments, cwd)
         return ToolPlan(locations=(str(base),), outside_cwd=outside)
 
@@ -136,6 +161,7 @@ class Grep(Tool):
         rows, total = await asyncio.to_thread(
             self._search,
             base,
+            _boundary(base, context.cwd),
             self._regex(arguments),
             text_arg(arguments, "glob", required=False),
             str(arguments.get("output_mode", "content")),
@@ -158,11 +184,16 @@ class Grep(Tool):
 
     @staticmethod
     def _search(
-        base: Path, regex: re.Pattern[str], glob: str | None, mode: str, limit: int
+        base: Path,
+        boundary: Path,
+        regex: re.Pattern[str],
+        glob: str | None,
+        mode: str,
+        limit: int,
     ) -> tuple[list[str], int]:
         rows: list[str] = []
         total = 0
-        for path in _walk(base):
+        for path in _walk(base, boundary):
             shown = str(path.relative_to(base)) if base.is_dir() else str(path)
             if glob and not (fnmatch.fnmatch(shown, glob) or fnmatch.fnmatch(path.name, glob)):
                 continue

@@ -7,11 +7,49 @@ import os
 import signal
 from collections.abc import Mapping
 
-from adapters.tools.base import Limits, Tool, ToolInputError, clip, schema, text_arg
+from adapters.tools.base import Limits, Tool, ToolInputError, schema, text_arg
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
 from domain.tool_call import TextOutput
 
 KILL_GRACE = 2.0
+# Credentials of the agent itself: a command has no business reading them, and its output
+# goes to the model provider and into history.
+SECRET_VARIABLES = frozenset(
+    {
+        "IAC_CODE_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "IACCODE_ACP_HTTP_TOKEN",
+        "IAC_CODE_ACP_HTTP_TOKEN",
+    }
+)
+
+
+def _child_environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+
+
+class _Output:
+    """A command's output within bounds: its head and its tail, however much it prints."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._head = ""
+        self._tail = ""
+        self._total = 0
+
+    def add(self, text: str) -> None:
+        self._total += len(text)
+        if len(self._head) < self._limit:
+            self._head += text[: self._limit - len(self._head)]
+        self._tail = (self._tail + text)[-self._limit :]
+
+    def render(self) -> str:
+        if self._total <= self._limit:
+            return self._head
+        head, tail = self._head[: self._limit * 2 // 3], self._tail[-(self._limit // 3) :]
+        cut = self._total - len(head) - len(tail)
+        return f"{head}\n\n[... {cut} characters truncated ...]\n\n{tail}"
 
 
 def _signal_group(pid: int, sig: int) -> None:
@@ -19,13 +57,21 @@ def _signal_group(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
 
 
+async def _exited(process: asyncio.subprocess.Process) -> None:
+    """Until the shell itself exits. Process.wait() would also wait for its pipes, which a
+    background child can hold open for as long as it lives."""
+    while process.returncode is None:
+        await asyncio.sleep(0.02)
+
+
 async def _stop(process: asyncio.subprocess.Process) -> None:
     """SIGTERM the whole group, then SIGKILL what is left after a short grace."""
     _signal_group(process.pid, signal.SIGTERM)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.shield(process.wait()), KILL_GRACE)
-    _signal_group(process.pid, signal.SIGKILL)  # also reaps children that outlived the shell
-    await process.wait()
+        await asyncio.wait_for(_exited(process), KILL_GRACE)
+    _signal_group(process.pid, signal.SIGKILL)  # also stops children that outlived the shell
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(_exited(process), KILL_GRACE)
 
 
 class Bash(Tool):
@@ -64,38 +110,49 @@ class Bash(Tool):
             "-c",
             command,
             cwd=context.cwd,
+            env=_child_environment(),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )  # its own process group: we can stop all of it
-        output: list[str] = []
+            start_new_session=True,  # its own process group: we can stop all of it
+        )
+        output = _Output(self._limits.output_chars)
+        pump = asyncio.ensure_future(self._pump(process, output, progress))
         timed_out = False
         try:
-            await asyncio.wait_for(self._pump(process, output, progress), timeout)
-            await process.wait()
+            await asyncio.wait_for(_exited(process), timeout)
         except TimeoutError:
             timed_out = True
-            await _stop(process)
         except BaseException:
+            pump.cancel()
             await asyncio.shield(_stop(process))
             raise
-        return self._result(process.returncode, "".join(output), timed_out, timeout)
+        # The shell is done (or out of time): stop whatever it left running in its group,
+        # which also closes the pipe a background child may still hold open.
+        await _stop(process)
+        # A child that left the group (setsid) may hold the pipe open: do not wait for it.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(pump), KILL_GRACE)
+        pump.cancel()
+        await asyncio.gather(pump, return_exceptions=True)
+        return self._result(process.returncode, output, timed_out, timeout)
 
     @staticmethod
     async def _pump(
-        process: asyncio.subprocess.Process, output: list[str], progress: Progress
+        process: asyncio.subprocess.Process, output: "_Output", progress: Progress
     ) -> None:
         assert process.stdout is not None
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         while chunk := await process.stdout.read(4096):
             text = decoder.decode(chunk)
             if text:
-                output.append(text)
+                output.add(text)
                 await progress(text)
 
-    def _result(self, code: int | None, text: str, timed_out: bool, timeout: float) -> ToolResult:
-        body = clip(text, self._limits.output_chars) or "(no output)"
+    def _result(
+        self, code: int | None, output: "_Output", timed_out: bool, timeout: float
+    ) -> ToolResult:
+        body = output.render() or "(no output)"
         if timed_out:
             status = f"Timed out after {timeout:g} s; the command was stopped."
         else:

@@ -175,11 +175,11 @@ class ToolPhase:
         await self._emit(
             session, ToolCallUpdated(tool_call_id=call.id, status=ToolCallStatus.IN_PROGRESS)
         )
-        shown: list[str] = []
+        tail = ""
 
         async def progress(chunk: str) -> None:
-            shown.append(chunk)
-            tail = "".join(shown)[-PROGRESS_TAIL:]
+            nonlocal tail
+            tail = (tail + chunk)[-PROGRESS_TAIL:]  # bounded: cost stays flat as output grows
             await self._emit(
                 session, ToolCallUpdated(tool_call_id=call.id, output=(TextOutput(text=tail),))
             )

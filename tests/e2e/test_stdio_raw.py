@@ -211,3 +211,13 @@ async def test_exits_cleanly_when_stdin_closes(raw: RawAgent) -> None:
     await raw.initialize()
     raw.process.stdin.close()
     assert await asyncio.wait_for(raw.process.wait(), 5) == 0
+
+
+async def test_absurd_nesting_and_broken_client_errors_do_not_stop_the_server(
+    raw: RawAgent,
+) -> None:
+    await raw.send(b"[" * 100_000)
+    reply = await raw.recv()
+    assert error_of(reply)["code"] in (-32700, -32600)
+    await raw.send({"jsonrpc": "2.0", "id": 0, "error": {"code": "oops", "message": 1}})
+    await raw.initialize()

@@ -1,6 +1,7 @@
 """The local tools against real temp directories, processes and a local HTTP server."""
 
 import asyncio
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -325,3 +326,62 @@ async def test_web_fetch_caps_size_and_reports_binary_and_errors(runner, project
     assert missing.is_error
     plan = await runner.plan("web_fetch", {"url": "file:///etc/passwd"}, str(project))
     assert plan.problem is not None
+
+
+async def test_grep_does_not_follow_symlinks_out_of_cwd(runner, project) -> None:  # type: ignore[no-untyped-def]
+    secret_dir = project.parent / "secret"
+    secret_dir.mkdir()
+    (secret_dir / "id_rsa").write_text("SECRET-KEY-MATERIAL\n")
+    (project / "link.txt").symlink_to(secret_dir / "id_rsa")
+    (project / "inside-link.py").symlink_to(project / "src" / "util.py")
+    result = await run(runner, project, "grep", pattern="SECRET|VALUE")
+    assert "SECRET-KEY-MATERIAL" not in result.text
+    assert "inside-link.py:1:VALUE = 1" in result.text  # links that stay inside still count
+
+
+async def test_fifos_are_not_read(runner, project) -> None:  # type: ignore[no-untyped-def]
+    os.mkfifo(project / "pipe")
+    result = await asyncio.wait_for(run(runner, project, "grep", pattern="x"), 5)
+    assert "pipe" not in result.text
+    read = await asyncio.wait_for(run(runner, project, "read_file", path="pipe"), 5)
+    assert read.is_error
+    assert "not a regular file" in read.text
+
+
+async def test_invalid_glob_patterns_fail_before_running(runner, project) -> None:  # type: ignore[no-untyped-def]
+    plan = await runner.plan("glob", {"pattern": "src/**.py"}, str(project))
+    assert plan.problem is not None
+    assert "'**'" in plan.problem
+
+
+async def test_tool_bugs_become_error_results(runner, project) -> None:  # type: ignore[no-untyped-def]
+    result = await run(runner, project, "write_file", path="x.txt", content="\ud800")
+    assert result.is_error
+    assert "write_file tool failed" in result.text
+
+
+async def test_bash_does_not_see_the_agents_credentials(runner, project, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("IAC_CODE_API_KEY", "sk-very-secret")
+    monkeypatch.setenv("IACCODE_ACP_HTTP_TOKEN", "token-very-secret")
+    monkeypatch.setenv("HARMLESS", "visible")
+    result = await run(runner, project, "bash", command="env")
+    assert "very-secret" not in result.text
+    assert "HARMLESS=visible" in result.text
+
+
+async def test_bash_background_children_neither_block_nor_outlive_it(runner, project) -> None:  # type: ignore[no-untyped-def]
+    pid_file = project / "bg.pid"
+    started = asyncio.get_running_loop().time()
+    result = await run(
+        runner, project, "bash", command=f"sleep 300 & echo $! > {pid_file}; echo done"
+    )
+    assert asyncio.get_running_loop().time() - started < 4
+    assert "done" in result.text
+    assert "Exit code 0." in result.text
+    assert not _alive(int(pid_file.read_text()))
+
+
+async def test_bash_keeps_huge_output_bounded(runner, project) -> None:  # type: ignore[no-untyped-def]
+    result = await run(runner, project, "bash", command="yes line | head -c 3000000")
+    assert len(result.text) < 2_500
+    assert "characters truncated" in result.text

@@ -15,6 +15,9 @@ OFFERED = tuple(O)
         ({"outcome": "allowed", "option_id": "allow_always"}, O.ALLOW_ALWAYS),
         ({"outcome": "allowed"}, O.ALLOW_ONCE),
         ({"outcome": "denied"}, O.REJECT_ONCE),
+        ({"outcome": "denied", "option_id": "reject_always"}, O.REJECT_ALWAYS),
+        ({"outcome": "denied", "option_id": "allow_always"}, O.REJECT_ONCE),
+        ({"outcome": "denied", "option_id": "bogus"}, O.REJECT_ONCE),
         ({"outcome": "cancelled"}, None),
         # anything not offered is a rejection
         ({"outcome": {"outcome": "selected", "optionId": "yolo"}}, O.REJECT_ONCE),

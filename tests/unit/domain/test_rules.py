@@ -139,6 +139,15 @@ def test_always_answers_are_remembered_per_tool_and_once_answers_are_not() -> No
     assert rules.verdict(spec_for("read_file"), outside_cwd=False) is Verdict.REJECT
 
 
+def test_always_allow_never_reaches_outside_the_working_directory() -> None:
+    rules = PermissionRules()
+    rules.learn(decision("write_file", PermissionOption.ALLOW_ALWAYS))
+    rules.learn(decision("grep", PermissionOption.REJECT_ALWAYS))
+    assert rules.verdict(spec_for("write_file"), outside_cwd=False) is Verdict.ALLOW
+    assert rules.verdict(spec_for("write_file"), outside_cwd=True) is Verdict.ASK
+    assert rules.verdict(spec_for("grep"), outside_cwd=True) is Verdict.REJECT
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "title"),
     [
