@@ -60,7 +60,7 @@ def _signal_group(pid: int, sig: int) -> None:
 async def _exited(process: asyncio.subprocess.Process) -> None:
     """Until the shell itself exits. Process.wait() would also wait for its pipes, which a
     background child can hold open for as long as it lives."""
-    while process.returncode is None:
+    while process.returncode is None:  # noqa: ASYNC110 - no event fires on exit alone
         await asyncio.sleep(0.02)
 
 
