@@ -1,6 +1,7 @@
 """Sessions open in this process, and the control of their running turn."""
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -16,9 +17,13 @@ class TurnCancelled(Exception):
     """The client cancelled the turn while the awaited step was running."""
 
 
+CLOSE_GRACE = 5.0  # how long closing waits for a cancelled turn to store what it has
+
+
 @dataclass(slots=True)
 class TurnControl:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def guard(self, step: Awaitable[T]) -> T:
         """Await `step`, or abandon it the moment the turn is cancelled."""
@@ -55,8 +60,13 @@ class ActiveSession:
         return self.turn
 
     def end_turn(self, control: TurnControl) -> None:
+        control.finished.set()
         if self.turn is control:
             self.turn = None
+
+    @property
+    def busy(self) -> bool:
+        return self.turn is not None
 
     def cancel(self) -> None:
         if self.turn is not None:
@@ -88,16 +98,24 @@ class SessionRegistry:
             )
         return active
 
-    def close(self, session_id: str) -> bool:
-        active = self._open.pop(SessionId(session_id), None)
+    async def close(self, session_id: str) -> bool:
+        """Cancel the running turn and wait (a bounded time) until it has stored what it
+        has, then forget the session. After this, its stored history is final."""
+        active = self._open.get(SessionId(session_id))
         if active is None:
             return False
+        turn = active.turn
         active.cancel()
+        if turn is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(turn.finished.wait(), CLOSE_GRACE)
+        if self._open.get(SessionId(session_id)) is active:
+            del self._open[SessionId(session_id)]
         return True
 
-    def close_all(self) -> None:
-        for session_id in list(self._open):
-            self.close(session_id)
+    def is_busy(self, session_id: str) -> bool:
+        active = self.find(session_id)
+        return active is not None and active.busy
 
     def __len__(self) -> int:
         return len(self._open)

@@ -162,6 +162,7 @@ class Container(containers.DeclarativeContainer):
         resume_session=resume_session.provider,
         fork_session=fork_session.provider,
         delete_session=delete_session.provider,
+        busy=registry.provided.is_busy,
         prompt=prompt.provider,
         cancel=cancel.provider,
         close=close.provider,

@@ -55,6 +55,7 @@ class UseCases:
     resume_session: Callable[[], ResumeSession]
     fork_session: Callable[[], ForkSession]
     delete_session: Callable[[], DeleteSession]
+    busy: Callable[[str], bool]  # is a prompt running in this session?
 
 
 def parse_params(model: type[M], params: dict[str, Any] | None, method: str) -> M:
@@ -131,14 +132,15 @@ class AcpAgent(Dispatcher):
     ) -> None:
         if method == "session/cancel":
             request = parse_params(acp.CancelNotification, params, method)
-            self._uc.cancel().execute(request.session_id)
+            if self._channels.peer_of(request.session_id) in (None, peer):
+                self._uc.cancel().execute(request.session_id)
         else:
             log.debug("ignoring notification %s", method)
 
     async def peer_closed(self, peer: Connection) -> None:
         close = self._uc.close()
         for session_id in self._channels.sessions_of(peer):
-            close.execute(session_id)
+            await close.execute(session_id)
             self._channels.detach(session_id)
 
     async def _initialize(self, params: dict[str, Any] | None, peer: Connection) -> Any:
@@ -175,17 +177,45 @@ class AcpAgent(Dispatcher):
     async def _load_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.LoadSessionRequest, _no_mcp_default(params), "session/load")
         _check_cwd(request.cwd)
-        previous = self._channels.sessions_of(peer)
-        self._channels.attach(request.session_id, peer)  # replay goes to this client
+        previous = self._take_over(request.session_id, peer)  # the replay goes to this client
         try:
             state = await self._uc.load_session().execute(
                 LoadSessionRequest(session_id=request.session_id, cwd=request.cwd)
             )
         except BaseException:
-            if request.session_id not in previous:
-                self._channels.detach(request.session_id)
+            self._give_back(request.session_id, previous)
             raise
         return wire.load_session_result(state)
+
+    def _take_over(self, session_id: str, peer: Connection) -> Connection | None:
+        """Attach a session to `peer`. An idle session opened on another connection moves
+        here (a reconnecting client); one running a prompt there stays where it is."""
+        owner = self._channels.peer_of(session_id)
+        if owner is not None and owner is not peer and self._uc.busy(session_id):
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Session {session_id!r} is running a prompt on another connection.",
+                {"sessionId": session_id},
+            )
+        self._channels.attach(session_id, peer)
+        return owner
+
+    def _give_back(self, session_id: str, owner: Connection | None) -> None:
+        if owner is None:
+            self._channels.detach(session_id)
+        else:
+            self._channels.attach(session_id, owner)
+
+    def _check_owner(self, session_id: str, peer: Connection) -> None:
+        """Each connection sees the sessions it opened: another one's are not open here."""
+        owner = self._channels.peer_of(session_id)
+        if owner is not None and owner is not peer:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Session {session_id!r} is not open on this connection: load or resume it "
+                "here first.",
+                {"sessionId": session_id},
+            )
 
     async def _prompt(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.PromptRequest, params, "session/prompt")
@@ -195,6 +225,7 @@ class AcpAgent(Dispatcher):
                 "Invalid params: prompt needs at least one block.",
                 {"field": "prompt"},
             )
+        self._check_owner(request.session_id, peer)
         content = tuple(wire.block_from_acp(b) for b in request.prompt)
         result = await self._uc.prompt().execute(
             PromptRequest(session_id=request.session_id, content=content)
@@ -207,6 +238,7 @@ class AcpAgent(Dispatcher):
 
     async def _set_mode(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.SetSessionModeRequest, params, "session/set_mode")
+        self._check_owner(request.session_id, peer)
         await self._uc.set_mode().execute(
             SetModeRequest(session_id=request.session_id, mode_id=request.mode_id)
         )
@@ -219,6 +251,7 @@ class AcpAgent(Dispatcher):
             else acp.SetSessionConfigOptionSelectRequest
         )
         request = parse_params(model, params, "session/set_config_option")
+        self._check_owner(request.session_id, peer)
         state = await self._uc.set_config_option().execute(
             SetConfigOptionRequest(
                 session_id=request.session_id, option_id=request.config_id, value=request.value
@@ -228,8 +261,10 @@ class AcpAgent(Dispatcher):
 
     async def _close(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.CloseSessionRequest, params, "session/close")
-        self._uc.close().execute(request.session_id)
-        self._channels.detach(request.session_id)
+        owner = self._channels.peer_of(request.session_id)
+        if owner is None or owner is peer:  # another connection's session is not ours to close
+            await self._uc.close().execute(request.session_id)
+            self._channels.detach(request.session_id)
         return wire.dump(acp.CloseSessionResponse())
 
     async def _list(self, params: dict[str, Any] | None, peer: Connection) -> Any:
@@ -246,8 +281,12 @@ class AcpAgent(Dispatcher):
     async def _resume(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.ResumeSessionRequest, _no_mcp_default(params), "session/resume")
         _check_cwd(request.cwd)
-        state = await self._uc.resume_session().execute(request.session_id, request.cwd)
-        self._channels.attach(request.session_id, peer)
+        previous = self._take_over(request.session_id, peer)
+        try:
+            state = await self._uc.resume_session().execute(request.session_id, request.cwd)
+        except BaseException:
+            self._give_back(request.session_id, previous)
+            raise
         return wire.resume_session_result(state)
 
     async def _fork(self, params: dict[str, Any] | None, peer: Connection) -> Any:

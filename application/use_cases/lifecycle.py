@@ -19,5 +19,5 @@ class CloseSession:
     def __init__(self, *, registry: SessionRegistry) -> None:
         self._registry = registry
 
-    def execute(self, session_id: str) -> None:
-        self._registry.close(session_id)
+    async def execute(self, session_id: str) -> None:
+        await self._registry.close(session_id)

@@ -117,7 +117,7 @@ class DeleteSession:
         self._clock = clock
 
     async def execute(self, session_id: str) -> bool:
-        self._registry.close(session_id)
+        await self._registry.close(session_id)  # its last writes land before the delete
         async with self._uow as uow:
             deleted = await uow.sessions.delete(session_id, self._clock.now())  # type: ignore[arg-type]
             await uow.commit()

@@ -232,7 +232,7 @@ async def test_a_stream_without_a_final_response_is_a_provider_failure(world: Wo
 
 async def test_closed_or_unknown_sessions_cannot_be_prompted(world: World) -> None:
     sid = await open_session(world)
-    world.close().execute(sid)
+    await world.close().execute(sid)
     with pytest.raises(SessionNotFound) as caught:
         await world.prompt().execute(ask(sid))
     assert caught.value.details == {"sessionId": sid}
@@ -247,8 +247,12 @@ async def test_close_cancels_the_running_turn(world: World) -> None:
     sid = await open_session(world)
     running = asyncio.create_task(world.prompt().execute(ask(sid)))
     await world.llm.started.wait()
-    world.close().execute(sid)
-    assert (await asyncio.wait_for(running, 1)).stop_reason is StopReason.CANCELLED
+    await asyncio.wait_for(world.close().execute(sid), 1)
+    # close answered only once the turn had ended and stored what it had
+    assert running.done()
+    assert running.result().stop_reason is StopReason.CANCELLED
+    assert world.registry.find(sid) is None
+    assert world.uow.sessions.turns[-1][1].stop_reason is StopReason.CANCELLED
 
 
 async def test_prompt_needs_credentials(world: World) -> None:

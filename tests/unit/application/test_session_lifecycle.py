@@ -93,7 +93,7 @@ async def test_fork_is_independent_and_keeps_settings(world: World) -> None:
 async def test_resume_reopens_without_replay(world: World) -> None:
     sid = await new(world)
     await say(world, sid, "hello")
-    world.close().execute(sid)
+    await world.close().execute(sid)
     events_before = len(world.sink.events)
     state = await ResumeSession(stored=world.stored(), catalog=CATALOG).execute(sid, "/p")
     assert state.session_id == sid
@@ -124,7 +124,7 @@ async def test_delete_is_idempotent_and_closes_the_runtime(world: World) -> None
 
 async def test_a_session_without_turns_supports_everything(world: World) -> None:
     sid = await new(world)
-    world.close().execute(sid)
+    await world.close().execute(sid)
     assert (await lister(world).execute("/p", None)).sessions[0].session_id == sid
     await ResumeSession(stored=world.stored(), catalog=CATALOG).execute(sid, "/p")
     fork = await forker(world).execute(sid, "/p")

@@ -164,6 +164,6 @@ async def test_load_repairs_a_broken_history_once_and_persists_it(world: World) 
     assert len(stored) == 3
     assert stored[-1].tool_results[0].is_error
     commits = world.uow.commits
-    world.close().execute(session.id)
+    await world.close().execute(session.id)
     await world.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
     assert world.uow.commits == commits  # nothing left to repair

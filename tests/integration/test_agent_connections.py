@@ -1,0 +1,156 @@
+"""The real protocol agent (container, SQLite, use cases) with two in-process connections:
+each sees its own sessions, and closing or deleting waits for a cancelled turn."""
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dependency_injector import providers
+
+from adapters.persistence.migrate import upgrade_to_head
+from adapters.protocol.connection import Connection
+from application.ports.llm import LLMClient, ModelEvent, ModelRequest, ModelResponse, TextChunk
+from bootstrap.container import Container
+from bootstrap.settings import Settings
+from domain.content import TextBlock
+from domain.stop_reason import ModelStop
+from domain.usage import Usage
+
+pytestmark = pytest.mark.integration
+
+
+class GatedLLM(LLMClient):
+    """Streams one chunk, then waits until the test opens the gate."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.streaming = asyncio.Event()
+
+    def has_credentials(self) -> bool:
+        return True
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        yield TextChunk(text="working ")
+        self.streaming.set()
+        await self.gate.wait()
+        yield TextChunk(text="done")
+        yield ModelResponse(
+            content=(TextBlock(text="working done"),),
+            stop=ModelStop.END_TURN,
+            usage=Usage(input_tokens=1, output_tokens=2),
+        )
+
+
+class Peer:
+    def __init__(self, agent: Any) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.connection = Connection(self._send, agent)
+        self._ids = iter(range(1, 10**6))
+        self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        self.sent.append(message)
+        future = self._replies.get(message.get("id"))  # type: ignore[arg-type]
+        if "method" not in message and future is not None and not future.done():
+            future.set_result(message)
+
+    async def start(self, method: str, params: dict[str, Any]) -> "asyncio.Future[dict[str, Any]]":
+        request_id = next(self._ids)
+        future = self._replies[request_id] = asyncio.get_running_loop().create_future()
+        await self.connection.receive(
+            json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        )
+        return future
+
+    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return await asyncio.wait_for(await self.start(method, params), 5)
+
+    def updates(self) -> list[dict[str, Any]]:
+        return [m["params"]["update"] for m in self.sent if m.get("method") == "session/update"]
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[tuple[Container, GatedLLM, Path]]:
+    settings = Settings(
+        provider="demo",
+        config_dir=tmp_path,
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}",
+    )
+    upgrade_to_head(settings.database_url)
+    container = Container(settings=settings, version="test")
+    llm = GatedLLM()
+    container.llm.override(providers.Object(llm))
+    yield container, llm, tmp_path
+    await container.engine().dispose()
+
+
+def prompt(sid: str, text: str = "hi") -> dict[str, Any]:
+    return {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
+
+
+async def test_connections_see_only_their_own_sessions(world) -> None:  # type: ignore[no-untyped-def]
+    container, llm, cwd = world
+    a, b = Peer(container.agent()), Peer(container.agent())
+    sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+    running = await a.start("session/prompt", prompt(sid))
+    await llm.streaming.wait()
+
+    stolen = await b.call("session/prompt", prompt(sid, "mine now"))
+    assert stolen["error"]["code"] == -32602
+    load = await b.call("session/load", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []})
+    assert "another connection" in load["error"]["message"]
+    await b.call("session/close", {"sessionId": sid})  # not b's to close: a no-op
+    await b.connection.receive(
+        json.dumps({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}})
+    )
+
+    llm.gate.set()
+    answer = await asyncio.wait_for(running, 5)
+    assert answer["result"]["stopReason"] == "end_turn"
+    assert b.updates() == []  # b never saw a's session
+    assert [
+        u["content"]["text"] for u in a.updates() if u["sessionUpdate"] == "agent_message_chunk"
+    ] == ["working ", "done"]
+
+    # idle now: b may take the session over (a client reconnecting on a new connection)
+    loaded = await b.call("session/load", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []})
+    assert "result" in loaded
+    assert any(u["sessionUpdate"] == "user_message_chunk" for u in b.updates())
+    await a.connection.close()  # a going away does not close b's session
+    again = await b.call("session/prompt", prompt(sid, "still there?"))
+    assert again["result"]["stopReason"] == "end_turn"
+    await b.connection.close()
+
+
+async def test_delete_mid_prompt_cancels_cleanly(world) -> None:  # type: ignore[no-untyped-def]
+    container, llm, cwd = world
+    a = Peer(container.agent())
+    sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+    running = await a.start("session/prompt", prompt(sid))
+    await llm.streaming.wait()
+    deleted = await a.call("session/delete", {"sessionId": sid})
+    assert deleted == {"jsonrpc": "2.0", "id": deleted["id"], "result": {}}
+    assert running.done()  # delete answered after the cancelled turn had finished
+    assert running.result()["result"]["stopReason"] == "cancelled"
+    listed = await a.call("session/list", {})
+    assert listed["result"]["sessions"] == []
+    await a.connection.close()
+
+
+async def test_close_then_load_sees_the_finished_turn(world) -> None:  # type: ignore[no-untyped-def]
+    container, llm, cwd = world
+    a = Peer(container.agent())
+    sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+    running = await a.start("session/prompt", prompt(sid, "first"))
+    await llm.streaming.wait()
+    await a.call("session/close", {"sessionId": sid})
+    assert running.done()
+    loaded = await a.call("session/load", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []})
+    assert "result" in loaded
+    llm.gate.set()
+    answer = await a.call("session/prompt", prompt(sid, "second"))
+    assert answer["result"]["stopReason"] == "end_turn"
+    await a.connection.close()
