@@ -51,6 +51,11 @@ def load_http_config(environ: Mapping[str, str] | None = None) -> HttpConfig:
             "IAC_CODE_HTTP_REQUIRE_TOKEN is set (as in the container image): "
             "set IACCODE_ACP_HTTP_TOKEN to a long random secret"
         )
+    hosts = env.get("IAC_CODE_HTTP_ALLOWED_HOSTS", "").strip()
+    if hosts:
+        values["allowed_hosts"] = frozenset(
+            h.strip().lower() for h in hosts.split(",") if h.strip()
+        )
     if "reap_interval_seconds" not in values:  # look often enough for a short idle timeout
         idle = values.get("idle_timeout_seconds", _DEFAULTS.idle_timeout_seconds)
         values["reap_interval_seconds"] = min(_DEFAULTS.reap_interval_seconds, idle / 4)

@@ -10,6 +10,7 @@ from adapters.http.access_log import AccessLog
 from adapters.http.config import HttpConfig
 from adapters.http.errors import HttpError, answer_http_error
 from adapters.http.health import ReadinessCheck, health_router
+from adapters.http.host_guard import HostGuard
 from adapters.http.registry import ConnectionRegistry
 from adapters.http.routes import acp_router
 from adapters.protocol.connection import Dispatcher
@@ -43,5 +44,6 @@ def create_app(dispatcher: Dispatcher, config: HttpConfig, ready: ReadinessCheck
     app.add_exception_handler(HttpError, answer_http_error)
     app.include_router(acp_router(registry, config))
     app.include_router(health_router(ready, config.readiness_timeout_seconds))
-    app.add_middleware(AccessLog)
+    app.add_middleware(HostGuard, allowed=config.allowed_hosts)
+    app.add_middleware(AccessLog)  # outermost: refused requests are logged too
     return app

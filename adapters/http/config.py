@@ -16,3 +16,5 @@ class HttpConfig:
     max_connections: int = 100
     initialize_timeout_seconds: float = 30.0
     readiness_timeout_seconds: float = 5.0
+    # Host names requests may be addressed to; None accepts any (set for public binds).
+    allowed_hosts: frozenset[str] | None = None

@@ -1,5 +1,6 @@
 """Schema upgrades. Alembic owns the schema; nothing calls create_all."""
 
+import fcntl
 import sqlite3
 from pathlib import Path
 
@@ -44,7 +45,18 @@ def upgrade_to_head(url: str) -> bool:
     from alembic import command
 
     parsed = make_url(url)
-    if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    command.upgrade(alembic_config(url), "head")
+    if not parsed.database or parsed.database == ":memory:":
+        command.upgrade(alembic_config(url), "head")
+        return True
+    database = Path(parsed.database)
+    database.parent.mkdir(parents=True, exist_ok=True)
+    # Two servers starting together on a new database must not both create the tables.
+    with open(f"{database}.migrate-lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if _is_current(url):  # the other process did it while we waited
+                return False
+            command.upgrade(alembic_config(url), "head")
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
     return True

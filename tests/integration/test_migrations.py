@@ -1,4 +1,6 @@
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,3 +67,15 @@ def test_a_database_from_the_first_release_upgrades_without_losing_data(tmp_path
             '[{"type": "text", "text": "hello"}]',
         )
         assert db.execute("SELECT version_num FROM alembic_version").fetchone() == (SCHEMA_HEAD,)
+
+
+def test_servers_starting_together_on_a_new_database_both_succeed(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
+    code = f"from adapters.persistence.migrate import upgrade_to_head; upgrade_to_head({url!r})"
+    processes = [
+        subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE) for _ in range(4)
+    ]
+    for process in processes:
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err.decode()
+    assert upgrade_to_head(url) is False
