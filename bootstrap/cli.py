@@ -28,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--cwd", help="only sessions of exactly this directory")
     show = session_commands.add_parser("show", help="one session and its conversation")
     show.add_argument("session_id")
+    rename = session_commands.add_parser("rename", help="give a session another title")
+    rename.add_argument("session_id")
+    rename.add_argument("title")
     importing = session_commands.add_parser(
         "import", help="import the reference system's flat-file sessions"
     )
@@ -45,6 +48,10 @@ def _sessions(args: argparse.Namespace, settings: Settings) -> int:
             return cli.run(settings, lambda c: cli.list_sessions(c, cwd, out))
         case "show":
             return cli.run(settings, lambda c: cli.show_session(c, args.session_id, out))
+        case "rename":
+            return cli.run(
+                settings, lambda c: cli.rename_session(c, args.session_id, args.title, out)
+            )
     source = args.source.expanduser()
     return cli.run(settings, lambda c: cli.import_sessions(c, settings, source, out))
 

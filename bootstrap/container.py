@@ -23,7 +23,13 @@ from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt, TurnLimits
 from application.use_cases.session_settings import SetConfigOption, SetMode
-from application.use_cases.sessions import DeleteSession, ForkSession, ListSessions, ResumeSession
+from application.use_cases.sessions import (
+    DeleteSession,
+    ForkSession,
+    ListSessions,
+    RenameSession,
+    ResumeSession,
+)
 from application.use_cases.subagent import SubAgentTools
 from application.use_cases.tool_phase import ToolPhase
 from bootstrap.settings import Settings
@@ -133,6 +139,9 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         catalog=catalog,
     )
+    rename_session = providers.Factory(
+        RenameSession, uow=uow, stored=stored, registry=registry, sink=channels, clock=clock
+    )
     delete_session = providers.Factory(DeleteSession, uow=uow, registry=registry, clock=clock)
     prompt = providers.Factory(
         Prompt,
@@ -163,6 +172,7 @@ class Container(containers.DeclarativeContainer):
         fork_session=fork_session.provider,
         delete_session=delete_session.provider,
         busy=registry.provided.is_busy,
+        rename_session=rename_session.provider,
         prompt=prompt.provider,
         cancel=cancel.provider,
         close=close.provider,

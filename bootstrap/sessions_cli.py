@@ -8,11 +8,13 @@ from typing import Any, TextIO
 
 from adapters.legacy.flat_files import FlatFileSessions
 from adapters.persistence.migrate import upgrade_to_head
+from application.errors import SessionNotFound
 from application.use_cases.import_sessions import ImportSessions
 from application.use_cases.load_session import replay_events
 from bootstrap.container import Container
 from bootstrap.settings import Settings
 from bootstrap.version import package_version
+from domain.errors import InvalidTitle
 from domain.events import (
     TextDelta,
     ThinkingDelta,
@@ -101,6 +103,16 @@ def _line(event: object) -> str:
                     shown = f"diff of {item.path}"
             return f"         {status.value if status else ''}: {shown}\n"
     return ""
+
+
+async def rename_session(container: Container, session_id: str, title: str, out: TextIO) -> int:
+    try:
+        new_title = await container.rename_session().execute(session_id, title)
+    except (SessionNotFound, InvalidTitle) as exc:
+        sys.stderr.write(f"iac-code: {exc}\n")
+        return 1
+    out.write(f"{session_id}: {new_title}\n")
+    return 0
 
 
 async def import_sessions(

@@ -15,6 +15,10 @@ class InvalidWorkingDirectory(DomainError):
     default_message = "cwd must be an absolute path."
 
 
+class InvalidTitle(DomainError):
+    default_message = "Invalid title."
+
+
 class InvalidTransition(DomainError):
     default_message = "This status change is not allowed."
 

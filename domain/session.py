@@ -1,7 +1,7 @@
 from datetime import datetime
 from posixpath import isabs
 
-from domain.errors import InvalidWorkingDirectory
+from domain.errors import InvalidTitle, InvalidWorkingDirectory
 from domain.ids import SessionId
 from domain.message import Message, Role
 from domain.permission import PermissionRules
@@ -70,6 +70,15 @@ class Session:
             self.title = title_from(message.visible_text())
             return self.title is not None
         return False
+
+    def rename(self, title: str, *, at: datetime) -> str:
+        """Replace the title (one trimmed line, as for titles from prompts)."""
+        cleaned = title_from(title)
+        if cleaned is None:
+            raise InvalidTitle("A title needs some text.", title=title)
+        self.title = cleaned
+        self.updated_at = max(self.updated_at, at)
+        return cleaned
 
     def choose_model(self, model: str, *, at: datetime) -> None:
         self.model = model

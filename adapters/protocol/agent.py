@@ -27,12 +27,21 @@ from application.use_cases.session_settings import (
     SetMode,
     SetModeRequest,
 )
-from application.use_cases.sessions import DeleteSession, ForkSession, ListSessions, ResumeSession
+from application.use_cases.sessions import (
+    DeleteSession,
+    ForkSession,
+    ListSessions,
+    RenameSession,
+    ResumeSession,
+)
 from domain.errors import DomainError
 
 log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
+
+# Our extension (ACP reserves "_"-prefixed names for them): give a session another title.
+RENAME_METHOD = "_iac_code/session/rename"
 
 # Shorthand method names used by the product documents, served as the official ones.
 ALIASES = {"sessions/list": "session/list", "config/set": "session/set_config_option"}
@@ -56,6 +65,7 @@ class UseCases:
     fork_session: Callable[[], ForkSession]
     delete_session: Callable[[], DeleteSession]
     busy: Callable[[str], bool]  # is a prompt running in this session?
+    rename_session: Callable[[], RenameSession]
 
 
 def parse_params(model: type[M], params: dict[str, Any] | None, method: str) -> M:
@@ -114,6 +124,7 @@ class AcpAgent(Dispatcher):
             "session/resume": self._resume,
             "session/fork": self._fork,
             "session/delete": self._delete,
+            RENAME_METHOD: self._rename,
         }
 
     async def handle_request(
@@ -301,3 +312,14 @@ class AcpAgent(Dispatcher):
         await self._uc.delete_session().execute(request.session_id)
         self._channels.detach(request.session_id)
         return wire.dump(acp.DeleteSessionResponse())
+
+    async def _rename(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        session_id, title = (params or {}).get("sessionId"), (params or {}).get("title")
+        if not isinstance(session_id, str) or not isinstance(title, str):
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: sessionId and title must be strings.",
+                {"method": RENAME_METHOD, "fields": ["sessionId", "title"]},
+            )
+        self._check_owner(session_id, peer)
+        return {"title": await self._uc.rename_session().execute(session_id, title)}

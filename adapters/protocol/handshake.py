@@ -39,6 +39,8 @@ def initialize_result(info: ServerInfo) -> dict[str, Any]:
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": False, "sse": False},
             "sessionCapabilities": SESSION_CAPABILITIES,
+            # Extensions live under _meta, as ACP asks.
+            "_meta": {"iac_code": {"renameSession": "_iac_code/session/rename"}},
         },
         "agentInfo": {"name": info.name, "title": info.title, "version": info.version},
         "authMethods": [_api_key_method()] if info.needs_credentials else [],

@@ -1,7 +1,7 @@
 from dataclasses import dataclass
 
 from application.dto import SessionState
-from application.errors import SessionNotFound
+from application.errors import SessionBusy, SessionNotFound
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
@@ -91,11 +91,11 @@ class StoredSessions:
 
     def __init__(self, *, uow: UnitOfWork, registry: SessionRegistry) -> None:
         self._uow = uow
-        self._registry = registry
+        self.registry = registry
 
     async def open(self, session_id: str, cwd: str) -> Session:
         """The open session, or the stored one opened now. Checks it lives in `cwd`."""
-        active = self._registry.find(session_id)
+        active = self.registry.find(session_id)
         session = active.session if active else await self.fetch(session_id)
         if session.cwd != cwd:
             raise SessionNotFound(
@@ -103,7 +103,7 @@ class StoredSessions:
                 sessionId=session_id,
                 cwd=session.cwd,
             )
-        return self._registry.open(session).session
+        return self.registry.open(session).session
 
     async def fetch(self, session_id: str) -> Session:
         async with self._uow as uow:
@@ -158,6 +158,13 @@ class LoadSession:
         self._catalog = catalog
 
     async def execute(self, request: LoadSessionRequest) -> SessionState:
+        active = self._stored.registry.find(request.session_id)
+        if active is not None and active.busy:
+            # Its live updates would interleave with the replay and outlast the answer.
+            raise SessionBusy(
+                "The session is running a prompt: cancel it or wait for its answer, then load.",
+                sessionId=request.session_id,
+            )
         session = await self._stored.open(request.session_id, request.cwd)
         records = await self._stored.tool_calls(session.id)
         for event in replay_events(session.messages, records):

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from application.dto import SessionState
 from application.ports.clock import Clock
+from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
 from application.ports.session_repository import SessionSummary
 from application.ports.unit_of_work import UnitOfWork
@@ -12,6 +13,7 @@ from application.use_cases.cursor import decode_cursor, encode_cursor
 from application.use_cases.load_session import StoredSessions
 from application.use_cases.session_state import state_of
 from domain.config import Catalog
+from domain.events import SessionTitleChanged
 from domain.permission import PermissionRules
 from domain.session import Session
 
@@ -122,3 +124,33 @@ class DeleteSession:
             deleted = await uow.sessions.delete(session_id, self._clock.now())  # type: ignore[arg-type]
             await uow.commit()
         return deleted
+
+
+class RenameSession:
+    """Replace a session's title (open or only stored); an open session's client is told."""
+
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWork,
+        stored: StoredSessions,
+        registry: SessionRegistry,
+        sink: EventSink,
+        clock: Clock,
+    ) -> None:
+        self._uow = uow
+        self._stored = stored
+        self._registry = registry
+        self._sink = sink
+        self._clock = clock
+
+    async def execute(self, session_id: str, title: str) -> str:
+        active = self._registry.find(session_id)
+        session = active.session if active else await self._stored.fetch(session_id)
+        new_title = session.rename(title, at=self._clock.now())
+        async with self._uow as uow:
+            await uow.sessions.save_settings(session)
+            await uow.commit()
+        if active is not None:
+            await self._sink.emit(session.id, SessionTitleChanged(title=new_title))
+        return new_title

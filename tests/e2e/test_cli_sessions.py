@@ -130,6 +130,9 @@ async def test_import_is_idempotent_repairs_and_can_be_loaded(
     assert "[tool] Run `pytest`" in shown.stdout
     assert "failed: The tool did not finish" in shown.stdout
     assert cli("sessions", "show", "nope", home=home).returncode == 1
+    renamed = cli("sessions", "rename", "sess_old1", "An older, renamed session", home=home)
+    assert renamed.stdout == "sess_old1: An older, renamed session\n"
+    assert "An older, renamed session" in cli("sessions", "list", home=home).stdout
 
     async with spawn({**DEMO, "IAC_CODE_CONFIG_DIR": str(home)}) as agent:
         await agent.initialize()

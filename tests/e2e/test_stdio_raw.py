@@ -221,3 +221,28 @@ async def test_absurd_nesting_and_broken_client_errors_do_not_stop_the_server(
     assert error_of(reply)["code"] in (-32700, -32600)
     await raw.send({"jsonrpc": "2.0", "id": 0, "error": {"code": "oops", "message": 1}})
     await raw.initialize()
+
+
+async def test_sessions_can_be_renamed_through_the_extension_method(
+    raw: RawAgent, workdir: Path
+) -> None:
+    await raw.initialize()
+    sid = (await raw.call(1, "session/new", {"cwd": str(workdir)}))["result"]["sessionId"]
+    await raw.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "_iac_code/session/rename",
+            "params": {"sessionId": sid, "title": "Renamed"},
+        }
+    )
+    notice = await raw.recv()
+    assert notice["params"]["update"] == {
+        "sessionUpdate": "session_info_update",
+        "title": "Renamed",
+    }
+    assert (await raw.recv())["result"] == {"title": "Renamed"}
+    listed = await raw.call(3, "session/list", {"cwd": str(workdir)})
+    assert listed["result"]["sessions"][0]["title"] == "Renamed"
+    bad = await raw.call(4, "_iac_code/session/rename", {"sessionId": sid})
+    assert error_of(bad)["code"] == -32602

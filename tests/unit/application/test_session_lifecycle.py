@@ -1,10 +1,21 @@
+import asyncio
+
 import pytest
 
-from application.errors import InvalidCursor, SessionNotFound
+from application.errors import InvalidCursor, SessionBusy, SessionNotFound
+from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.new_session import NewSessionRequest
 from application.use_cases.prompt import PromptRequest
-from application.use_cases.sessions import DeleteSession, ForkSession, ListSessions, ResumeSession
+from application.use_cases.sessions import (
+    DeleteSession,
+    ForkSession,
+    ListSessions,
+    RenameSession,
+    ResumeSession,
+)
 from domain.content import TextBlock
+from domain.errors import InvalidTitle
+from domain.events import SessionTitleChanged
 from domain.permission import PermissionOption
 from tests.unit.application.conftest import CATALOG, World
 from tests.unit.application.test_tools import final, ok, uses
@@ -132,3 +143,46 @@ async def test_a_session_without_turns_supports_everything(world: World) -> None
     assert await DeleteSession(uow=world.uow, registry=world.registry, clock=world.clock).execute(
         sid
     )
+
+
+def renamer(world: World) -> RenameSession:
+    return RenameSession(
+        uow=world.uow,
+        stored=world.stored(),
+        registry=world.registry,
+        sink=world.sink,
+        clock=world.clock,
+    )
+
+
+async def test_titles_can_be_replaced(world: World) -> None:
+    sid = await new(world)
+    await say(world, sid, "first prompt")
+    assert await renamer(world).execute(sid, "  Better\nname ") == "Better"
+    assert world.sink.of_type(SessionTitleChanged)[-1] == SessionTitleChanged(title="Better")
+    assert (await lister(world).execute("/p", None)).sessions[0].title == "Better"
+    await world.close().execute(sid)
+    await renamer(world).execute(sid, "Stored only")
+    assert (await world.uow.sessions.get(sid)).title == "Stored only"  # type: ignore[arg-type,union-attr]
+    with pytest.raises(InvalidTitle):
+        await renamer(world).execute(sid, "   ")
+    with pytest.raises(SessionNotFound):
+        await renamer(world).execute("nope", "x")
+
+
+async def test_a_session_running_a_prompt_cannot_be_loaded(world: World) -> None:
+    async def hang(_):  # type: ignore[no-untyped-def]
+        await asyncio.Event().wait()
+        yield
+
+    sid = await new(world)
+    world.llm.scripts.append(hang)
+    running = asyncio.create_task(
+        world.prompt().execute(PromptRequest(session_id=sid, content=(TextBlock(text="x"),)))
+    )
+    await world.llm.started.wait()
+    with pytest.raises(SessionBusy):
+        await world.load().execute(LoadSessionRequest(session_id=sid, cwd="/p"))
+    world.cancel().execute(sid)
+    await running
+    await world.load().execute(LoadSessionRequest(session_id=sid, cwd="/p"))
