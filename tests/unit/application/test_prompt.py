@@ -27,6 +27,12 @@ def reply(text: str, stop: ModelStop = ModelStop.END_TURN, usage: Usage | None =
     ]
 
 
+async def hang(_: ModelRequest) -> AsyncIterator:
+    """A model that never answers."""
+    await asyncio.Event().wait()
+    yield TextChunk(text="unreachable")
+
+
 def tool_reply(n: int) -> list:
     use = ToolUseBlock(id=f"toolu_{n}", name="read_file", input={"path": "a"})
     return [
@@ -175,10 +181,6 @@ async def test_cancel_mid_stream_keeps_what_the_user_saw(world: World) -> None:
 
 
 async def test_cancel_before_any_output_leaves_only_the_prompt(world: World) -> None:
-    async def hang(_: ModelRequest) -> AsyncIterator:
-        await asyncio.Event().wait()
-        yield TextChunk(text="unreachable")
-
     world.llm.scripts = [hang]
     sid = await open_session(world)
     running = asyncio.create_task(world.prompt().execute(ask(sid)))
@@ -189,10 +191,6 @@ async def test_cancel_before_any_output_leaves_only_the_prompt(world: World) -> 
 
 
 async def test_one_prompt_at_a_time(world: World) -> None:
-    async def hang(_: ModelRequest) -> AsyncIterator:
-        await asyncio.Event().wait()
-        yield TextChunk(text="unreachable")
-
     world.llm.scripts = [hang]
     sid = await open_session(world)
     running = asyncio.create_task(world.prompt().execute(ask(sid)))
@@ -239,10 +237,6 @@ async def test_closed_or_unknown_sessions_cannot_be_prompted(world: World) -> No
 
 
 async def test_close_cancels_the_running_turn(world: World) -> None:
-    async def hang(_: ModelRequest) -> AsyncIterator:
-        await asyncio.Event().wait()
-        yield TextChunk(text="unreachable")
-
     world.llm.scripts = [hang]
     sid = await open_session(world)
     running = asyncio.create_task(world.prompt().execute(ask(sid)))
