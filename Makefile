@@ -5,13 +5,16 @@ BIN := $(VENV)/bin
 
 .PHONY: run test lint bench clean
 
+# Installation talks on stderr only: `make run`'s stdout is the protocol's.
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	@echo "creating $(VENV)" >&2
+	@$(PYTHON) -m venv $(VENV) >&2
+	@$(BIN)/pip install --quiet --upgrade pip >&2
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[test]"
-	touch $@
+	@echo "installing iac-code and its test tools into $(VENV)" >&2
+	@$(BIN)/pip install --quiet -e ".[test]" >&2
+	@touch $@
 
 ## Install, then serve ACP on stdio. Offline by default; IAC_CODE_PROVIDER=anthropic for Claude.
 run: $(VENV)/.installed
