@@ -1,5 +1,6 @@
 # Two commands for a newcomer:  `make run` (the server, offline demo model) and `make test`.
 PYTHON ?= python3
+MAKEFLAGS += --no-print-directory  # `make -C dir run` too: stdout is the protocol's
 VENV := .venv
 BIN := $(VENV)/bin
 

@@ -49,8 +49,13 @@ class TurnControl:
 class ActiveSession:
     session: Session
     turn: TurnControl | None = None
+    closing: bool = False  # on its way out: no new turn may start in it
 
     def begin_turn(self) -> TurnControl:
+        if self.closing:
+            raise SessionNotFound(
+                f"Session {self.session.id!r} is being closed.", sessionId=self.session.id
+            )
         if self.turn is not None:
             raise SessionBusy(
                 "A prompt is already running in this session; cancel it or wait for its answer.",
@@ -81,12 +86,14 @@ class SessionRegistry:
 
     def open(self, session: Session) -> ActiveSession:
         active = self._open.get(session.id)
-        if active is None:
+        if active is None or active.closing:  # a closing runtime is not reused
             active = self._open[session.id] = ActiveSession(session)
         return active
 
     def find(self, session_id: str) -> ActiveSession | None:
-        return self._open.get(SessionId(session_id))
+        """The open session; one being closed counts as not open."""
+        active = self._open.get(SessionId(session_id))
+        return None if active is None or active.closing else active
 
     def require(self, session_id: str) -> ActiveSession:
         active = self.find(session_id)
@@ -101,9 +108,10 @@ class SessionRegistry:
     async def close(self, session_id: str) -> bool:
         """Cancel the running turn and wait (a bounded time) until it has stored what it
         has, then forget the session. After this, its stored history is final."""
-        active = self._open.get(SessionId(session_id))
+        active = self.find(session_id)
         if active is None:
             return False
+        active.closing = True
         turn = active.turn
         active.cancel()
         if turn is not None:

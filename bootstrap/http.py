@@ -14,7 +14,7 @@ from typing import Any
 from adapters.http.app import create_app
 from adapters.http.config import HttpConfig
 from adapters.http.health import ReadinessCheck
-from adapters.http.host_guard import LOOPBACK_NAMES
+from adapters.http.host_guard import LOOPBACK_NAMES, hostname
 from adapters.protocol.connection import Dispatcher
 from bootstrap.http_settings import load_http_config
 from bootstrap.settings import Settings, SettingsError
@@ -129,6 +129,6 @@ def main(settings: Settings, host: str, port: int) -> int:
     warn_if_exposed(host, config)
     if config.allowed_hosts is None and is_loopback(host):
         # Served on loopback: only requests naming a loopback host (no DNS rebinding).
-        config = replace(config, allowed_hosts=LOOPBACK_NAMES)
+        config = replace(config, allowed_hosts=LOOPBACK_NAMES | {hostname(host)})
     asyncio.run(serve(settings, config, host, port))
     return 0

@@ -6,6 +6,7 @@ from dataclasses import fields
 from typing import Any
 
 from adapters.http.config import HttpConfig
+from adapters.http.host_guard import hostname
 from bootstrap.settings import SettingsError
 
 # setting -> environment variables, first set wins. The token's name is the product's.
@@ -53,9 +54,8 @@ def load_http_config(environ: Mapping[str, str] | None = None) -> HttpConfig:
         )
     hosts = env.get("IAC_CODE_HTTP_ALLOWED_HOSTS", "").strip()
     if hosts:
-        values["allowed_hosts"] = frozenset(
-            h.strip().lower() for h in hosts.split(",") if h.strip()
-        )
+        names = (hostname(h.strip()) for h in hosts.split(",") if h.strip())
+        values["allowed_hosts"] = frozenset(name for name in names if name)
     if "reap_interval_seconds" not in values:  # look often enough for a short idle timeout
         idle = values.get("idle_timeout_seconds", _DEFAULTS.idle_timeout_seconds)
         values["reap_interval_seconds"] = min(_DEFAULTS.reap_interval_seconds, idle / 4)

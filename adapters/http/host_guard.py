@@ -14,10 +14,14 @@ ASGIApp = Callable[
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
-def _hostname(value: str) -> str:
-    """The name in a Host header or an Origin, without port or brackets."""
-    netloc = urlsplit(value).netloc if "://" in value else value
-    return (urlsplit(f"//{netloc}").hostname or "").lower()
+def hostname(value: str) -> str:
+    """The name in a Host header, an Origin or a setting, without port or brackets.
+    Malformed values give "" (never allowed)."""
+    try:
+        netloc = urlsplit(value).netloc if "://" in value else value
+        return (urlsplit(f"//{netloc}").hostname or "").lower()
+    except ValueError:
+        return ""
 
 
 class HostGuard:
@@ -33,14 +37,14 @@ class HostGuard:
             await self._app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        host = _hostname(headers.get("host", ""))
+        host = hostname(headers.get("host", ""))
         origin = headers.get("origin")
         if self._allowed is not None and host not in self._allowed:
             await _refuse(send, f"requests for host {host!r} are not served here")
             return
         if origin and origin != "null":
             accepted = self._allowed if self._allowed is not None else {host}
-            if _hostname(origin) not in accepted:
+            if hostname(origin) not in accepted:
                 await _refuse(send, "cross-origin requests are not served")
                 return
         await self._app(scope, receive, send)

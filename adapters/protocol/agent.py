@@ -1,5 +1,6 @@
 """The ACP agent side: every protocol method, its params model, and the use case it calls."""
 
+import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -150,8 +151,14 @@ class AcpAgent(Dispatcher):
 
     async def peer_closed(self, peer: Connection) -> None:
         close = self._uc.close()
-        for session_id in self._channels.sessions_of(peer):
-            await close.execute(session_id)
+        owned = self._channels.sessions_of(peer)
+        await asyncio.gather(*(close.execute(session_id) for session_id in owned))
+        for session_id in owned:
+            self._release(session_id, peer)
+
+    def _release(self, session_id: str, peer: Connection) -> None:
+        """Detach a session from `peer`, unless another connection took it over meanwhile."""
+        if self._channels.peer_of(session_id) is peer:
             self._channels.detach(session_id)
 
     async def _initialize(self, params: dict[str, Any] | None, peer: Connection) -> Any:
@@ -275,7 +282,7 @@ class AcpAgent(Dispatcher):
         owner = self._channels.peer_of(request.session_id)
         if owner is None or owner is peer:  # another connection's session is not ours to close
             await self._uc.close().execute(request.session_id)
-            self._channels.detach(request.session_id)
+            self._release(request.session_id, peer)
         return wire.dump(acp.CloseSessionResponse())
 
     async def _list(self, params: dict[str, Any] | None, peer: Connection) -> Any:
@@ -309,6 +316,7 @@ class AcpAgent(Dispatcher):
 
     async def _delete(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.DeleteSessionRequest, params, "session/delete")
+        self._check_owner(request.session_id, peer)
         await self._uc.delete_session().execute(request.session_id)
         self._channels.detach(request.session_id)
         return wire.dump(acp.DeleteSessionResponse())

@@ -79,7 +79,8 @@ class Bash(Tool):
         name="bash",
         description="Run a shell command (bash -c) in the working directory. Output "
         "(stdout and stderr together) streams to the user. timeout is in "
-        "seconds.",
+        "seconds. Processes it starts in the background are stopped when the command ends, "
+        "so a server needed by a later command must be started in that same command.",
         input_schema=schema(
             {"command": {"type": "string"}, "timeout": {"type": "number", "exclusiveMinimum": 0}},
             ["command"],
@@ -135,6 +136,9 @@ class Bash(Tool):
             await asyncio.wait_for(asyncio.shield(pump), KILL_GRACE)
         pump.cancel()
         await asyncio.gather(pump, return_exceptions=True)
+        transport = getattr(process, "_transport", None)  # the pipe a setsid child still holds
+        if transport is not None:
+            transport.close()
         return self._result(process.returncode, output, timed_out, timeout)
 
     @staticmethod

@@ -22,6 +22,11 @@ from domain.tools import spec_for, title_for
 DENIED = "Permission denied."
 CANCELLED = "Cancelled by the user before the tool finished; its result was discarded."
 NOT_RUN = "Not run: the turn was cancelled."
+OUTSIDE_CWD_OPTIONS = (
+    PermissionOption.ALLOW_ONCE,
+    PermissionOption.REJECT_ONCE,
+    PermissionOption.REJECT_ALWAYS,
+)
 PROGRESS_TAIL = 16_000  # characters of live output re-sent with each progress update
 
 
@@ -144,6 +149,8 @@ class ToolPhase:
             arguments=call.arguments,
             locations=call.locations,
             preview=plan.preview,
+            # "Always allow" never covers leaving the working directory, so it is not offered.
+            options=OUTSIDE_CWD_OPTIONS if plan.outside_cwd else tuple(PermissionOption),
         )
         try:
             option = await control.guard(

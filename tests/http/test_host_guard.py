@@ -55,6 +55,20 @@ async def test_any_host_when_unrestricted_but_origins_must_match(
 
 
 def test_allowed_hosts_come_from_the_environment() -> None:
-    config = load_http_config({"IAC_CODE_HTTP_ALLOWED_HOSTS": "Agent.Example, 10.0.0.5"})
-    assert config.allowed_hosts == frozenset({"agent.example", "10.0.0.5"})
+    config = load_http_config(
+        {"IAC_CODE_HTTP_ALLOWED_HOSTS": "Agent.Example, 10.0.0.5, agent.example.com:8443, [::1]"}
+    )
+    assert config.allowed_hosts == frozenset(
+        {"agent.example", "10.0.0.5", "agent.example.com", "::1"}
+    )
     assert load_http_config({}).allowed_hosts is None
+
+
+async def test_malformed_host_or_origin_is_refused_not_a_crash(
+    serve_fake: Serve, http: httpx.AsyncClient
+) -> None:
+    async with serve_fake(allowed_hosts=LOOPBACK_NAMES) as base:
+        assert (await post(http, base, Origin="http://[::1")).status_code == 403
+    async with serve_fake(allowed_hosts=None) as base:
+        # unrestricted: served, and above all not a 500
+        assert (await post(http, base, Host="[::1")).status_code == 200

@@ -154,3 +154,51 @@ async def test_close_then_load_sees_the_finished_turn(world) -> None:  # type: i
     answer = await a.call("session/prompt", prompt(sid, "second"))
     assert answer["result"]["stopReason"] == "end_turn"
     await a.connection.close()
+
+
+async def test_a_prompt_cannot_slip_into_a_closing_session(world) -> None:  # type: ignore[no-untyped-def]
+    container, llm, cwd = world
+    a = Peer(container.agent())
+    sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+    running = await a.start("session/prompt", prompt(sid))
+    await llm.streaming.wait()
+    registry = container.registry()
+    closing_turn = registry.find(sid).turn
+    closing = await a.start("session/close", {"sessionId": sid})
+    await closing_turn.finished.wait()  # the turn is over, close has not resumed yet
+    late = await a.call("session/prompt", prompt(sid, "sneaking in"))
+    assert late["error"]["code"] == -32602
+    await asyncio.wait_for(closing, 5)
+    assert (await running)["result"]["stopReason"] == "cancelled"
+    assert registry.find(sid) is None
+    await a.connection.close()
+
+
+async def test_a_reconnecting_client_keeps_the_session_it_loaded(world) -> None:  # type: ignore[no-untyped-def]
+    container, llm, cwd = world
+    a, b = Peer(container.agent()), Peer(container.agent())
+    sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+    running = await a.start("session/prompt", prompt(sid))
+    await llm.streaming.wait()
+    turn = container.registry().find(sid).turn
+    gone = asyncio.ensure_future(a.connection.close())  # a's connection drops mid-turn
+    await turn.finished.wait()
+    loaded = await b.call("session/load", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []})
+    assert "result" in loaded
+    await gone
+    llm.gate.set()
+    again = await b.call("session/prompt", prompt(sid, "still mine?"))
+    assert again["result"]["stopReason"] == "end_turn"
+    assert running.done()
+    await b.connection.close()
+
+
+async def test_another_connections_session_cannot_be_deleted(world) -> None:  # type: ignore[no-untyped-def]
+    container, _, cwd = world
+    a, b = Peer(container.agent()), Peer(container.agent())
+    sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+    refused = await b.call("session/delete", {"sessionId": sid})
+    assert refused["error"]["code"] == -32602
+    assert (await a.call("session/delete", {"sessionId": sid}))["result"] == {}
+    await a.connection.close()
+    await b.connection.close()

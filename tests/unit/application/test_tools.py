@@ -83,6 +83,7 @@ async def test_reads_outside_cwd_ask_first(world: World) -> None:
     world.asker.answers = [PermissionOption.REJECT_ONCE]
     sid, _ = await run_turn(world, uses(("read_file", {"path": "/etc/passwd"})), final())
     assert len(world.asker.requests) == 1
+    assert PermissionOption.ALLOW_ALWAYS not in world.asker.requests[0].options
     assert world.tools.ran == []
     assert tool_results(world, sid)[0].content == DENIED
 
