@@ -1,7 +1,6 @@
 """The real process, the real anthropic SDK, a scripted Messages API on 127.0.0.1."""
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -152,10 +151,8 @@ async def test_cancel_mid_stream_answers_cancelled_and_keeps_the_partial_reply(
         with pytest.raises(RequestError) as busy:
             await agent.conn.prompt(session_id=session.session_id, prompt=[text_block("2nd")])
         assert busy.value.code == -32602
-        cancelled_at = time.monotonic()
         await agent.conn.cancel(session_id=session.session_id)
         result = await asyncio.wait_for(prompt, 5)
-        assert time.monotonic() - cancelled_at < 1.0
         assert result.stop_reason == "cancelled"
         await asyncio.to_thread(server.wait_for_disconnect)  # the stream was really dropped
         after = await agent.conn.prompt(session_id=session.session_id, prompt=[text_block("again")])

@@ -1,7 +1,6 @@
 """Tools and permissions through the real process, the official client and the real SDK."""
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -193,10 +192,8 @@ async def test_cancel_during_a_long_bash_kills_its_process_group(
                 break
             await asyncio.sleep(0.02)
         sleeper = int(pid_file.read_text())
-        cancelled_at = time.monotonic()
         await agent.conn.cancel(session_id=sid)
-        result = await asyncio.wait_for(prompt, 5)
-        assert time.monotonic() - cancelled_at < 1.0
+        result = await asyncio.wait_for(prompt, 5)  # not a minute: the sleep was stopped
         assert result.stop_reason == "cancelled"
         assert not _running(sleeper)
         again = await agent.conn.prompt(session_id=sid, prompt=[text_block("next")])

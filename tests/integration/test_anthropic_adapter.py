@@ -2,7 +2,6 @@
 
 import asyncio
 import threading
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 
@@ -140,21 +139,19 @@ async def test_text_deltas_arrive_in_order_then_the_whole_message(
 async def test_chunks_are_yielded_while_the_stream_is_still_open(
     server: ScriptedAnthropic, make_llm: MakeLLM
 ) -> None:
-    # 5 events follow the first text delta, each 50 ms apart: a buffering adapter would
-    # yield the first chunk and the response together.
-    server.script(stream(text("a", "b", "c"), delay=0.05))
+    # The server holds the rest of the message back until the first chunk has arrived:
+    # an adapter that buffered the stream would never yield it.
+    release = threading.Event()
+    server.script(stream(text("a"), HANG, text("b", "c"), release=release))
     llm = await make_llm()
-    arrivals: list[tuple[float, ModelEvent]] = []
-    async for event in llm.stream(request()):
-        arrivals.append((time.monotonic(), event))
-
-    assert [e for _, e in arrivals][:3] == [
-        TextChunk(text="a"),
-        TextChunk(text="b"),
-        TextChunk(text="c"),
-    ]
-    first_chunk_at, response_at = arrivals[0][0], arrivals[-1][0]
-    assert response_at - first_chunk_at >= 0.2
+    events = llm.stream(request())
+    first = await asyncio.wait_for(anext(events), 5)
+    assert first == TextChunk(text="a")
+    assert not release.is_set()
+    release.set()
+    rest = [event async for event in events]
+    assert rest[:2] == [TextChunk(text="b"), TextChunk(text="c")]
+    assert isinstance(rest[-1], ModelResponse)
 
 
 async def test_thinking_deltas_then_text_and_signature_kept(

@@ -371,11 +371,10 @@ async def test_bash_does_not_see_the_agents_credentials(runner, project, monkeyp
 
 async def test_bash_background_children_neither_block_nor_outlive_it(runner, project) -> None:  # type: ignore[no-untyped-def]
     pid_file = project / "bg.pid"
-    started = asyncio.get_running_loop().time()
     result = await run(
         runner, project, "bash", command=f"sleep 300 & echo $! > {pid_file}; echo done"
     )
-    assert asyncio.get_running_loop().time() - started < 4
+    assert result.raw_output["timedOut"] is False  # it did not wait for the child
     assert "done" in result.text
     assert "Exit code 0." in result.text
     assert not _alive(int(pid_file.read_text()))
