@@ -1,6 +1,8 @@
 """The single composition root. Importing it loads the heavy modules: keep it off the
 path to the `initialize` answer (see bootstrap/stdio.py)."""
 
+import logging
+
 from dependency_injector import containers, providers
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
@@ -180,3 +182,20 @@ class Container(containers.DeclarativeContainer):
         set_config_option=set_config_option.provider,
     )
     agent = providers.Singleton(AcpAgent, use_cases=use_cases, channels=channels)
+
+
+def migrated_container(settings: Settings, version: str) -> Container:
+    """The container over a database at the newest schema (migrated now if needed)."""
+    from adapters.persistence.migrate import upgrade_to_head
+
+    if upgrade_to_head(settings.database_url):
+        logging.getLogger(__name__).info("database migrated to the newest schema")
+    return Container(settings=settings, version=version)
+
+
+def warm_model(container: Container) -> None:
+    """Import the model SDK now (it takes ~1.3 s and holds the GIL), so that no prompt
+    or stream waits for it later."""
+    resolve = getattr(container.llm(), "resolve", None)
+    if resolve is not None:
+        resolve()

@@ -16,6 +16,7 @@ from adapters.http.config import HttpConfig
 from adapters.http.health import ReadinessCheck
 from adapters.http.host_guard import LOOPBACK_NAMES, hostname
 from adapters.protocol.connection import Dispatcher
+from bootstrap.container import warm_model
 from bootstrap.http_settings import load_http_config
 from bootstrap.settings import Settings, SettingsError
 from bootstrap.version import package_version
@@ -25,21 +26,10 @@ log = logging.getLogger(__name__)
 
 def build_agent(settings: Settings) -> tuple[Dispatcher, Any]:
     """Migrate the database and wire the container; returns (dispatcher, container)."""
-    from adapters.persistence.migrate import upgrade_to_head
-    from bootstrap.container import Container
+    from bootstrap.container import migrated_container
 
-    if upgrade_to_head(settings.database_url):
-        log.info("database migrated to the newest schema")
-    container = Container(settings=settings, version=package_version())
+    container = migrated_container(settings, package_version())
     return container.agent(), container
-
-
-def warm_model(container: Any) -> None:
-    """Import the model SDK before serving: an import holds the GIL, and one during the
-    first prompts would stall every stream for a few hundred milliseconds."""
-    resolve = getattr(container.llm(), "resolve", None)
-    if resolve is not None:
-        resolve()
 
 
 def database_ready(database_url: str) -> ReadinessCheck:
@@ -84,6 +74,7 @@ def warn_if_exposed(host: str, config: HttpConfig) -> None:
 
 async def serve(settings: Settings, config: HttpConfig, host: str, port: int) -> None:
     dispatcher, container = await asyncio.to_thread(build_agent, settings)
+    # Before serving: an import during the first prompts would stall every stream.
     await asyncio.to_thread(warm_model, container)
     # Everything loaded so far lives as long as the process: keep it out of the collector's
     # sight, or full collections walking it stall every stream for 100+ ms under load.

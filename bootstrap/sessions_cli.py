@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from adapters.legacy.flat_files import FlatFileSessions
-from adapters.persistence.migrate import upgrade_to_head
 from application.errors import SessionNotFound
 from application.use_cases.import_sessions import ImportSessions
 from application.use_cases.load_session import replay_events
-from bootstrap.container import Container
+from bootstrap.container import Container, migrated_container
 from bootstrap.settings import Settings
 from bootstrap.version import package_version
 from domain.errors import InvalidTitle
@@ -128,8 +127,7 @@ async def import_sessions(
 
 
 def run(settings: Settings, action: Callable[[Container], Coroutine[Any, Any, int]]) -> int:
-    upgrade_to_head(settings.database_url)
-    container = Container(settings=settings, version=package_version())
+    container = migrated_container(settings, package_version())
 
     async def main() -> int:
         try:

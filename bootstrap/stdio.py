@@ -41,25 +41,19 @@ def _build_agent(settings: Settings, version: str) -> tuple[Dispatcher, Any]:
     # define hundreds of models and we use a few dozen. Saves ~100 ms before session/new.
     pydantic.BaseModel.model_config["defer_build"] = True
     _import_injector_without_web_hooks()
-    from adapters.persistence.migrate import upgrade_to_head
-    from bootstrap.container import Container
+    from bootstrap.container import migrated_container
 
     log.debug("heavy modules imported in %.0f ms", (time.perf_counter() - started) * 1000)
-
-    if upgrade_to_head(settings.database_url):
-        log.info("database migrated to the newest schema")
-    container = Container(settings=settings, version=version)
+    container = migrated_container(settings, version)
     agent = container.agent()
     log.debug("agent ready in %.0f ms", (time.perf_counter() - started) * 1000)
     return agent, container
 
 
 def _warm_model(container: Any) -> None:
-    """Import the model SDK now, so that the first prompt does not wait for it."""
-    llm = container.llm()
-    resolve = getattr(llm, "resolve", None)
-    if resolve is not None:
-        resolve()
+    from bootstrap.container import warm_model
+
+    warm_model(container)
 
 
 async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:

@@ -71,6 +71,36 @@ class Session:
             return self.title is not None
         return False
 
+    def with_history(self, messages: list[Message]) -> "Session":
+        """The same session holding `messages` instead (e.g. its repaired history)."""
+        return Session(
+            id=self.id,
+            cwd=self.cwd,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            model=self.model,
+            mode_id=self.mode_id,
+            title=self.title,
+            config=self.config,
+            messages=messages,
+            permissions=self.permissions,
+        )
+
+    def fork(self, new_id: SessionId, *, at: datetime) -> "Session":
+        """A new session with this history, settings and "always" answers."""
+        return Session(
+            id=new_id,
+            cwd=self.cwd,
+            created_at=at,
+            updated_at=at,
+            model=self.model,
+            mode_id=self.mode_id,
+            title=self.title,
+            config=self.config,
+            messages=list(self._messages),
+            permissions=PermissionRules(dict(self.permissions.remembered)),
+        )
+
     def rename(self, title: str, *, at: datetime) -> str:
         """Replace the title (one trimmed line, as for titles from prompts)."""
         cleaned = title_from(title)

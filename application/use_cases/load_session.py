@@ -115,18 +115,7 @@ class StoredSessions:
             repaired = repair(session.messages)
             if repaired != list(session.messages):
                 start = _first_difference(session.messages, repaired)
-                session = Session(
-                    id=session.id,
-                    cwd=session.cwd,
-                    title=session.title,
-                    created_at=session.created_at,
-                    updated_at=session.updated_at,
-                    model=session.model,
-                    mode_id=session.mode_id,
-                    config=session.config,
-                    messages=repaired,
-                    permissions=session.permissions,
-                )
+                session = session.with_history(repaired)
                 await uow.sessions.rewrite_history(session, start)
                 await uow.commit()
         return session

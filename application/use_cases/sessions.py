@@ -14,8 +14,6 @@ from application.use_cases.load_session import StoredSessions
 from application.use_cases.session_state import state_of
 from domain.config import Catalog
 from domain.events import SessionTitleChanged
-from domain.permission import PermissionRules
-from domain.session import Session
 
 PAGE_SIZE = 50
 
@@ -90,19 +88,7 @@ class ForkSession:
         source = active.session if active else await self._stored.fetch(session_id)
         if source.cwd != cwd:
             await self._stored.open(session_id, cwd)  # raises the "lives elsewhere" error
-        now = self._clock.now()
-        fork = Session(
-            id=self._ids.session_id(),
-            cwd=source.cwd,
-            title=source.title,
-            created_at=now,
-            updated_at=now,
-            model=source.model,
-            mode_id=source.mode_id,
-            config=source.config,
-            messages=list(source.messages),
-            permissions=PermissionRules(dict(source.permissions.remembered)),
-        )
+        fork = source.fork(self._ids.session_id(), at=self._clock.now())
         async with self._uow as uow:
             await uow.sessions.fork(source, fork)
             await uow.commit()

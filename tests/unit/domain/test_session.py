@@ -52,3 +52,23 @@ def test_sessions_are_equal_by_id() -> None:
     a = SessionFactory()
     assert a == SessionFactory(id=a.id, cwd="/elsewhere")
     assert a != SessionFactory()
+
+
+def test_a_fork_copies_history_and_rules_but_shares_neither() -> None:
+    from domain.ids import SessionId
+    from domain.permission import PermissionRules
+
+    source = SessionFactory(permissions=PermissionRules({"bash": True}), title="T")
+    source.add_message(MessageFactory())
+    fork = source.fork(SessionId("sess_fork"), at=T0 + timedelta(days=1))
+    assert (fork.id, fork.title, fork.cwd, fork.messages) == (
+        "sess_fork",
+        "T",
+        source.cwd,
+        source.messages,
+    )
+    assert fork.created_at == fork.updated_at == T0 + timedelta(days=1)
+    fork.add_message(MessageFactory())
+    fork.permissions.remembered["write_file"] = False
+    assert source.message_count == 1
+    assert source.permissions.remembered == {"bash": True}
