@@ -29,6 +29,7 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/startup.py

@@ -81,6 +81,9 @@ class Connection:
     async def send_notification(self, method: str, params: dict[str, Any]) -> None:
         if not self._closed:
             await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+        # A turn whose model never waits (the demo, a cached reply) would otherwise hold the
+        # loop until it ends: yielding after each update lets a `session/cancel` in.
+        await asyncio.sleep(0)
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         """Send a request to the client and wait for its result (raises RpcError on error)."""

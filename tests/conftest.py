@@ -1,0 +1,23 @@
+"""Suite-wide settings: hypothesis profiles for the fuzzing tests."""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+# The normal run is bounded and reproducible (the same examples every run, so a green suite
+# stays green); `IAC_CODE_FUZZ=long` explores fresh random examples for much longer.
+settings.register_profile(
+    "default",
+    max_examples=60,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.register_profile(
+    "long",
+    max_examples=3000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile("long" if os.environ.get("IAC_CODE_FUZZ") == "long" else "default")
