@@ -33,6 +33,7 @@ class Settings:
     permission_timeout: float = 300.0
     bash_timeout: float = 120.0
     bash_max_timeout: float = 600.0
+    demo_pace: float = 40.0  # the demo model's tokens per second; 0 streams at once
 
     @property
     def has_credentials(self) -> bool:
@@ -65,6 +66,7 @@ _ENV = {  # setting -> environment variables, first set wins
     "permission_timeout": ("IAC_CODE_PERMISSION_TIMEOUT",),
     "bash_timeout": ("IAC_CODE_BASH_TIMEOUT",),
     "bash_max_timeout": ("IAC_CODE_BASH_MAX_TIMEOUT",),
+    "demo_pace": ("IAC_CODE_DEMO_PACE",),
 }
 _FLOATS = {"request_timeout", "permission_timeout", "bash_timeout", "bash_max_timeout"}
 _INTS = {"max_turn_requests", "max_tokens", "thinking_budget", "max_retries"}
@@ -76,6 +78,11 @@ def _convert(name: str, value: Any) -> Any:
             number = int(value)
             if number < (1 if name in ("max_turn_requests", "max_tokens") else 0):
                 raise ValueError("too small")
+            return number
+        if name == "demo_pace":
+            number = float(value)
+            if not number >= 0:
+                raise ValueError("must be 0 or more")
             return number
         if name in _FLOATS:
             number = float(value)

@@ -116,6 +116,7 @@ def base_env(tmp_path: Path) -> dict[str, str]:
         "IAC_CODE_CONFIG_DIR": str(tmp_path / "config"),
         "IAC_CODE_LOG_LEVEL": "DEBUG",
         "PYTHONUNBUFFERED": "1",
+        "IAC_CODE_DEMO_PACE": "0",  # the demo model at once, unless a test wants its pace
     }
 
 
