@@ -26,6 +26,7 @@ class DeferredLLMClient(LLMClient):
             return self._client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        client = self._client or await asyncio.to_thread(self.resolve)
+        # `is None`, not `or`: a Protocol instance is not known to be truthy.
+        client = self._client if self._client is not None else await asyncio.to_thread(self.resolve)
         async for event in client.stream(request):
             yield event
