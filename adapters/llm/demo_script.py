@@ -44,6 +44,10 @@ _PATH = r"[`'\"]?(?P<path>[^\s`'\"]+?)[`'\"]?"
 _END = r"[.!?]?"  # a sentence's full stop is not part of a path or URL
 _FILES = r"(?:files|directory|dir|folder|contents)"
 
+# Longer requests are not one-line commands; they are not parsed, which also keeps the
+# lazy wordings from backtracking through megabytes of pasted text.
+MAX_REQUEST = 2_000
+
 _POLITE = re.compile(r"^(?:(?:please|pls|kindly|now|can you|could you|would you)[\s,]+)+", re.I)
 
 
@@ -345,7 +349,7 @@ def next_step(messages: Sequence[Message], tools: Collection[str]) -> Step:
         return _after_tools(messages)
     said = plain_text(last.content).strip() if last is not None else ""
     request = _POLITE.sub("", said)
-    for intent in INTENTS:
+    for intent in INTENTS if len(request) <= MAX_REQUEST else ():
         if match := intent.match(request):
             step = intent.answer(match, _call_id(messages))
             if step.tool is not None and step.tool.name not in tools:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapters.llm.demo import DEMO_MODEL, DemoLLMClient, tokens
-from adapters.llm.demo_script import HELP, INTENTS, Step, next_step
+from adapters.llm.demo_script import HELP, INTENTS, MAX_REQUEST, Step, next_step
 from adapters.tools.runner import LocalToolRunner
 from application.ports.llm import ModelEvent, ModelRequest, ModelResponse, TextChunk, ThinkingChunk
 from application.ports.tools import ToolContext
@@ -126,6 +126,13 @@ def test_anything_else_is_answered_with_what_the_demo_understands() -> None:
     step = step_for("Hello agent")
     assert step.tool is None
     assert step.text == f"You said: Hello agent\n\n{HELP}"
+
+
+def test_a_request_too_long_for_a_command_is_echoed_not_parsed() -> None:
+    pasted = "replace a" + " with a" * 5_000 + " in x.py"
+    assert len(pasted) > MAX_REQUEST
+    step = step_for(pasted)
+    assert step.tool is None and step.text.startswith(f"You said: {pasted}\n\n")
 
 
 def test_a_tool_the_request_does_not_offer_is_not_called() -> None:
