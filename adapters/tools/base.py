@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
+from domain.text import valid_text
 
 
 class ToolInputError(ValueError):
@@ -59,6 +60,16 @@ def locate(cwd: str, raw: str) -> Located:
     return Located(path=path, outside=not (real == root or real.is_relative_to(root)))
 
 
+def shown(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
+    """A file name as text the model can use. Bytes that are not UTF-8 (kept by Python as
+    lone surrogates, which no JSON encoder accepts) are written as `\\xNN` escapes, e.g.
+    `caf\\xe9.txt`: exact and readable, and what bash's `$'caf\\xe9.txt'` names."""
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that no file name bytes map to
+        return valid_text(os.fsdecode(path))
+
+
 def clip(text: str, limit: int, hint: str = "") -> str:
     """Keep the head and the tail of long output, with a marker saying what was cut."""
     if len(text) <= limit:
@@ -76,7 +87,7 @@ class Tool(ABC):
     definition: ToolDefinition
 
     @abstractmethod
-    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan: ...
+    async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan: ...
 
     @abstractmethod
     async def run(

@@ -8,17 +8,18 @@ from adapters.tools.base import (
     Limits,
     Tool,
     ToolInputError,
-    clip,
     int_arg,
     is_binary,
     locate,
     schema,
+    shown,
     text_arg,
 )
+from adapters.tools.reading import Window, read_excerpt
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
 from domain.tool_call import DiffOutput, TextOutput
 
-PATH = {
+PATH: dict[str, object] = {
     "type": "string",
     "description": "File path, absolute or relative to the working directory.",
 }
@@ -33,11 +34,20 @@ def _read_text(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _lines_asked(arguments: Mapping[str, object]) -> tuple[int, int | None]:
+    start = max(1, int_arg(arguments, "start_line") or 1)
+    end = int_arg(arguments, "end_line")
+    if end is not None and end < start:
+        raise ToolInputError("end_line must not be before start_line.")
+    return start, end
+
+
 class ReadFile(Tool):
     definition = ToolDefinition(
         name="read_file",
         description="Read a text file, with line numbers. Use start_line/end_line (1-based, "
-        "inclusive) for parts of long files.",
+        "inclusive) for parts of long files. One call returns at most a bounded number of "
+        "lines and characters; the result says where to continue.",
         input_schema=schema(
             {
                 "path": PATH,
@@ -51,41 +61,27 @@ class ReadFile(Tool):
     def __init__(self, limits: Limits) -> None:
         self._limits = limits
 
-    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
-        located = locate(cwd, text_arg(arguments, "path") or "")
-        int_arg(arguments, "start_line")  # validates early: bad input fails without asking
-        int_arg(arguments, "end_line")
+    async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
+        located = locate(context.cwd, text_arg(arguments, "path") or "")
+        _lines_asked(arguments)  # validates early: bad input fails without asking
         return ToolPlan(locations=(str(located.path),), outside_cwd=located.outside)
 
     async def run(
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
         path = locate(context.cwd, text_arg(arguments, "path") or "").path
-        text = await asyncio.to_thread(_read_text, path)
-        lines = text.splitlines()
-        start = max(1, int_arg(arguments, "start_line") or 1)
-        end = min(len(lines), int_arg(arguments, "end_line") or len(lines))
-        end = min(end, start + self._limits.read_lines - 1)
-        numbered = "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(start, end + 1))
-        more = (
-            (
-                f"\n[... lines {start}-{end} of {len(lines)} shown; read more with "
-                f"start_line/end_line]"
-            )
-            if (start, end) != (1, len(lines))
-            else ""
-        )
-        body = clip(numbered, self._limits.output_chars) + more
-        if not lines:
-            body = "(empty file)"
+        start, end = _lines_asked(arguments)
+        window = Window(lines=self._limits.read_lines, chars=self._limits.output_chars)
+        excerpt = await asyncio.to_thread(read_excerpt, path, start, end, window)
+        body = excerpt.render(start, end)
         return ToolResult(
             text=body,
             output=(TextOutput(text=body),),
             raw_output={
-                "path": str(path),
+                "path": shown(path),
                 "startLine": start,
-                "endLine": end,
-                "totalLines": len(lines),
+                "endLine": excerpt.last,
+                "totalLines": excerpt.total,
             },
         )
 
@@ -100,8 +96,8 @@ class ListFiles(Tool):
     def __init__(self, limits: Limits) -> None:
         self._limits = limits
 
-    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
-        located = locate(cwd, text_arg(arguments, "path", required=False) or ".")
+    async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
+        located = locate(context.cwd, text_arg(arguments, "path", required=False) or ".")
         return ToolPlan(locations=(str(located.path),), outside_cwd=located.outside)
 
     async def run(
@@ -109,18 +105,18 @@ class ListFiles(Tool):
     ) -> ToolResult:
         path = locate(context.cwd, text_arg(arguments, "path", required=False) or ".").path
         if not path.is_dir():
-            return ToolResult(text=f"{path} is not a directory.", is_error=True)
+            return ToolResult(text=f"{shown(path)} is not a directory.", is_error=True)
         entries = sorted(
-            (e.name + ("/" if e.is_dir() else "") for e in path.iterdir()), key=str.lower
+            (shown(e.name) + ("/" if e.is_dir() else "") for e in path.iterdir()), key=str.lower
         )
-        shown = entries[: self._limits.list_entries]
-        body = "\n".join(shown) or "(empty directory)"
-        if len(entries) > len(shown):
-            body += f"\n[... {len(entries) - len(shown)} more entries not shown]"
+        listed = entries[: self._limits.list_entries]
+        body = "\n".join(listed) or "(empty directory)"
+        if len(entries) > len(listed):
+            body += f"\n[... {len(entries) - len(listed)} more entries not shown]"
         return ToolResult(
             text=body,
             output=(TextOutput(text=body),),
-            raw_output={"path": str(path), "entries": len(entries)},
+            raw_output={"path": shown(path), "entries": len(entries)},
         )
 
 
@@ -131,8 +127,8 @@ class WriteFile(Tool):
         input_schema=schema({"path": PATH, "content": {"type": "string"}}, ["path", "content"]),
     )
 
-    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
-        located = locate(cwd, text_arg(arguments, "path") or "")
+    async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
+        located = locate(context.cwd, text_arg(arguments, "path") or "")
         content = text_arg(arguments, "content", allow_empty=True) or ""
         if located.path.is_dir():
             raise ToolInputError(f"{located.path} is a directory.")
@@ -175,8 +171,8 @@ class EditFile(Tool):
         ),
     )
 
-    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
-        located = locate(cwd, text_arg(arguments, "path") or "")
+    async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
+        located = locate(context.cwd, text_arg(arguments, "path") or "")
         old, new = self._edit(located.path, arguments)
         return ToolPlan(
             locations=(str(located.path),),

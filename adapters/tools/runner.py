@@ -1,7 +1,9 @@
 import logging
+import os
 from collections.abc import Mapping
+from dataclasses import replace
 
-from adapters.tools.base import Limits, Tool, ToolInputError
+from adapters.tools.base import Limits, Tool, ToolInputError, shown
 from adapters.tools.files import EditFile, ListFiles, ReadFile, WriteFile
 from adapters.tools.search import Glob, Grep
 from adapters.tools.shell import Bash
@@ -14,6 +16,8 @@ from application.ports.tools import (
     ToolResult,
     ToolRunner,
 )
+from domain.text import valid_data, valid_text
+from domain.tool_call import DiffOutput, TextOutput, ToolOutput
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +44,27 @@ class LocalToolRunner(ToolRunner):
             t.definition for name, t in self._tools.items() if names is None or name in names
         )
 
-    async def plan(self, name: str, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
+    async def plan(
+        self, name: str, arguments: Mapping[str, object], context: ToolContext
+    ) -> ToolPlan:
+        return valid_plan(await self._plan(name, arguments, context))
+
+    async def run(
+        self, name: str, arguments: Mapping[str, object], context: ToolContext, progress: Progress
+    ) -> ToolResult:
+        async def valid_progress(chunk: str) -> None:
+            await progress(valid_text(chunk))
+
+        return valid_result(await self._run(name, arguments, context, valid_progress))
+
+    async def _plan(
+        self, name: str, arguments: Mapping[str, object], context: ToolContext
+    ) -> ToolPlan:
         tool = self._tools.get(name)
         if tool is None:
             return ToolPlan(problem=f"There is no tool named {name!r}.")
         try:
-            return await tool.plan(arguments, cwd)
+            return await tool.plan(arguments, context)
         except ToolInputError as exc:
             return ToolPlan(problem=str(exc))
         except OSError as exc:
@@ -54,7 +73,7 @@ class LocalToolRunner(ToolRunner):
             log.exception("planning %s failed", name)
             return ToolPlan(problem=f"The {name} tool failed: {type(exc).__name__}: {exc}")
 
-    async def run(
+    async def _run(
         self, name: str, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
         tool = self._tools.get(name)
@@ -66,7 +85,7 @@ class LocalToolRunner(ToolRunner):
             return ToolResult(text=str(exc), is_error=True)
         except OSError as exc:
             return ToolResult(
-                text=f"{type(exc).__name__}: {exc.strerror or exc} ({exc.filename or name})",
+                text=f"{type(exc).__name__}: {exc.strerror or exc} ({_filename(exc) or name})",
                 is_error=True,
             )
         except Exception as exc:  # a tool bug must fail the call, not the turn
@@ -74,3 +93,41 @@ class LocalToolRunner(ToolRunner):
             return ToolResult(
                 text=f"The {name} tool failed: {type(exc).__name__}: {exc}", is_error=True
             )
+
+
+def _filename(exc: OSError) -> str | None:
+    name = exc.filename
+    return shown(name) if isinstance(name, str | bytes | os.PathLike) else None
+
+
+# Every text a tool hands back must be valid Unicode: a lone surrogate (from an undecodable
+# file name, say) would make every later store, send and model request of the session fail.
+
+
+def valid_output(output: ToolOutput) -> ToolOutput:
+    if isinstance(output, TextOutput):
+        return TextOutput(text=valid_text(output.text))
+    return DiffOutput(
+        path=valid_text(output.path),
+        old_text=None if output.old_text is None else valid_text(output.old_text),
+        new_text=valid_text(output.new_text),
+    )
+
+
+def valid_plan(plan: ToolPlan) -> ToolPlan:
+    return replace(
+        plan,
+        locations=tuple(valid_text(p) for p in plan.locations),
+        preview=tuple(valid_output(o) for o in plan.preview),
+        problem=None if plan.problem is None else valid_text(plan.problem),
+        ask_reason=None if plan.ask_reason is None else valid_text(plan.ask_reason),
+    )
+
+
+def valid_result(result: ToolResult) -> ToolResult:
+    return replace(
+        result,
+        text=valid_text(result.text),
+        output=tuple(valid_output(o) for o in result.output),
+        raw_output=valid_data(dict(result.raw_output)),
+    )

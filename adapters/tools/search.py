@@ -2,10 +2,8 @@
 
 import asyncio
 import fnmatch
-import os
 import re
-import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from adapters.tools.base import (
@@ -17,56 +15,24 @@ from adapters.tools.base import (
     is_binary,
     locate,
     schema,
+    shown,
     text_arg,
+)
+from adapters.tools.tree import (
+    boundary_for,
+    glob_match,
+    glob_may_match_below,
+    regular_files,
+    walk,
 )
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
 from domain.tool_call import TextOutput
 
-SKIPPED_DIRS = {
-    ".git",
-    ".hg",
-    ".svn",
-    "node_modules",
-    "__pycache__",
-    ".venv",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-}
 MAX_FILE_BYTES = 5 * 2**20
-DIR = {"type": "string", "description": "Where to search (default: the working directory)."}
-
-
-def _files(root: Path) -> Iterator[Path]:
-    if root.is_file():
-        yield root
-        return
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-        for name in sorted(files):
-            yield Path(folder, name)
-
-
-def _walk(root: Path, boundary: Path) -> Iterator[Path]:
-    """Regular files under root whose real location stays inside `boundary`: a symlink
-    in the tree must not lead the search out of what was allowed, and a FIFO or device
-    could block the search for ever."""
-    for path in _files(root):
-        real = Path(os.path.realpath(path))
-        try:
-            regular = stat.S_ISREG(real.stat().st_mode)
-        except OSError:
-            continue
-        if regular and real.is_relative_to(boundary):
-            yield path
-
-
-def _boundary(base: Path, cwd: str) -> Path:
-    """The session's cwd, or the searched directory itself when the user allowed a search
-    outside it."""
-    root = Path(os.path.realpath(cwd))
-    real = Path(os.path.realpath(base))
-    return root if real.is_relative_to(root) else real
+DIR: dict[str, object] = {
+    "type": "string",
+    "description": "Where to search (default: the working directory).",
+}
 
 
 def _base(arguments: Mapping[str, object], cwd: str) -> tuple[Path, bool]:
@@ -84,13 +50,9 @@ class Glob(Tool):
     def __init__(self, limits: Limits) -> None:
         self._limits = limits
 
-    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
-        pattern = text_arg(arguments, "pattern") or ""
-        if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-            raise ToolInputError("pattern must be relative to path; put the directory in path.")
-        if any("**" in part and part != "**" for part in Path(pattern).parts):
-            raise ToolInputError("'**' must be a whole path part, as in 'src/**/*.py'.")
-        base, outside = _base(arguments, cwd)
+    async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
+        self._pattern(arguments)
+        base, outside = _base(arguments, context.cwd)
         return ToolPlan(locations=(str(base),), outside_cwd=outside)
 
     async def run(
@@ -98,7 +60,9 @@ class Glob(Tool):
     ) -> ToolResult:
         base, _ = _base(arguments, context.cwd)
         pattern = text_arg(arguments, "pattern") or ""
-        matches = await asyncio.to_thread(self._find, base, pattern)
+        matches = await asyncio.to_thread(
+            self._find, base, boundary_for(base, context.cwd), self._pattern(arguments)
+        )
         shown = matches[: self._limits.search_results]
         body = "\n".join(shown) or f"No files match {pattern} in {base}."
         if len(matches) > len(shown):
@@ -108,13 +72,26 @@ class Glob(Tool):
         )
 
     @staticmethod
-    def _find(base: Path, pattern: str) -> list[str]:
-        found = []
-        for path in base.glob(pattern):
-            parts = path.relative_to(base).parts
-            if not SKIPPED_DIRS.intersection(parts):
-                found.append(str(path.relative_to(base)) + ("/" if path.is_dir() else ""))
-        return sorted(found)
+    def _pattern(arguments: Mapping[str, object]) -> tuple[str, ...]:
+        pattern = Path(text_arg(arguments, "pattern") or "")
+        if pattern.is_absolute() or ".." in pattern.parts:
+            raise ToolInputError("pattern must be relative to path; put the directory in path.")
+        if any("**" in part and part != "**" for part in pattern.parts):
+            raise ToolInputError("'**' must be a whole path part, as in 'src/**/*.py'.")
+        return tuple(part for part in pattern.parts if part != ".")
+
+    @staticmethod
+    def _find(base: Path, boundary: Path, pattern: tuple[str, ...]) -> list[str]:
+        """Matches that lie inside `boundary`; symlinks leading out of it are neither
+        listed nor entered (see adapters.tools.tree)."""
+        if not base.is_dir():
+            return []
+        entries = walk(base, boundary, lambda parts: glob_may_match_below(pattern, parts))
+        return sorted(
+            shown(Path(*e.parts)) + ("/" if e.is_dir else "")
+            for e in entries
+            if glob_match(pattern, e.parts)
+        )
 
 
 class Grep(Tool):
@@ -142,12 +119,12 @@ class Grep(Tool):
     def __init__(self, limits: Limits) -> None:
         self._limits = limits
 
-    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
+    async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
         self._regex(arguments)
         mode = arguments.get("output_mode", "content")
         if mode not in ("content", "files_with_matches", "count"):
             raise ToolInputError("output_mode must be content, files_with_matches or count.")
-        base, outside = _base(arguments, cwd)
+        base, outside = _base(arguments, context.cwd)
         return ToolPlan(locations=(str(base),), outside_cwd=outside)
 
     async def run(
@@ -161,7 +138,7 @@ class Grep(Tool):
         rows, total = await asyncio.to_thread(
             self._search,
             base,
-            _boundary(base, context.cwd),
+            boundary_for(base, context.cwd),
             self._regex(arguments),
             text_arg(arguments, "glob", required=False),
             str(arguments.get("output_mode", "content")),
@@ -193,10 +170,11 @@ class Grep(Tool):
     ) -> tuple[list[str], int]:
         rows: list[str] = []
         total = 0
-        for path in _walk(base, boundary):
-            shown = str(path.relative_to(base)) if base.is_dir() else str(path)
-            if glob and not (fnmatch.fnmatch(shown, glob) or fnmatch.fnmatch(path.name, glob)):
+        for path in regular_files(base, boundary):
+            name = str(path.relative_to(base)) if base.is_dir() else str(path)
+            if glob and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(path.name, glob)):
                 continue
+            name = shown(name)
             try:
                 if path.stat().st_size > MAX_FILE_BYTES:
                     continue
@@ -216,9 +194,9 @@ class Grep(Tool):
                 for n, line in hits:
                     total += 1
                     if len(rows) < limit:
-                        rows.append(f"{shown}:{n}:{line[:500]}")
+                        rows.append(f"{name}:{n}:{line[:500]}")
             else:
                 total += 1
                 if len(rows) < limit:
-                    rows.append(shown if mode == "files_with_matches" else f"{shown}:{len(hits)}")
+                    rows.append(name if mode == "files_with_matches" else f"{name}:{len(hits)}")
         return rows, total

@@ -1,4 +1,5 @@
-"""bash: a command in its own process group, output streamed, stopped for good on cancel."""
+"""bash: a command in its own process group, output streamed, stopped for good on cancel,
+at its end, and when the server stops or dies (see adapters.tools.processes)."""
 
 import asyncio
 import codecs
@@ -8,6 +9,14 @@ import signal
 from collections.abc import Mapping
 
 from adapters.tools.base import Limits, Tool, ToolInputError, schema, text_arg
+from adapters.tools.processes import (
+    group_alive,
+    launch_arguments,
+    register,
+    release,
+    signal_group,
+    watch_pipe,
+)
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
 from domain.tool_call import TextOutput
 
@@ -52,11 +61,6 @@ class _Output:
         return f"{head}\n\n[... {cut} characters truncated ...]\n\n{tail}"
 
 
-def _signal_group(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
-
-
 async def _exited(process: asyncio.subprocess.Process) -> None:
     """Until the shell itself exits. Process.wait() would also wait for its pipes, which a
     background child can hold open for as long as it lives."""
@@ -64,14 +68,22 @@ async def _exited(process: asyncio.subprocess.Process) -> None:
         await asyncio.sleep(0.02)
 
 
+async def _group_gone(group: int) -> None:
+    while group_alive(group):  # noqa: ASYNC110 - the kernel reports no event for it
+        await asyncio.sleep(0.02)
+
+
 async def _stop(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the whole group, then SIGKILL what is left after a short grace."""
-    _signal_group(process.pid, signal.SIGTERM)
+    """SIGTERM the whole group, then SIGKILL what is left after a short grace, and wait
+    until every process of it is really gone (a killed process takes a moment to die)."""
+    signal_group(process.pid, signal.SIGTERM)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(_exited(process), KILL_GRACE)
-    _signal_group(process.pid, signal.SIGKILL)  # also stops children that outlived the shell
+    signal_group(process.pid, signal.SIGKILL)  # also stops children that outlived the shell
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(_exited(process), KILL_GRACE)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(_group_gone(process.pid), KILL_GRACE)
 
 
 class Bash(Tool):
@@ -96,32 +108,52 @@ class Bash(Tool):
             raise ToolInputError("timeout must be a positive number of seconds.")
         return min(float(value), self._limits.bash_max_timeout)
 
-    async def plan(self, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
+    async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
         text_arg(arguments, "command")
         self._timeout(arguments)
-        return ToolPlan(locations=(cwd,))
+        return ToolPlan(locations=(context.cwd,))
 
     async def run(
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
         command = text_arg(arguments, "command") or ""
         timeout = self._timeout(arguments)
-        process = await asyncio.create_subprocess_exec(
-            "/bin/bash",
-            "-c",
-            command,
-            cwd=context.cwd,
-            env=_child_environment(),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,  # its own process group: we can stop all of it
-        )
+        process = await self._start(command, context.cwd)
+        try:
+            return await self._supervise(process, progress, seconds=timeout)
+        finally:
+            release(process.pid)
+
+    @staticmethod
+    async def _start(command: str, cwd: str) -> asyncio.subprocess.Process:
+        # Forked from the event loop's thread, like every asyncio subprocess.
+        reader, writer = watch_pipe()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *launch_arguments(command),
+                cwd=cwd,
+                env=_child_environment(),
+                stdin=reader,  # the watchman's end of the pipe; the command gets /dev/null
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,  # its own process group: we can stop all of it
+            )
+        except BaseException:
+            os.close(writer)
+            raise
+        finally:
+            os.close(reader)
+        register(process.pid, writer)
+        return process
+
+    async def _supervise(
+        self, process: asyncio.subprocess.Process, progress: Progress, *, seconds: float
+    ) -> ToolResult:
         output = _Output(self._limits.output_chars)
         pump = asyncio.ensure_future(self._pump(process, output, progress))
         timed_out = False
         try:
-            await asyncio.wait_for(_exited(process), timeout)
+            await asyncio.wait_for(_exited(process), seconds)
         except TimeoutError:
             timed_out = True
         except BaseException:
@@ -139,7 +171,7 @@ class Bash(Tool):
         transport = getattr(process, "_transport", None)  # the pipe a setsid child still holds
         if transport is not None:
             transport.close()
-        return self._result(process.returncode, output, timed_out, timeout)
+        return self._result(process.returncode, output, timed_out, seconds)
 
     @staticmethod
     async def _pump(

@@ -23,6 +23,13 @@ class ToolPlan:
     outside_cwd: bool = False
     preview: tuple[ToolOutput, ...] = ()  # e.g. the diff a write would make
     problem: str | None = None  # input that cannot work; the call fails without asking
+    # Why this call must be asked about whatever the session's rules say (e.g. a fetch of a
+    # private network address). Such a call is never covered by "always allow".
+    ask_reason: str | None = None
+
+    @property
+    def always_asks(self) -> bool:
+        return self.outside_cwd or self.ask_reason is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,20 +47,24 @@ Progress = Callable[[str], Awaitable[None]]
 class ToolContext:
     cwd: str
     model: str  # for tools that call the model themselves (the sub-agent)
+    session_id: str = ""  # tools that remember things per session key them by it
 
 
 class ToolRunner(Protocol):
     """Runs the agent's tools for a session working in `cwd`.
 
-    `run` may be cancelled at any await; it then stops what it started (processes included).
-    Tool failures are results with is_error, not exceptions.
+    `plan` and `run` of one session are called one at a time, each `run` after the `plan`
+    of the same call. `run` may be cancelled at any await; it then stops what it started
+    (processes included). Tool failures are results with is_error, not exceptions.
     """
 
     @abstractmethod
     def definitions(self, names: tuple[str, ...] | None = None) -> tuple[ToolDefinition, ...]: ...
 
     @abstractmethod
-    async def plan(self, name: str, arguments: Mapping[str, object], cwd: str) -> ToolPlan: ...
+    async def plan(
+        self, name: str, arguments: Mapping[str, object], context: ToolContext
+    ) -> ToolPlan: ...
 
     @abstractmethod
     async def run(

@@ -99,7 +99,7 @@ class ToolPhase:
             arguments=dict(use.input),
             status=ToolCallStatus.PENDING,
         )
-        plan = await self._runner.plan(use.name, use.input, session.cwd)
+        plan = await self._runner.plan(use.name, use.input, self._context(session))
         call = replace(call, locations=plan.locations)
         await self._emit(
             session,
@@ -130,7 +130,7 @@ class ToolPhase:
     async def _permit(
         self, session: Session, control: TurnControl, call: ToolCallRecord, plan: ToolPlan
     ) -> _Answer:
-        verdict = session.permissions.verdict(spec_for(call.name), outside_cwd=plan.outside_cwd)
+        verdict = session.permissions.verdict(spec_for(call.name), outside_cwd=plan.always_asks)
         if verdict is Verdict.ALLOW and call.name not in session.permissions.remembered:
             return _Answer(allowed=True)
         if verdict is not Verdict.ASK:
@@ -141,19 +141,22 @@ class ToolPhase:
             )
             await self._record(session, call, option, Decider.SESSION_RULE)
             return _Answer(allowed=option.allows)
+        reason = plan.ask_reason
         request = PermissionRequest(
             tool_call_id=call.id,
             tool_name=call.name,
-            title=call.title,
+            # The user must see why a call that looks harmless is asked about.
+            title=f"{call.title} ({reason})" if reason else call.title,
             kind=call.kind,
             arguments=call.arguments,
             locations=call.locations,
-            preview=plan.preview,
-            # "Always allow" never covers leaving the working directory, so it is not offered.
-            options=OUTSIDE_CWD_OPTIONS if plan.outside_cwd else tuple(PermissionOption),
+            preview=(TextOutput(text=reason), *plan.preview) if reason else plan.preview,
+            # "Always allow" never covers leaving the working directory (or any other reason
+            # to ask each time), so it is not offered.
+            options=OUTSIDE_CWD_OPTIONS if plan.always_asks else tuple(PermissionOption),
         )
         try:
-            option = await control.guard(
+            chosen = await control.guard(
                 asyncio.wait_for(self._asker.ask(session.id, request), self._timeout)
             )
         except TurnCancelled:
@@ -171,10 +174,10 @@ class ToolPhase:
         except PermissionUnavailable as exc:
             await self._record(session, call, None, Decider.CLIENT_ERROR)
             return _Answer(allowed=False, refusal=f"Permission denied: {exc}")
-        await self._record(session, call, option, Decider.USER)
-        if option is None:
+        await self._record(session, call, chosen, Decider.USER)
+        if chosen is None:
             return _Answer(allowed=False, cancel_turn=True)
-        return _Answer(allowed=option.allows)
+        return _Answer(allowed=chosen.allows)
 
     async def _execute(
         self, session: Session, control: TurnControl, call: ToolCallRecord
@@ -191,10 +194,9 @@ class ToolPhase:
                 session, ToolCallUpdated(tool_call_id=call.id, output=(TextOutput(text=tail),))
             )
 
-        context = ToolContext(cwd=session.cwd, model=session.model)
         try:
             result = await control.guard(
-                self._runner.run(call.name, call.arguments, context, progress)
+                self._runner.run(call.name, call.arguments, self._context(session), progress)
             )
         except TurnCancelled:
             return await self._finish(
@@ -237,6 +239,10 @@ class ToolPhase:
         async with self._uow as uow:
             await uow.sessions.record_permission(session.id, decision)
             await uow.commit()
+
+    @staticmethod
+    def _context(session: Session) -> ToolContext:
+        return ToolContext(cwd=session.cwd, model=session.model, session_id=session.id)
 
     async def _emit(self, session: Session, event: ToolCallStarted | ToolCallUpdated) -> None:
         await self._sink.emit(session.id, event)

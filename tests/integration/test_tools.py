@@ -45,6 +45,10 @@ def runner() -> LocalToolRunner:
     )
 
 
+def ctx(project: Path, session: str = "s1") -> ToolContext:
+    return ToolContext(cwd=str(project), model="m", session_id=session)
+
+
 async def run(
     runner: LocalToolRunner,
     project: Path,
@@ -56,9 +60,9 @@ async def run(
     async def progress(chunk: str) -> None:
         seen.append(chunk)
 
-    plan = await runner.plan(name, arguments, str(project))
+    plan = await runner.plan(name, arguments, ctx(project))
     assert plan.problem is None, plan.problem
-    return await runner.run(name, arguments, ToolContext(cwd=str(project), model="m"), progress)
+    return await runner.run(name, arguments, ctx(project), progress)
 
 
 async def test_read_file_numbers_lines_and_reads_ranges(runner, project) -> None:  # type: ignore[no-untyped-def]
@@ -97,16 +101,16 @@ async def test_missing_file_is_an_error_result(runner, project) -> None:  # type
 async def test_escapes_from_cwd_are_flagged(runner, project, path: str) -> None:  # type: ignore[no-untyped-def]
     (project / "link").symlink_to(project.parent)
     (project / "linkfile").symlink_to(project.parent / "secret.txt")
-    plan = await runner.plan("read_file", {"path": path.format(tmp=project.parent)}, str(project))
+    plan = await runner.plan("read_file", {"path": path.format(tmp=project.parent)}, ctx(project))
     assert plan.outside_cwd
     for tool in ("list_files", "grep", "glob"):
         arguments = {"path": str(project.parent), "pattern": "*" if tool == "glob" else "."}
-        assert (await runner.plan(tool, arguments, str(project))).outside_cwd
+        assert (await runner.plan(tool, arguments, ctx(project))).outside_cwd
 
 
 async def test_paths_inside_cwd_are_not_flagged(runner, project) -> None:  # type: ignore[no-untyped-def]
     for path in ("src/app.py", str(project / "README.md"), "./src/../README.md"):
-        plan = await runner.plan("read_file", {"path": path}, str(project))
+        plan = await runner.plan("read_file", {"path": path}, ctx(project))
         assert not plan.outside_cwd
         assert plan.locations[0].startswith(str(project))
 
@@ -119,7 +123,7 @@ async def test_list_files_marks_directories(runner, project) -> None:  # type: i
 async def test_glob_finds_files_and_skips_vcs_dirs(runner, project) -> None:  # type: ignore[no-untyped-def]
     result = await run(runner, project, "glob", pattern="**/*.py")
     assert result.text.splitlines() == ["src/app.py", "src/util.py"]
-    bad = await runner.plan("glob", {"pattern": "../*"}, str(project))
+    bad = await runner.plan("glob", {"pattern": "../*"}, ctx(project))
     assert bad.problem
 
 
@@ -150,13 +154,13 @@ async def test_grep_modes(runner, project) -> None:  # type: ignore[no-untyped-d
 
 
 async def test_grep_rejects_bad_regex_before_asking(runner, project) -> None:  # type: ignore[no-untyped-def]
-    plan = await runner.plan("grep", {"pattern": "(unclosed"}, str(project))
+    plan = await runner.plan("grep", {"pattern": "(unclosed"}, ctx(project))
     assert plan.problem is not None
     assert "regular expression" in plan.problem
 
 
 async def test_write_file_previews_and_reports_a_diff(runner, project) -> None:  # type: ignore[no-untyped-def]
-    plan = await runner.plan("write_file", {"path": "new/dir/x.txt", "content": "hi"}, str(project))
+    plan = await runner.plan("write_file", {"path": "new/dir/x.txt", "content": "hi"}, ctx(project))
     assert plan.preview == (
         DiffOutput(path=str(project / "new/dir/x.txt"), old_text=None, new_text="hi"),
     )
@@ -194,7 +198,7 @@ async def test_edit_file_replaces_exactly_one_match(runner, project) -> None:  #
     ],
 )
 async def test_edit_file_fails_clearly(runner, project, arguments, problem) -> None:  # type: ignore[no-untyped-def]
-    plan = await runner.plan("edit_file", {"path": "src/util.py", **arguments}, str(project))
+    plan = await runner.plan("edit_file", {"path": "src/util.py", **arguments}, ctx(project))
     assert plan.problem is not None
     assert problem in plan.problem
     assert (project / "src/util.py").read_text() == "VALUE = 1\nvalue = 2\n"
@@ -222,7 +226,7 @@ async def test_bash_runs_in_cwd_and_streams(runner, project) -> None:  # type: i
     result = await runner.run(
         "bash",
         {"command": "pwd; echo out; echo err >&2; exit 3"},
-        ToolContext(cwd=str(project), model="m"),
+        ctx(project),
         progress,
     )
     assert result.is_error
@@ -262,7 +266,7 @@ async def test_cancelling_bash_kills_its_process_group(runner, project) -> None:
         runner.run(
             "bash",
             {"command": f"sleep 60 & echo $! > {pid_file}; wait"},
-            ToolContext(cwd=str(project), model="m"),
+            ctx(project),
             progress,
         )
     )
@@ -324,7 +328,7 @@ async def test_web_fetch_caps_size_and_reports_binary_and_errors(runner, project
     assert "not shown" in image.text
     missing = await run(runner, project, "web_fetch", url=f"{web}/missing")
     assert missing.is_error
-    plan = await runner.plan("web_fetch", {"url": "file:///etc/passwd"}, str(project))
+    plan = await runner.plan("web_fetch", {"url": "file:///etc/passwd"}, ctx(project))
     assert plan.problem is not None
 
 
@@ -349,7 +353,7 @@ async def test_fifos_are_not_read(runner, project) -> None:  # type: ignore[no-u
 
 
 async def test_invalid_glob_patterns_fail_before_running(runner, project) -> None:  # type: ignore[no-untyped-def]
-    plan = await runner.plan("glob", {"pattern": "src/**.py"}, str(project))
+    plan = await runner.plan("glob", {"pattern": "src/**.py"}, ctx(project))
     assert plan.problem is not None
     assert "'**'" in plan.problem
 

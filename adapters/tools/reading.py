@@ -1,0 +1,119 @@
+"""read_file's reading: only what is asked, in bounded memory, whatever the file's size.
+
+Lines are streamed, reading stops at the last line shown, and one call returns at most a
+window of lines and characters; the result tells the model where to continue.
+"""
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from adapters.tools.base import ToolInputError, is_binary, shown
+
+SNIFF_BYTES = 8192
+COUNT_BYTES = 64 * 2**20  # files up to this size get their lines counted for "of N"
+SKIP_CHUNK = 2**16
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    lines: int  # most lines one call returns
+    chars: int  # most characters of file text one call returns (also caps one line)
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    lines: tuple[str, ...]  # numbered, ready to show
+    last: int  # number of the last line shown (start - 1 when none)
+    total: int | None  # lines in the file, when known
+    size: int  # bytes
+    capped: bool  # stopped by the window, not by end_line or the end of the file
+    window: Window
+
+    def render(self, start: int, end: int | None) -> str:
+        if self.total == 0:
+            return "(empty file)"
+        if not self.lines:
+            return f"(start_line {start} is past the end: the file has {self.total} lines)"
+        body = "\n".join(self.lines)
+        of = f"{self.total}" if self.total is not None else f"more (the file has {self.size} bytes)"
+        if self.capped:
+            return (
+                f"{body}\n[... lines {start}-{self.last} of {of} shown; one call returns at most "
+                f"{self.window.lines} lines and {self.window.chars} characters: continue with "
+                f"start_line={self.last + 1}]"
+            )
+        if start > 1 or self.last != self.total:
+            return (
+                f"{body}\n[... lines {start}-{self.last} of {of} shown; "
+                "read more with start_line/end_line]"
+            )
+        return body
+
+
+def read_excerpt(path: Path, start: int, end: int | None, window: Window) -> Excerpt:
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files are read.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolInputError(f"{shown(path)} is not a regular file.")
+        if is_binary(file.read(SNIFF_BYTES)):
+            raise ToolInputError(
+                f"{shown(path)} is a binary file ({info.st_size} bytes); not shown."
+            )
+        file.seek(0)
+        return _excerpt(file, info.st_size, start, end, window)
+
+
+def _excerpt(file: BinaryIO, size: int, start: int, end: int | None, window: Window) -> Excerpt:
+    shown_lines: list[str] = []
+    used = 0
+    number = 0
+    capped = False
+    for number, (raw, whole) in enumerate(_lines(file, window.chars), 1):
+        if number < start:
+            continue
+        text = raw.decode("utf-8", errors="replace")
+        if not whole:
+            text += f" [... line cut at {window.chars} bytes]"
+        if shown_lines and (len(shown_lines) >= window.lines or used + len(text) > window.chars):
+            capped = True
+            break
+        shown_lines.append(f"{number:6}\t{text}")
+        used += len(text)
+        if number == end:
+            break
+    else:  # the end of the file
+        return Excerpt(tuple(shown_lines), number, number, size, False, window)
+    last = start + len(shown_lines) - 1
+    # Line `number` has been read (shown, or the first one left out): count what follows.
+    total = number + _count_rest(file) if size <= COUNT_BYTES else None
+    return Excerpt(tuple(shown_lines), last, total, size, capped, window)
+
+
+def _lines(file: BinaryIO, limit: int) -> Iterator[tuple[bytes, bool]]:
+    """Each line without its end, cut to `limit` bytes (with False when cut); a long line's
+    rest is skipped in bounded chunks, never held whole."""
+    while chunk := file.readline(limit + 1):
+        if chunk.endswith(b"\n"):
+            yield chunk[:-1].removesuffix(b"\r"), True
+        elif len(chunk) <= limit:
+            yield chunk, True  # the last line, without a newline
+        else:
+            while (rest := file.readline(SKIP_CHUNK)) and not rest.endswith(b"\n"):
+                pass
+            yield chunk[:limit], False
+
+
+def _count_rest(file: BinaryIO) -> int:
+    """Lines from the file's position to its end."""
+    count = 0
+    last = b"\n"
+    while block := file.read(2**20):
+        count += block.count(b"\n")
+        last = block[-1:]
+    return count + (last != b"\n")
