@@ -11,11 +11,13 @@ from application.use_cases.tool_phase import DENIED
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
 from domain.events import ToolCallStarted, ToolCallUpdated
 from domain.history import provider_view
+from domain.ids import ToolCallId
 from domain.message import Role
-from domain.permission import Decider, PermissionOption
+from domain.permission import Decider, PermissionDecision, PermissionOption
 from domain.stop_reason import ModelStop, StopReason
 from domain.tool_call import DiffOutput, ToolCallStatus
 from domain.usage import Usage
+from tests.factories import T0
 from tests.unit.application.conftest import World
 
 
@@ -259,3 +261,47 @@ async def test_tool_results_are_stored_before_the_next_model_call(world: World) 
     assert seen_roles == [[Role.USER, Role.ASSISTANT, Role.USER]]
     stored = [m.role for m in world.uow.sessions.messages[state.session_id]]
     assert stored == [Role.USER, Role.ASSISTANT, Role.USER, Role.ASSISTANT]
+
+
+async def test_finding_6_a_plan_with_an_ask_reason_always_asks_and_says_why(world: World) -> None:
+    world.tools.tools = {"web_fetch": ok}
+    reason = "127.0.0.1 is a loopback address"
+    world.tools.plans["web_fetch"] = ToolPlan(ask_reason=reason)
+    world.asker.answers = [PermissionOption.ALLOW_ONCE, PermissionOption.REJECT_ONCE]
+    sid, _ = await run_turn(
+        world,
+        uses(("web_fetch", {"url": "http://127.0.0.1/"})),
+        uses(("web_fetch", {"url": "http://127.0.0.1/"})),
+        final(),
+    )
+    assert len(world.asker.requests) == 2  # a read tool, asked each time
+    request = world.asker.requests[0]
+    assert reason in request.title
+    assert request.preview[0].text == reason  # type: ignore[union-attr]
+    assert PermissionOption.ALLOW_ALWAYS not in request.options
+    assert [r.is_error for r in tool_results(world, sid)] == [False, True]
+
+
+async def test_finding_6_always_allow_does_not_cover_an_ask_reason(world: World) -> None:
+    world.tools.tools = {"web_fetch": ok}
+    world.asker.answers = [PermissionOption.REJECT_ONCE]
+    state = await world.new_session().execute(NewSessionRequest(cwd="/work"))
+    earlier = PermissionDecision(
+        tool_call_id=ToolCallId("toolu_earlier"),
+        tool_name="web_fetch",
+        arguments={},
+        option=PermissionOption.ALLOW_ALWAYS,
+        decided_by=Decider.USER,
+        decided_at=T0,
+    )
+    world.uow.sessions.stored[state.session_id].decisions.append(earlier)
+    world.tools.plans["web_fetch"] = ToolPlan(ask_reason="it sends a query string to x.test")
+    world.llm.scripts = [uses(("web_fetch", {"url": "http://x.test/?q"})), final()]
+    await world.prompt().execute(
+        PromptRequest(session_id=state.session_id, content=(TextBlock(text="go"),))
+    )
+    assert len(world.asker.requests) == 1
+    assert world.tools.ran == []
+    assert world.uow.sessions.decisions[state.session_id][-1].option is (
+        PermissionOption.REJECT_ONCE
+    )
