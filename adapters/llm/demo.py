@@ -51,10 +51,11 @@ class DemoLLMClient(LLMClient):
         for token in tokens(step.text):
             await self._pause()
             yield TextChunk(text=token)
+        blocks = _blocks(step)
         yield ModelResponse(
-            content=_blocks(step),
+            content=blocks,
             stop=ModelStop.END_TURN if step.tool is None else ModelStop.TOOL_USE,
-            usage=Usage(input_tokens=_prompt_words(request), output_tokens=_words(_blocks(step))),
+            usage=Usage(input_tokens=_prompt_words(request), output_tokens=_words(blocks)),
         )
 
     async def _pause(self) -> None:
