@@ -4,6 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from bootstrap.environment import environment, shed_secrets
 from bootstrap.logs import claim_stdout, configure_logging
 from bootstrap.settings import Settings, SettingsError, load_settings
 from bootstrap.version import package_version
@@ -58,8 +59,10 @@ def _sessions(args: argparse.Namespace, settings: Settings) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "acp":
+        shed_secrets()  # the agent's tools must not find the keys in our environment block
     try:
-        settings = load_settings()
+        settings = load_settings(environment())
     except SettingsError as exc:
         print(f"iac-code: configuration error: {exc}", file=sys.stderr)
         return 2

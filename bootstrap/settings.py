@@ -33,6 +33,7 @@ class Settings:
     permission_timeout: float = 300.0
     bash_timeout: float = 120.0
     bash_max_timeout: float = 600.0
+    max_message_bytes: int = 10 * 2**20  # one stdio line; the HTTP body limit's default
     demo_pace: float = 40.0  # the demo model's tokens per second; 0 streams at once
 
     @property
@@ -66,17 +67,19 @@ _ENV = {  # setting -> environment variables, first set wins
     "permission_timeout": ("IAC_CODE_PERMISSION_TIMEOUT",),
     "bash_timeout": ("IAC_CODE_BASH_TIMEOUT",),
     "bash_max_timeout": ("IAC_CODE_BASH_MAX_TIMEOUT",),
+    "max_message_bytes": ("IAC_CODE_MAX_MESSAGE_BYTES",),
     "demo_pace": ("IAC_CODE_DEMO_PACE",),
 }
 _FLOATS = {"request_timeout", "permission_timeout", "bash_timeout", "bash_max_timeout"}
-_INTS = {"max_turn_requests", "max_tokens", "thinking_budget", "max_retries"}
+_INTS = {"max_turn_requests", "max_tokens", "thinking_budget", "max_retries", "max_message_bytes"}
+_POSITIVE = {"max_turn_requests", "max_tokens", "max_message_bytes"}
 
 
 def _convert(name: str, value: Any) -> Any:
     try:
         if name in _INTS:
             number = int(value)
-            if number < (1 if name in ("max_turn_requests", "max_tokens") else 0):
+            if number < (1 if name in _POSITIVE else 0):
                 raise ValueError("too small")
             return number
         if name == "demo_pace":

@@ -2,6 +2,7 @@
 
 import asyncio
 import logging
+import signal
 import sys
 import threading
 import time
@@ -85,13 +86,29 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
         settings.database_url,
     )
     building.add_done_callback(ready)
+    stop = _stop_on_signals(loop)
     try:
-        await serve(LazyDispatcher(initialize, agent), source, sink)
+        await serve(
+            LazyDispatcher(initialize, agent),
+            source,
+            sink,
+            max_line=settings.max_message_bytes,
+            stop=stop,
+        )
     finally:
         if not building.done():
             await asyncio.gather(building, return_exceptions=True)
         for container in containers:
             await container.engine().dispose()
+
+
+def _stop_on_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
+    """SIGTERM and SIGINT end the server like a closed stdin does: running turns are
+    cancelled, so the commands their tools started are stopped before we exit."""
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
 
 
 def main(settings: Settings, protocol_out: BinaryIO) -> int:

@@ -5,7 +5,10 @@ through `as_model_text`, which degrades what the model cannot take to text marke
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
+from typing import TypeVar
+
+from domain.text import valid_data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,3 +108,17 @@ def plain_text(blocks: tuple[ContentBlock, ...]) -> str:
         if isinstance(shown, TextBlock):
             parts.append(shown.text)
     return "\n".join(parts)
+
+
+B = TypeVar("B", bound=ContentBlock)
+
+
+def valid_block(block: B) -> B:
+    """The block with every text repaired (see domain.text); the same block if it was valid."""
+    changes = {}
+    for f in fields(block):
+        value = getattr(block, f.name)
+        repaired = valid_data(value)
+        if repaired is not value:
+            changes[f.name] = repaired
+    return replace(block, **changes) if changes else block

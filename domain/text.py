@@ -32,10 +32,17 @@ def valid_data(value: T) -> T:
 
 
 def _repair(value: object) -> object:
+    """The repaired value; the very same object when nothing in it needed repair."""
     if isinstance(value, str):
         return valid_text(value)
     if isinstance(value, Mapping):
-        return {valid_text(str(k)): _repair(v) for k, v in value.items()}
+        items = [(_repair(k), _repair(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
     if isinstance(value, list | tuple):
-        return type(value)(_repair(v) for v in value)
+        repaired = [_repair(v) for v in value]
+        if all(r is v for r, v in zip(repaired, value, strict=True)):
+            return value
+        return type(value)(repaired)
     return value

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from adapters.protocol.jsonrpc import (
     INTERNAL_ERROR,
+    INVALID_REQUEST,
     PARSE_ERROR,
     Malformed,
     Notification,
@@ -77,6 +78,16 @@ class Connection:
                 self._spawn(self._notify(incoming))
             case Response():
                 self._resolve(incoming)
+
+    async def refuse_oversized(self, size: int, limit: int) -> None:
+        """Answer a message that was too large to read (its id is unknown: it is null)."""
+        log.warning("rejected a %d-byte message (limit %d)", size, limit)
+        error = RpcError(
+            INVALID_REQUEST,
+            f"Invalid request: the message is larger than the limit of {limit} bytes.",
+            {"size": size, "limit": limit, "setting": "IAC_CODE_MAX_MESSAGE_BYTES"},
+        )
+        await self._send(error_message(None, error))
 
     async def send_notification(self, method: str, params: dict[str, Any]) -> None:
         if not self._closed:

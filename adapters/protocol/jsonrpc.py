@@ -1,8 +1,12 @@
 """JSON-RPC 2.0 messages: classifying what arrived, and building what we send."""
 
 import json
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
+
+from domain.text import valid_data
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -68,18 +72,61 @@ def _valid_id(value: object) -> bool:
     return value is None or (isinstance(value, int | str) and not isinstance(value, bool))
 
 
-def parse(raw: bytes | str) -> Incoming:
-    """Classify one framed message; raises Malformed with the error to send back."""
+MAX_DEPTH = 128  # ACP messages nest about 8 deep; the rest is headroom for `_meta`
+# Lone surrogates can only arrive as \\u escapes or as their (invalid) UTF-8 bytes.
+_MAY_HOLD_SURROGATES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _decode(raw: bytes | str) -> object:
+    """Strict JSON (no NaN or Infinity), at most MAX_DEPTH deep, every string valid text."""
+    data = raw.encode(errors="surrogatepass") if isinstance(raw, str) else raw
     try:
-        message = json.loads(raw)
+        message = json.loads(data, parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise Malformed(
             PARSE_ERROR, "Parse error: the message is not valid JSON.", {"details": str(exc)}
         ) from None
     except RecursionError:
-        raise Malformed(
-            PARSE_ERROR, "Parse error: the message is nested too deeply.", {"details": "depth"}
-        ) from None
+        raise _nested_too_deeply() from None
+    if _too_deep(message):
+        raise _nested_too_deeply()
+    return valid_data(message) if _MAY_HOLD_SURROGATES.search(data) else message
+
+
+def _nested_too_deeply() -> Malformed:
+    return Malformed(
+        PARSE_ERROR,
+        f"Parse error: the message is nested more than {MAX_DEPTH} levels deep.",
+        {"maxDepth": MAX_DEPTH},
+    )
+
+
+def _too_deep(value: object) -> bool:
+    """Iterative, so that the check itself cannot overflow the stack."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth > MAX_DEPTH:
+                return True
+            pending.extend((child, depth + 1) for child in item)
+    return False
+
+
+def _shown(value: object) -> object:
+    """A received value fit to echo in an error: short strings as they are, else the type."""
+    return value if isinstance(value, str) and len(value) <= 40 else type(value).__name__
+
+
+def parse(raw: bytes | str) -> Incoming:
+    """Classify one framed message; raises Malformed with the error to send back."""
+    message = _decode(raw)
     if not isinstance(message, dict):
         kind = "a batch (array)" if isinstance(message, list) else type(message).__name__
         raise Malformed(
@@ -103,7 +150,7 @@ def parse(raw: bytes | str) -> Incoming:
         raise Malformed(
             INVALID_REQUEST,
             'Invalid request: "jsonrpc" must be "2.0".',
-            {"field": "jsonrpc", "received": version},
+            {"field": "jsonrpc", "received": _shown(version)},
             id=msg_id,
             answer=has_id,
         )
@@ -156,11 +203,25 @@ def _parse_call(message: dict[str, Any], has_id: bool, msg_id: RequestId) -> Inc
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One compact JSON line. Raw UTF-8 when possible, \\u escapes if text has lone surrogates."""
+    """One compact line of strict JSON (no NaN or Infinity: those become null)."""
     try:
-        return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    except UnicodeEncodeError:
-        return (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(message), ensure_ascii=False, separators=(",", ":"))
+    try:
+        return (text + "\n").encode()
+    except UnicodeEncodeError:  # text we did not repair on its way in: repaired on its way out
+        return encode(valid_data(message))
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def result_message(id: RequestId, result: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from application.dto import PromptResult
 from application.errors import AuthRequired, ModelError, ModelUnavailable
@@ -20,6 +20,7 @@ from domain.content import (
     TextBlock,
     ThinkingBlock,
     UserInputBlock,
+    valid_block,
 )
 from domain.events import Notice, SessionTitleChanged, TextDelta, ThinkingDelta
 from domain.history import provider_view
@@ -27,6 +28,7 @@ from domain.ids import MessageId
 from domain.message import Message, Role
 from domain.session import Session
 from domain.stop_reason import ModelStop, StopReason
+from domain.text import valid_text
 from domain.turn import Turn
 from domain.usage import Usage
 
@@ -108,7 +110,8 @@ class Prompt:
             )
         control = active.begin_turn()
         try:
-            return await self._run(active.session, control, request.content)
+            content = tuple(valid_block(b) for b in request.content)  # user text enters here
+            return await self._run(active.session, control, content)
         finally:
             active.end_turn(control)
 
@@ -200,18 +203,23 @@ class Prompt:
     async def _consume(
         self, session: Session, request: ModelRequest, message_id: MessageId, reply: _Reply
     ) -> ModelResponse:
+        # Model text enters here: repaired so that one bad character cannot break the
+        # session's storage, the wire or the next request.
         async for event in self._llm.stream(request):
             match event:
                 case TextChunk(text=text):
+                    text = valid_text(text)
                     reply.text.append(text)
                     await self._sink.emit(session.id, TextDelta(message_id=message_id, text=text))
                 case ThinkingChunk(text=text):
+                    text = valid_text(text)
                     reply.thinking.append(text)
                     await self._sink.emit(
                         session.id, ThinkingDelta(message_id=message_id, text=text)
                     )
                 case ModelResponse():
-                    return event
+                    content = tuple(valid_block(b) for b in event.content)
+                    return replace(event, content=content)
         raise ModelUnavailable("The model stream ended without a complete response.")
 
     async def _keep_partial(self, session: Session, message_id: MessageId, reply: _Reply) -> None:

@@ -3,6 +3,7 @@
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,8 @@ class RawAgent:
         assert reply["result"]["protocolVersion"] == 1
 
 
-@pytest.fixture
-async def raw(tmp_path: Path, workdir: Path) -> AsyncIterator[RawAgent]:
+@asynccontextmanager
+async def raw_agent(tmp_path: Path, workdir: Path, **env: str) -> AsyncIterator[RawAgent]:
     process = await asyncio.create_subprocess_exec(
         IAC_CODE,
         "acp",
@@ -57,7 +58,9 @@ async def raw(tmp_path: Path, workdir: Path) -> AsyncIterator[RawAgent]:
         env={
             "IAC_CODE_CONFIG_DIR": str(tmp_path / "cfg"),
             "IAC_CODE_PROVIDER": "demo",
+            "IAC_CODE_DEMO_PACE": "0",
             "PATH": "/usr/bin:/bin",
+            **env,
         },
     )
     agent = RawAgent(process)
@@ -67,6 +70,12 @@ async def raw(tmp_path: Path, workdir: Path) -> AsyncIterator[RawAgent]:
         await asyncio.wait_for(process.wait(), 10)
     for line in agent.lines:  # stdout carried nothing but JSON-RPC objects
         assert isinstance(json.loads(line), dict)
+
+
+@pytest.fixture
+async def raw(tmp_path: Path, workdir: Path) -> AsyncIterator[RawAgent]:
+    async with raw_agent(tmp_path, workdir) as agent:
+        yield agent
 
 
 def error_of(reply: dict[str, Any]) -> dict[str, Any]:
@@ -200,11 +209,35 @@ async def test_large_messages_round_trip(raw: RawAgent, workdir: Path) -> None:
     sid = (await raw.call(1, "session/new", {"cwd": str(workdir), "mcpServers": []}))["result"][
         "sessionId"
     ]
-    big = "ü" * (2 * 2**20)
+    big = "ü" * 2**20  # 6 MiB as JSON escapes: under the 10 MiB line limit
     reply = await raw.call(
         2, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": big}]}
     )
     assert reply["result"]["stopReason"] == "end_turn"
+
+
+def _peak_rss_bytes(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return next(int(line.split()[1]) * 1024 for line in status.splitlines() if "VmHWM" in line)
+
+
+async def test_finding_7_an_oversized_line_is_refused_without_being_held(
+    tmp_path: Path, workdir: Path
+) -> None:
+    async with raw_agent(tmp_path, workdir, IAC_CODE_MAX_MESSAGE_BYTES=str(2**20)) as raw:
+        await raw.initialize()
+        await raw.call(1, "session/list", {})  # the agent is fully loaded
+        before = _peak_rss_bytes(raw.process.pid)
+        prompt = {"sessionId": "s", "prompt": [{"type": "text", "text": "x" * (64 * 2**20)}]}
+        await raw.send({"jsonrpc": "2.0", "id": 7, "method": "session/prompt", "params": prompt})
+        reply = await raw.recv(timeout=60)
+        assert reply["id"] is None  # the id sat in the part that was never read
+        assert error_of(reply)["code"] == -32600
+        assert error_of(reply)["data"]["limit"] == 2**20
+        assert error_of(reply)["data"]["size"] > 64 * 2**20
+        # The 64 MiB line went by in pieces: the server's peak memory barely moved.
+        assert _peak_rss_bytes(raw.process.pid) - before < 16 * 2**20
+        await raw.initialize()  # and it serves on
 
 
 async def test_exits_cleanly_when_stdin_closes(raw: RawAgent) -> None:
