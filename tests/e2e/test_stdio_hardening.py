@@ -1,0 +1,121 @@
+"""Regression tests for the hardening findings, through the real process and the real SDK."""
+
+import os
+from pathlib import Path
+
+import pytest
+from acp import RequestError, text_block
+
+from tests.e2e.conftest import DEMO, Agent, Spawn, anthropic_env
+from tests.support.scripted_anthropic import (
+    ScriptedAnthropic,
+    assert_valid_history,
+    stream,
+    text,
+    tool_use,
+)
+
+pytestmark = pytest.mark.e2e
+
+LONE = "\ud800"
+
+
+async def start(agent: Agent, workdir: Path) -> str:
+    await agent.initialize()
+    return (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+
+
+def replayed_text(agent: Agent) -> str:
+    return "".join(
+        u.content.text
+        for _, u in agent.client.updates
+        if u.session_update in ("user_message_chunk", "agent_message_chunk")
+        and getattr(u.content, "text", None)
+    )
+
+
+async def test_finding_1_a_lone_surrogate_in_a_prompt_does_not_break_the_session(
+    spawn: Spawn, workdir: Path
+) -> None:
+    async with spawn(DEMO) as agent:
+        sid = await start(agent, workdir)
+        first = await agent.conn.prompt(session_id=sid, prompt=[text_block(f"caf{LONE}")])
+        second = await agent.conn.prompt(session_id=sid, prompt=[text_block("still there?")])
+        assert (first.stop_reason, second.stop_reason) == ("end_turn", "end_turn")
+    async with spawn(DEMO) as agent:  # stored, reloadable, and shown repaired
+        await agent.initialize()
+        await agent.conn.load_session(session_id=sid, cwd=str(workdir), mcp_servers=[])
+        assert "caf\ufffd" in replayed_text(agent)
+        again = await agent.conn.prompt(session_id=sid, prompt=[text_block("and now?")])
+        assert again.stop_reason == "end_turn"
+
+
+async def test_finding_1_a_lone_surrogate_from_the_model_does_not_break_the_session(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    server.script(
+        stream(text(f"bad {LONE} text")),
+        stream(text("fine")),
+        stream(text("after reload")),
+    )
+    async with spawn(anthropic_env(server)) as agent:
+        sid = await start(agent, workdir)
+        first = await agent.conn.prompt(session_id=sid, prompt=[text_block("say it")])
+        second = await agent.conn.prompt(session_id=sid, prompt=[text_block("again")])
+        assert (first.stop_reason, second.stop_reason) == ("end_turn", "end_turn")
+        assert agent.client.agent_text() == "bad \ufffd textfine"
+    async with spawn(anthropic_env(server)) as agent:
+        await agent.initialize()
+        await agent.conn.load_session(session_id=sid, cwd=str(workdir), mcp_servers=[])
+        third = await agent.conn.prompt(session_id=sid, prompt=[text_block("more")])
+        assert third.stop_reason == "end_turn"
+    # What the model was sent back is its own text, repaired.
+    assert server.requests[1].body["messages"][1]["content"][0]["text"] == "bad \ufffd text"
+    for request in server.requests:
+        assert_valid_history(request.body["messages"])
+
+
+async def test_finding_1_an_undecodable_file_name_does_not_break_the_session(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    (workdir / os.fsdecode(b"caf\xe9.txt")).write_text("x")
+    server.script(
+        stream(tool_use("list_files", {}, id="toolu_ls"), stop_reason="tool_use"),
+        stream(text("listed")),
+        stream(text("next")),
+    )
+    async with spawn(anthropic_env(server)) as agent:
+        sid = await start(agent, workdir)
+        first = await agent.conn.prompt(session_id=sid, prompt=[text_block("list")])
+        second = await agent.conn.prompt(session_id=sid, prompt=[text_block("go on")])
+        assert (first.stop_reason, second.stop_reason) == ("end_turn", "end_turn")
+    listing = server.requests[1].body["messages"][-1]["content"][0]["content"]
+    assert "caf" in str(listing)
+
+
+async def test_finding_1_loading_a_lone_surrogate_id_is_invalid_params(
+    spawn: Spawn, workdir: Path
+) -> None:
+    async with spawn(DEMO) as agent:
+        await agent.initialize()
+        with pytest.raises(RequestError) as caught:
+            await agent.conn.load_session(session_id=LONE, cwd=str(workdir), mcp_servers=[])
+        assert caught.value.code == -32602
+        assert caught.value.data["sessionId"] == "\ufffd"
+        await start(agent, workdir)  # and it serves on
+
+
+async def test_finding_2_secrets_are_not_in_the_servers_environment_block(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    server.script(stream(text("ok")))
+    secrets = {"IACCODE_ACP_HTTP_TOKEN": "tok-secret-123", "OPENAI_API_KEY": "sk-other-456"}
+    async with spawn(anthropic_env(server, **secrets)) as agent:
+        sid = await start(agent, workdir)
+        result = await agent.conn.prompt(session_id=sid, prompt=[text_block("hi")])
+        environ = Path(f"/proc/{agent.process.pid}/environ").read_bytes()  # noqa: ASYNC240
+    assert result.stop_reason == "end_turn"  # the key still reached the model client...
+    assert "sk-test-secret" in " ".join(server.requests[0].headers.values())
+    for secret in ("sk-test-secret", "tok-secret-123", "sk-other-456"):
+        assert secret.encode() not in environ  # ...but not the block a tool could read
+    assert b"IAC_CODE_PROVIDER=anthropic" in environ  # the rest of the environment is there
