@@ -208,6 +208,13 @@ class AcpAgent(Dispatcher):
     def _take_over(self, session_id: str, peer: Connection) -> Connection | None:
         """Attach a session to `peer`. An idle session opened on another connection moves
         here (a reconnecting client); one running a prompt there stays where it is."""
+        owner = self._refuse_if_running_elsewhere(session_id, peer)
+        self._channels.attach(session_id, peer)
+        return owner
+
+    def _refuse_if_running_elsewhere(self, session_id: str, peer: Connection) -> Connection | None:
+        """Load, resume and fork read a session's history: not while another connection's
+        prompt is writing it. Returns the session's current connection."""
         owner = self._channels.peer_of(session_id)
         if owner is not None and owner is not peer and self._uc.busy(session_id):
             raise RpcError(
@@ -215,7 +222,6 @@ class AcpAgent(Dispatcher):
                 f"Session {session_id!r} is running a prompt on another connection.",
                 {"sessionId": session_id},
             )
-        self._channels.attach(session_id, peer)
         return owner
 
     def _give_back(self, session_id: str, owner: Connection | None) -> None:
@@ -279,10 +285,9 @@ class AcpAgent(Dispatcher):
 
     async def _close(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.CloseSessionRequest, params, "session/close")
-        owner = self._channels.peer_of(request.session_id)
-        if owner is None or owner is peer:  # another connection's session is not ours to close
-            await self._uc.close().execute(request.session_id)
-            self._release(request.session_id, peer)
+        self._check_owner(request.session_id, peer)  # another connection's is not ours to close
+        await self._uc.close().execute(request.session_id)
+        self._release(request.session_id, peer)
         return wire.dump(acp.CloseSessionResponse())
 
     async def _list(self, params: dict[str, Any] | None, peer: Connection) -> Any:
@@ -310,6 +315,7 @@ class AcpAgent(Dispatcher):
     async def _fork(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.ForkSessionRequest, _no_mcp_default(params), "session/fork")
         _check_cwd(request.cwd)
+        self._refuse_if_running_elsewhere(request.session_id, peer)
         state = await self._uc.fork_session().execute(request.session_id, request.cwd)
         self._channels.attach(state.session_id, peer)
         return wire.fork_session_result(state)

@@ -91,7 +91,7 @@ def prompt(sid: str, text: str = "hi") -> dict[str, Any]:
     return {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
 
 
-async def test_connections_see_only_their_own_sessions(world) -> None:  # type: ignore[no-untyped-def]
+async def test_finding_11_connections_see_only_their_own_sessions(world) -> None:  # type: ignore[no-untyped-def]
     container, llm, cwd = world
     a, b = Peer(container.agent()), Peer(container.agent())
     sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
@@ -102,7 +102,12 @@ async def test_connections_see_only_their_own_sessions(world) -> None:  # type: 
     assert stolen["error"]["code"] == -32602
     load = await b.call("session/load", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []})
     assert "another connection" in load["error"]["message"]
-    await b.call("session/close", {"sessionId": sid})  # not b's to close: a no-op
+    # Finding 11: every call of b on a's running session answers the same way.
+    fork = await b.call("session/fork", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []})
+    assert fork["error"]["code"] == -32602 and fork["error"]["data"] == {"sessionId": sid}
+    assert "another connection" in fork["error"]["message"]
+    close = await b.call("session/close", {"sessionId": sid})  # not b's to close
+    assert close["error"]["code"] == -32602 and close["error"]["data"] == {"sessionId": sid}
     await b.connection.receive(
         json.dumps({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}})
     )
