@@ -59,7 +59,7 @@ def build_anthropic(settings: Settings) -> LLMClient:
 
 def build_llm(settings: Settings) -> LLMClient:
     if settings.provider == "demo":
-        return DemoLLMClient()
+        return DemoLLMClient(pace=settings.demo_pace)
     return DeferredLLMClient(
         factory=lambda: build_anthropic(settings), has_credentials=settings.has_credentials
     )

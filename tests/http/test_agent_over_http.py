@@ -51,6 +51,7 @@ def workdir(tmp_path: Path) -> Path:
 def demo_settings(tmp_path: Path) -> Settings:
     return Settings(
         provider="demo",
+        demo_pace=0.0,
         config_dir=tmp_path,
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}",
     )
