@@ -1,5 +1,6 @@
 """Domain objects to ACP wire models (acp.schema) and back. No schema is written here."""
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,6 +39,29 @@ AcpPromptBlock = (
     | acp.ResourceContentBlock
     | acp.EmbeddedResourceContentBlock
 )
+
+
+# What one field of a tool call may show the client. A 20 MiB write would otherwise travel
+# three times (input, diff old and new) in one message, past every transport's limit; the
+# model and the file get everything, the client a marked prefix.
+MAX_SHOWN_CHARS = 256 * 1024
+
+
+def shown(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… [truncated for display: {limit:,} of {len(text):,} characters]"
+
+
+def shown_data(value: Any) -> Any:
+    """A JSON-like value with every long string capped for display."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, Mapping):
+        return {k: shown_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [shown_data(v) for v in value]
+    return value
 
 
 def dump(model: acp.BaseModel) -> dict[str, Any]:
@@ -206,9 +230,14 @@ def _status(status: ToolCallStatus | None) -> str | None:
 def tool_output_to_acp(output: ToolOutput) -> Any:
     match output:
         case DiffOutput(path=path, old_text=old, new_text=new):
-            return acp.FileEditToolCallContent(type="diff", path=path, old_text=old, new_text=new)
+            return acp.FileEditToolCallContent(
+                type="diff",
+                path=path,
+                old_text=None if old is None else shown(old),
+                new_text=shown(new),
+            )
         case TextOutput(text=text):
-            return acp.ContentToolCallContent(type="content", content=_text(text))
+            return acp.ContentToolCallContent(type="content", content=_text(shown(text)))
     raise TypeError(f"unknown tool output {output!r}")
 
 
@@ -223,7 +252,7 @@ def tool_call_start(event: ToolCallStarted) -> acp.ToolCallStart:
         title=event.title,
         kind=event.kind.value,
         status=_status(event.status),
-        raw_input=dict(event.arguments),
+        raw_input=shown_data(dict(event.arguments)),
         locations=_locations(event.locations),
     )
 
@@ -235,7 +264,7 @@ def tool_call_progress(event: ToolCallUpdated) -> acp.ToolCallProgress:
         tool_call_id=event.tool_call_id,
         status=_status(event.status),
         content=content,
-        raw_output=None if event.raw_output is None else dict(event.raw_output),
+        raw_output=None if event.raw_output is None else shown_data(dict(event.raw_output)),
     )
 
 
@@ -245,7 +274,7 @@ def permission_request(session_id: str, request: PermissionRequest) -> dict[str,
         title=request.title,
         kind=request.kind.value,
         status="pending",
-        raw_input=dict(request.arguments),
+        raw_input=shown_data(dict(request.arguments)),
         content=[tool_output_to_acp(o) for o in request.preview] or None,
         locations=_locations(request.locations),
     )

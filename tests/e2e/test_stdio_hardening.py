@@ -1,5 +1,6 @@
 """Regression tests for the hardening findings, through the real process and the real SDK."""
 
+import json
 import os
 from pathlib import Path
 
@@ -119,3 +120,30 @@ async def test_finding_2_secrets_are_not_in_the_servers_environment_block(
     for secret in ("sk-test-secret", "tok-secret-123", "sk-other-456"):
         assert secret.encode() not in environ  # ...but not the block a tool could read
     assert b"IAC_CODE_PROVIDER=anthropic" in environ  # the rest of the environment is there
+
+
+async def test_finding_4_a_huge_write_is_shown_capped_and_written_whole(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    content = "line of text\n" * (20 * 2**20 // 13)  # 20 MiB
+    server.script(
+        stream(
+            tool_use("write_file", {"path": "big.txt", "content": content}, id="toolu_big"),
+            stop_reason="tool_use",
+        ),
+        stream(text("written")),
+    )
+    async with spawn(anthropic_env(server)) as agent:
+        agent.client.answers = ["allow_once"]
+        sid = await start(agent, workdir)
+        result = await agent.conn.prompt(session_id=sid, prompt=[text_block("write it")])
+        asked = agent.sent_by_agent("session/request_permission")
+    assert result.stop_reason == "end_turn"
+    assert (workdir / "big.txt").read_text() == content  # the file got everything
+    (request,) = asked
+    assert len(json.dumps(request)) < 2 * 2**20  # the client a capped view
+    tool_call = request["params"]["toolCall"]
+    shown = tool_call["rawInput"]["content"]
+    assert shown.startswith(content[:1000]) and f"of {len(content):,} characters" in shown
+    (diff,) = tool_call["content"]
+    assert "truncated for display" in diff["newText"]
