@@ -17,6 +17,7 @@ from adapters.http.health import ReadinessCheck
 from adapters.http.host_guard import LOOPBACK_NAMES, hostname
 from adapters.protocol.connection import Dispatcher
 from bootstrap.container import warm_model
+from bootstrap.environment import environment
 from bootstrap.http_settings import load_http_config
 from bootstrap.settings import Settings, SettingsError
 from bootstrap.version import package_version
@@ -113,7 +114,8 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
 
 def main(settings: Settings, host: str, port: int) -> int:
     try:
-        config = load_http_config()
+        # Secrets (the token) are no longer in os.environ: see bootstrap/environment.py.
+        config = load_http_config(environment())
     except SettingsError as exc:
         print(f"iac-code: configuration error: {exc}", file=sys.stderr)
         return 2
