@@ -18,7 +18,13 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@touch $@
 
 ## Install, then serve ACP on stdio. Offline by default; IAC_CODE_PROVIDER=anthropic for Claude.
+# `make -C DIR run` makes GNU make print "Entering directory" on stdout before it reads any
+# Makefile, so nothing here can stop it: `make -s -C DIR run` (or the .venv/bin/iac-code
+# command) keeps stdout for the protocol. Said on stderr, where an editor shows it.
 run: $(VENV)/.installed
+	@case "$(firstword -$(MAKEFLAGS))" in *w*) echo "iac-code: make printed its directory on \
+stdout, which breaks the protocol: use 'make -s -C DIR run' or $(CURDIR)/$(BIN)/iac-code acp" >&2;; \
+	esac
 	@IAC_CODE_PROVIDER=$${IAC_CODE_PROVIDER:-demo} $(BIN)/iac-code acp
 
 ## Install, then run every check CI runs: lint, format, import boundaries, all tests.
