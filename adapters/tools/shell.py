@@ -21,6 +21,7 @@ from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolP
 from domain.tool_call import TextOutput
 
 KILL_GRACE = 2.0
+GONE_BOUND = 30.0  # a killed process dies at once; only a stuck kernel would take this long
 # Credentials of the agent itself: a command has no business reading them, and its output
 # goes to the model provider and into history.
 SECRET_VARIABLES = frozenset(
@@ -83,7 +84,18 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(_exited(process), KILL_GRACE)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(_group_gone(process.pid), KILL_GRACE)
+        await asyncio.wait_for(_group_gone(process.pid), GONE_BOUND)
+
+
+async def _abandon(starting: "asyncio.Future[asyncio.subprocess.Process]") -> None:
+    try:
+        process = await starting
+    except Exception:  # it did not start: nothing to stop
+        return
+    try:
+        await _stop(process)
+    finally:
+        release(process.pid)
 
 
 class Bash(Tool):
@@ -118,7 +130,14 @@ class Bash(Tool):
     ) -> ToolResult:
         command = text_arg(arguments, "command") or ""
         timeout = self._timeout(arguments)
-        process = await self._start(command, context.cwd)
+        # The command may already run before its start returns here: a cancel that came
+        # meanwhile must still stop all of it, so the start is not cancelled half-way.
+        starting = asyncio.ensure_future(self._start(command, context.cwd))
+        try:
+            process = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            await asyncio.shield(_abandon(starting))
+            raise
         try:
             return await self._supervise(process, progress, seconds=timeout)
         finally:
