@@ -18,9 +18,13 @@ _ENV = {
     "keepalive_seconds": ("IAC_CODE_HTTP_KEEPALIVE_SECONDS",),
     "retry_ms": ("IAC_CODE_HTTP_RETRY_MS",),
     "idle_timeout_seconds": ("IAC_CODE_HTTP_IDLE_TIMEOUT_SECONDS",),
+    "unused_timeout_seconds": ("IAC_CODE_HTTP_UNUSED_TIMEOUT_SECONDS",),
     "reap_interval_seconds": ("IAC_CODE_HTTP_REAP_INTERVAL_SECONDS",),
     "max_connections": ("IAC_CODE_HTTP_MAX_CONNECTIONS",),
     "initialize_timeout_seconds": ("IAC_CODE_HTTP_INITIALIZE_TIMEOUT_SECONDS",),
+    "header_timeout_seconds": ("IAC_CODE_HTTP_HEADER_TIMEOUT_SECONDS",),
+    "body_timeout_seconds": ("IAC_CODE_HTTP_BODY_TIMEOUT_SECONDS",),
+    "max_event_bytes": ("IAC_CODE_HTTP_MAX_EVENT_BYTES",),
 }
 _TYPES = {f.name: f.type for f in fields(HttpConfig)}
 _DEFAULTS = HttpConfig()
@@ -56,7 +60,12 @@ def load_http_config(environ: Mapping[str, str] | None = None) -> HttpConfig:
     if hosts:
         names = (hostname(h.strip()) for h in hosts.split(",") if h.strip())
         values["allowed_hosts"] = frozenset(name for name in names if name)
-    if "reap_interval_seconds" not in values:  # look often enough for a short idle timeout
-        idle = values.get("idle_timeout_seconds", _DEFAULTS.idle_timeout_seconds)
-        values["reap_interval_seconds"] = min(_DEFAULTS.reap_interval_seconds, idle / 4)
+    if "reap_interval_seconds" not in values:  # look often enough for short timeouts
+        timeouts = (
+            values.get(name, getattr(_DEFAULTS, name))
+            for name in ("idle_timeout_seconds", "unused_timeout_seconds")
+        )
+        values["reap_interval_seconds"] = min(
+            _DEFAULTS.reap_interval_seconds, *(t / 4 for t in timeouts)
+        )
     return HttpConfig(**values)

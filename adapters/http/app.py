@@ -2,23 +2,36 @@
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from starlette.exceptions import HTTPException
 
 from adapters.http.access_log import AccessLog
 from adapters.http.config import HttpConfig
-from adapters.http.errors import HttpError, answer_http_error
+from adapters.http.errors import (
+    HttpError,
+    answer_http_error,
+    answer_routing_error,
+    answer_unexpected,
+)
 from adapters.http.health import ReadinessCheck, health_router
 from adapters.http.host_guard import HostGuard
-from adapters.http.registry import ConnectionRegistry
+from adapters.http.registry import Clock, ConnectionRegistry
 from adapters.http.routes import acp_router
 from adapters.protocol.connection import Dispatcher
 
 
-def create_app(dispatcher: Dispatcher, config: HttpConfig, ready: ReadinessCheck) -> FastAPI:
-    """One dispatcher serves every connection: each call names its peer connection."""
-    registry = ConnectionRegistry(dispatcher, config)
+def create_app(
+    dispatcher: Dispatcher,
+    config: HttpConfig,
+    ready: ReadinessCheck,
+    clock: Clock = time.monotonic,
+) -> FastAPI:
+    """One dispatcher serves every connection: each call names its peer connection.
+    `app.state.registry` holds the open connections."""
+    registry = ConnectionRegistry(dispatcher, config, clock)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -41,7 +54,10 @@ def create_app(dispatcher: Dispatcher, config: HttpConfig, ready: ReadinessCheck
         redoc_url=None,
         openapi_url=None,
     )
+    app.state.registry = registry
     app.add_exception_handler(HttpError, answer_http_error)
+    app.add_exception_handler(HTTPException, answer_routing_error)
+    app.add_exception_handler(Exception, answer_unexpected)
     app.include_router(acp_router(registry, config))
     app.include_router(health_router(ready, config.readiness_timeout_seconds))
     app.add_middleware(HostGuard, allowed=config.allowed_hosts)

@@ -12,9 +12,17 @@ class HttpConfig:
     keepalive_seconds: float = 15.0
     retry_ms: int = 3_000  # the reconnect delay the stream asks EventSource clients to use
     idle_timeout_seconds: float = 3_600.0  # reap connections with no stream and no request
+    # ... and sooner those that never opened a stream nor sent anything after `initialize`.
+    unused_timeout_seconds: float = 60.0
     reap_interval_seconds: float = 60.0
     max_connections: int = 100
     initialize_timeout_seconds: float = 30.0
+    # Slow clients: a request's headers, then its body, must arrive within these.
+    header_timeout_seconds: float = 10.0
+    body_timeout_seconds: float = 30.0
+    # One event on the stream; a larger one is replaced by an error saying so (it would
+    # otherwise fill the buffer by itself). Kept at most `buffer_max_bytes`.
+    max_event_bytes: int = 10 * 2**20
     readiness_timeout_seconds: float = 5.0
     # Host names requests may be addressed to; None accepts any (set for public binds).
     allowed_hosts: frozenset[str] | None = None

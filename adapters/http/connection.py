@@ -2,15 +2,14 @@
 its messages go to."""
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any
 
 from adapters.http.config import HttpConfig
-from adapters.http.outbox import Outbox
+from adapters.http.outbox import EventTooLarge, Outbox
 from adapters.protocol.connection import Connection, Dispatcher
-from adapters.protocol.jsonrpc import RequestId
+from adapters.protocol.jsonrpc import INTERNAL_ERROR, RequestId, RpcError
 
 
 class HttpConnection:
@@ -20,22 +19,29 @@ class HttpConnection:
         dispatcher: Dispatcher,
         config: HttpConfig,
         on_failure: Callable[["HttpConnection"], None],
+        clock: Callable[[], float],
     ) -> None:
         self.id = connection_id
         self.outbox = Outbox(
             max_events=config.buffer_max_events,
             max_bytes=config.buffer_max_bytes,
+            max_event_bytes=config.max_event_bytes,
             on_failure=lambda _reason: on_failure(self),
         )
         self.protocol = Connection(self._send, dispatcher)
         self.sessions: set[str] = set()  # ids seen in our messages: their GETs are accepted
         self.closed = asyncio.Event()
         self.streams = 0
-        self.last_seen = time.monotonic()
+        # Used: a stream was opened or a request sent after `initialize`. Connections never
+        # used are reaped much sooner than idle ones (IAC_CODE_HTTP_UNUSED_TIMEOUT_SECONDS).
+        self.used = False
+        self._clock = clock
+        self.last_seen = clock()
         self._initializing: tuple[RequestId, asyncio.Future[dict[str, Any]]] | None = None
 
-    def touch(self) -> None:
-        self.last_seen = time.monotonic()
+    def touch(self, *, use: bool = True) -> None:
+        self.used = self.used or use
+        self.last_seen = self._clock()
 
     async def initialize(self, raw: bytes, request_id: RequestId) -> dict[str, Any]:
         """Serve the `initialize` request that opened this connection; return its response
@@ -60,6 +66,7 @@ class HttpConnection:
     async def session_stream(self, first: bytes) -> AsyncIterator[bytes]:
         """A stream that carries only `first` and keepalives, until the connection ends:
         every event goes on the connection's stream, so none is split off or sent twice."""
+        self.touch()
         self.streams += 1
         try:
             yield first
@@ -85,7 +92,10 @@ class HttpConnection:
                 pending[1].set_result(message)
             return
         self._note_session(message)
-        self.outbox.append(message)
+        try:
+            self.outbox.append(message)
+        except EventTooLarge as exc:  # the agent's call fails at once, as if refused
+            raise RpcError(INTERNAL_ERROR, str(exc)) from None
 
     def _note_session(self, message: dict[str, Any]) -> None:
         for part in (message.get("params"), message.get("result")):
@@ -94,7 +104,9 @@ class HttpConnection:
                 if isinstance(session_id, str):
                     self.sessions.add(session_id)
 
-    async def _counted(self, first: bytes, frames: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    async def _counted(
+        self, first: bytes, frames: AsyncGenerator[bytes, None]
+    ) -> AsyncIterator[bytes]:
         self.streams += 1
         try:
             yield first

@@ -1,10 +1,11 @@
 """A connection's outgoing events: numbered, buffered while no stream is open, replayable."""
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from adapters.http.frames import error_frame, message_frame
+from adapters.protocol.jsonrpc import INTERNAL_ERROR
 
 # One write to the socket carries at most this much: a burst costs a few sends, not one each.
 CHUNK_BYTES = 64 * 1024
@@ -14,6 +15,10 @@ class LastEventIdAhead(ValueError):
     """The client names an event this connection never sent."""
 
 
+class EventTooLarge(ValueError):
+    """An agent request too large for one event: the client was told, the caller must be."""
+
+
 class Outbox:
     """Events are numbered from 1 and kept until the client acknowledges them (by
     reconnecting with Last-Event-ID) or, once written to a stream, until room is needed.
@@ -21,16 +26,26 @@ class Outbox:
     - At most `max_events` / `max_bytes` are kept. Written events are evicted first; if
       events never written would have to go, the outbox fails instead: it drops them all and
       the stream gets one error frame. Nothing is dropped silently.
+    - One event is at most `max_event_bytes`: a larger one would fill the buffer by itself.
+      It is replaced, under its number, by what the client needs to go on: a response by a
+      JSON-RPC error response to the same request, anything else by an `error` event naming
+      it (and an agent request raises EventTooLarge, so that its caller is not left waiting).
     - One follower (stream) at a time: attaching another supersedes the previous one.
     - `written` is the position of the newest stream, so eviction never reaches an event
       that stream has still to send.
     """
 
     def __init__(
-        self, *, max_events: int, max_bytes: int, on_failure: Callable[[str], None]
+        self,
+        *,
+        max_events: int,
+        max_bytes: int,
+        on_failure: Callable[[str], None],
+        max_event_bytes: int | None = None,
     ) -> None:
         self._max_events = max_events
         self._max_bytes = max_bytes
+        self._max_event_bytes = min(max_event_bytes or max_bytes, max_bytes)
         self._on_failure = on_failure
         self._frames: list[bytes] = []
         self._head = 0  # index in _frames of the oldest kept event
@@ -57,13 +72,36 @@ class Outbox:
         if self._closed or self.failure is not None:
             return
         frame = message_frame(self._next_id, message)
+        size = len(frame)
+        too_large = size > self._max_event_bytes
+        if too_large:
+            frame = self._stand_in(message, size)
         self._next_id += 1
         self._frames.append(frame)
         self._bytes += len(frame)
         self._make_room()
         self._wakeup.set()
+        if too_large and "method" in message and "id" in message:
+            raise EventTooLarge(self._too_large_text(message, size))
 
-    def follow(self, last_event_id: int | None) -> AsyncIterator[bytes]:
+    def _stand_in(self, message: dict[str, Any], size: int) -> bytes:
+        text = self._too_large_text(message, size)
+        if "method" not in message and "id" in message:  # a response: answer the request
+            error = {"code": INTERNAL_ERROR, "message": text, "data": {"bytes": size}}
+            return message_frame(
+                self._next_id, {"jsonrpc": "2.0", "id": message["id"], "error": error}
+            )
+        about = {"method": str(message.get("method"))[:80], "id": message.get("id")}
+        return error_frame("event_too_large", text, self._next_id, bytes=size, **about)
+
+    def _too_large_text(self, message: dict[str, Any], size: int) -> str:
+        what = f"{str(message['method'])[:80]} message" if "method" in message else "response"
+        return (
+            f"a {what} of {size} bytes is over the limit of {self._max_event_bytes} bytes for "
+            "one event (IAC_CODE_HTTP_MAX_EVENT_BYTES); it was not sent"
+        )
+
+    def follow(self, last_event_id: int | None) -> AsyncGenerator[bytes, None]:
         """A new stream: after `last_event_id` if given (acknowledging everything up to it),
         else from the first event no stream has written. Supersedes any current stream."""
         if last_event_id is None or self.failure is not None:
@@ -137,7 +175,7 @@ class Outbox:
             end += 1
         return b"".join(self._frames[start:end]), cursor + end - start
 
-    async def _follow(self, token: object, cursor: int) -> AsyncIterator[bytes]:
+    async def _follow(self, token: object, cursor: int) -> AsyncGenerator[bytes, None]:
         try:
             while self._follower is token:
                 if self.failure is None and cursor < self._first_id - 1:

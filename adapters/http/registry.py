@@ -2,9 +2,11 @@
 
 import asyncio
 import logging
+import math
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 
 import anyio
 
@@ -16,12 +18,18 @@ from adapters.protocol.connection import Dispatcher
 log = logging.getLogger(__name__)
 
 REMEMBERED_CLOSES = 10_000  # closed ids kept to say why they are gone
+Clock = Callable[[], float]
 
 
 class ConnectionRegistry:
-    def __init__(self, dispatcher: Dispatcher, config: HttpConfig) -> None:
+    """`clock` (monotonic seconds) decides when connections expire; tests pass their own."""
+
+    def __init__(
+        self, dispatcher: Dispatcher, config: HttpConfig, clock: Clock = time.monotonic
+    ) -> None:
         self._dispatcher = dispatcher
         self._config = config
+        self._clock = clock
         self._live: dict[str, HttpConnection] = {}
         self._gone: OrderedDict[str, str] = OrderedDict()
         self._closing: set[asyncio.Task[None]] = set()
@@ -36,13 +44,17 @@ class ConnectionRegistry:
 
     def open(self) -> HttpConnection:
         if len(self._live) >= self._config.max_connections:
+            # Full only counts live connections: expired ones give their slot up now.
+            for connection in self._expired():
+                self._close_later(connection, self._why_expired(connection))
+        if len(self._live) >= self._config.max_connections:
             raise HttpError(
                 503,
                 f"too many open connections ({self._config.max_connections}); retry later",
-                headers={"Retry-After": "5"},
+                headers={"Retry-After": str(self._seconds_to_a_free_slot())},
             )
         connection = HttpConnection(
-            str(uuid.uuid4()), self._dispatcher, self._config, self._on_failure
+            str(uuid.uuid4()), self._dispatcher, self._config, self._on_failure, self._clock
         )
         self._live[connection.id] = connection
         return connection
@@ -71,12 +83,37 @@ class ConnectionRegistry:
             log.info("connection %s closed: %s", connection.id, self._gone[connection.id])
 
     async def reap(self) -> int:
-        """Close connections with no stream and no request for the idle timeout."""
-        deadline = time.monotonic() - self._config.idle_timeout_seconds
-        idle = [c for c in self._live.values() if c.streams == 0 and c.last_seen < deadline]
-        why = f"idle for more than {self._config.idle_timeout_seconds:g} s"
-        await asyncio.gather(*(self.close(c, why) for c in idle))
-        return len(idle)
+        """Close connections with no stream and no request for the idle timeout, or for the
+        (shorter) unused timeout if they were never used after `initialize`."""
+        expired = self._expired()
+        await asyncio.gather(*(self.close(c, self._why_expired(c)) for c in expired))
+        return len(expired)
+
+    def _timeout(self, connection: HttpConnection) -> float:
+        if connection.used:
+            return self._config.idle_timeout_seconds
+        return self._config.unused_timeout_seconds
+
+    def _expired(self) -> list[HttpConnection]:
+        now = self._clock()
+        return [
+            c
+            for c in self._live.values()
+            if c.streams == 0 and now - c.last_seen > self._timeout(c)
+        ]
+
+    def _why_expired(self, connection: HttpConnection) -> str:
+        kind = "idle" if connection.used else "unused after initialize"
+        return f"{kind} for more than {self._timeout(connection):g} s"
+
+    def _seconds_to_a_free_slot(self) -> int:
+        """Retry-After: when the first connection without a stream would expire, within
+        1-60 s (5 s if all have one: only a DELETE frees a slot then)."""
+        now = self._clock()
+        waits = [
+            c.last_seen + self._timeout(c) - now for c in self._live.values() if c.streams == 0
+        ]
+        return max(1, min(60, math.ceil(min(waits)))) if waits else 5
 
     async def reap_forever(self) -> None:
         while True:
@@ -100,7 +137,11 @@ class ConnectionRegistry:
         # Called from inside the connection's send: close it from a task of its own. A stream
         # open now still carries the error event; later requests get a 400 saying why.
         log.warning("connection %s failed: %s", connection.id, connection.outbox.failure)
-        self.forget(connection, connection.outbox.failure or "failed")
+        self._close_later(connection, connection.outbox.failure or "failed")
+
+    def _close_later(self, connection: HttpConnection, why: str) -> None:
+        """Forget the connection now (its slot is free), close it in a task of its own."""
+        self.forget(connection, why)
         task = asyncio.get_running_loop().create_task(connection.close())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)

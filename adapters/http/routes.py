@@ -1,6 +1,7 @@
 """`/acp`: POST a JSON-RPC message, GET the event stream, DELETE the connection."""
 
 import asyncio
+import re
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -21,6 +22,7 @@ CONNECTION_ID = "Acp-Connection-Id"
 SESSION_ID = "Acp-Session-Id"
 # On shutdown a stream gets this long to finish cleanly (uvicorn waits 5 s for all of them).
 SHUTDOWN_GRACE_SECONDS = 3.0
+EVENT_ID = re.compile(r"[0-9]{1,18}")
 
 
 def acp_router(registry: ConnectionRegistry, config: HttpConfig) -> APIRouter:
@@ -29,7 +31,7 @@ def acp_router(registry: ConnectionRegistry, config: HttpConfig) -> APIRouter:
     @router.post("/acp")
     async def post(request: Request) -> Response:
         check_content_type(request.headers.get("content-type"))
-        body = await read_body(request, config.max_body_bytes)
+        body = await read_body(request, config.max_body_bytes, config.body_timeout_seconds)
         message = decode(body)
         method = message.get("method")
         request.state.rpc = "response" if method is None else str(method)[:80]
@@ -93,6 +95,10 @@ async def _initialize(
             504,
             f"the agent did not answer initialize within {config.initialize_timeout_seconds:g} s",
         ) from None
+    if "error" in reply:
+        # Nothing to continue: the failed connection gives its slot back at once.
+        await registry.close(connection, "initialize failed", grace=0)
+        return Response(encode(reply), media_type="application/json")
     return Response(
         encode(reply), media_type="application/json", headers={CONNECTION_ID: connection.id}
     )
@@ -102,7 +108,9 @@ def _last_event_id(header: str | None) -> int | None:
     if header is None or not header.strip():
         return None
     value = header.strip()
-    if not value.isdigit():
+    # ASCII digits only: str.isdigit() also takes "²" (a \xb2 byte read as latin-1), and
+    # int() refuses that, or thousands of digits.
+    if not EVENT_ID.fullmatch(value):
         raise HttpError(400, "Last-Event-ID must be the id of an event this server sent")
     return int(value)
 

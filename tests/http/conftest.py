@@ -3,6 +3,7 @@ a small client speaking the transport: POST / GET (SSE) / DELETE /acp."""
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -15,6 +16,7 @@ from fastapi import FastAPI
 
 from adapters.http.app import create_app
 from adapters.http.config import HttpConfig
+from adapters.http.slow_clients import uvicorn_options
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import RpcError
 from tests.support.sse_client import SseStream, open_sse
@@ -35,10 +37,18 @@ async def always_ready() -> bool:
     return True
 
 
-async def start(app: FastAPI) -> tuple[uvicorn.Server, "asyncio.Task[None]", str]:
-    """Serve `app` with uvicorn on 127.0.0.1 and a port the OS picks."""
+async def start(
+    app: FastAPI, header_timeout_seconds: float = FAST.header_timeout_seconds
+) -> tuple[uvicorn.Server, "asyncio.Task[None]", str]:
+    """Serve `app` with uvicorn on 127.0.0.1 and a port the OS picks, with the server's own
+    protocol options."""
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_config=None, access_log=False, ws="none"
+        app,
+        host="127.0.0.1",
+        port=0,
+        log_config=None,
+        access_log=False,
+        **uvicorn_options(header_timeout_seconds),
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
@@ -52,9 +62,11 @@ async def start(app: FastAPI) -> tuple[uvicorn.Server, "asyncio.Task[None]", str
 
 
 @asynccontextmanager
-async def running(app: FastAPI) -> AsyncIterator[str]:
+async def running(
+    app: FastAPI, header_timeout_seconds: float = FAST.header_timeout_seconds
+) -> AsyncIterator[str]:
     """The base URL of `app` served for the block."""
-    server, task, base = await start(app)
+    server, task, base = await start(app, header_timeout_seconds)
     try:
         yield base
     finally:
@@ -79,7 +91,7 @@ class FakeAgent(Dispatcher):
     - `echo` answers its params; `stream` sends `count` notifications, then answers;
     - `ask` calls the client (session/request_permission) and answers the client's result;
     - `hang` answers once its connection closes; `initialize` answers a canned result, or hangs
-      when `initialize_hangs` is set.
+      when `initialize_hangs` is set, or answers an error when `initialize_fails` is.
     """
 
     def __init__(self) -> None:
@@ -89,6 +101,7 @@ class FakeAgent(Dispatcher):
         self.started = asyncio.Event()
         self.release = asyncio.Event()
         self.initialize_hangs = False
+        self.initialize_fails = False
         self.notifications: list[tuple[str, Any]] = []
 
     async def handle_request(
@@ -99,6 +112,8 @@ class FakeAgent(Dispatcher):
             case "initialize":
                 if self.initialize_hangs:
                     await asyncio.Event().wait()
+                if self.initialize_fails:
+                    raise RpcError(-32602, "Invalid params: protocolVersion is required")
                 return {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
             case "echo":
                 return params
@@ -203,14 +218,18 @@ def fake_agent() -> FakeAgent:
 
 @pytest.fixture
 def serve_fake(fake_agent: FakeAgent) -> Serve:
-    """`async with serve_fake(**config_changes) as url:` runs the app over the fake agent."""
+    """`async with serve_fake(**config_changes) as url:` runs the app over the fake agent
+    (with `clock=`, a clock of the test's for the connections' timeouts)."""
 
     @asynccontextmanager
     async def serve(
-        ready: Callable[[], Awaitable[bool]] = always_ready, **changes: Any
+        ready: Callable[[], Awaitable[bool]] = always_ready,
+        clock: Callable[[], float] = time.monotonic,
+        **changes: Any,
     ) -> AsyncIterator[str]:
-        app = create_app(fake_agent, replace(FAST, **changes), ready)
-        async with running(app) as base:
+        config = replace(FAST, **changes)
+        app = create_app(fake_agent, config, ready, clock)
+        async with running(app, config.header_timeout_seconds) as base:
             yield base
 
     return serve

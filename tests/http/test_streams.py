@@ -1,5 +1,5 @@
 """The SSE stream: framing, keepalives, queueing, replay, takeover, bounds, isolation,
-agent→client requests, DELETE and reaping, against a real uvicorn server."""
+agent→client requests and DELETE (reaping: test_reaping.py), against a real uvicorn server."""
 
 import asyncio
 from typing import Any
@@ -212,22 +212,6 @@ async def test_delete_cancels_running_calls_then_ends_the_stream(
     assert [e.json() for e in rest] == [  # what was sent meanwhile still arrives
         {"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "cancelled"}}
     ]
-
-
-async def test_idle_connections_are_reaped_but_not_those_with_a_stream(
-    serve_fake: Serve, http: httpx.AsyncClient, fake_agent: FakeAgent
-) -> None:
-    async with serve_fake(idle_timeout_seconds=0.2) as base:
-        idle, watched = await connect(http, base), await connect(http, base)
-        async with watched.stream() as stream:
-            await asyncio.sleep(0.5)
-            request_id = await watched.request("echo", {})
-            await stream.until(lambda e: e.json().get("id") == request_id)
-        gone = await idle.post({"jsonrpc": "2.0", "id": 1, "method": "echo"})
-        closed = len(fake_agent.closed_peers)
-    assert gone.status_code == 400
-    assert "idle for more than 0.2 s" in gone.json()["error"]
-    assert closed == 1
 
 
 async def test_session_streams_stay_open_but_events_keep_to_the_connection_stream(
