@@ -83,15 +83,15 @@ def _convert(name: str, value: Any) -> Any:
                 raise ValueError("too small")
             return number
         if name == "demo_pace":
-            number = float(value)
-            if not number >= 0:
+            pace = float(value)
+            if not pace >= 0:
                 raise ValueError("must be 0 or more")
-            return number
+            return pace
         if name in _FLOATS:
-            number = float(value)
-            if not number > 0:
+            seconds = float(value)
+            if not seconds > 0:
                 raise ValueError("must be positive")
-            return number
+            return seconds
         if name == "models":
             items = value.split(",") if isinstance(value, str) else list(value)
             return tuple(m.strip() for m in items if str(m).strip())

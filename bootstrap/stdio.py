@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from adapters.stdio.transport import serve
+from adapters.tools.processes import stop_all_process_groups
 from application.use_cases.initialize import Initialize
 from bootstrap.settings import Settings
 from bootstrap.version import package_version
@@ -106,8 +107,13 @@ def _stop_on_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
     """SIGTERM and SIGINT end the server like a closed stdin does: running turns are
     cancelled, so the commands their tools started are stopped before we exit."""
     stop = asyncio.Event()
+
+    def stopping() -> None:
+        stop_all_process_groups()  # at once: a command must not finish its side effects
+        stop.set()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+        loop.add_signal_handler(signum, stopping)
     return stop
 
 

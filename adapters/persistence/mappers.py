@@ -108,7 +108,7 @@ def block_from_json(data: Mapping[str, Any]) -> ContentBlock:
     raise ValueError(f"unknown stored block type {kind!r}")
 
 
-def _repaired(row: Mapping[str, Any]) -> Mapping[str, Any]:
+def _repaired(row: Mapping[Any, Any]) -> Mapping[str, Any]:
     """JSON columns keep lone surrogates as escapes, and rows written before text was
     repaired on entry may hold some: they are repaired as they are read, so every stored
     session stays loadable and sendable."""
@@ -127,7 +127,7 @@ def message_to_row(session_id: str, position: int, message: Message) -> dict[str
     }
 
 
-def message_from_row(row: Mapping[str, Any]) -> Message:
+def message_from_row(row: Mapping[Any, Any]) -> Message:
     row = _repaired(row)
     return Message(
         id=MessageId(row["id"]),
@@ -153,7 +153,7 @@ def session_to_row(session: Session) -> dict[str, Any]:
 
 
 def session_from_row(
-    row: Mapping[str, Any], messages: list[Message], rules: PermissionRules | None = None
+    row: Mapping[Any, Any], messages: list[Message], rules: PermissionRules | None = None
 ) -> Session:
     row = _repaired(row)
     return Session(
@@ -202,7 +202,7 @@ def tool_call_to_row(session_id: str, record: ToolCallRecord) -> dict[str, Any]:
     }
 
 
-def tool_call_from_row(row: Mapping[str, Any]) -> ToolCallRecord:
+def tool_call_from_row(row: Mapping[Any, Any]) -> ToolCallRecord:
     row = _repaired(row)
     return ToolCallRecord(
         id=row["id"],

@@ -3,17 +3,21 @@
 import fcntl
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import make_url
 
 import migrations
 from adapters.persistence.sqlite import sync_url
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 # The newest revision in migrations/versions; a test keeps this in step with alembic.
 SCHEMA_HEAD = "0003"
 
 
-def alembic_config(url: str):  # -> alembic.config.Config, imported lazily (it is slow)
+def alembic_config(url: str) -> "Config":  # alembic is imported lazily: it is slow
     from alembic.config import Config
 
     config = Config()

@@ -269,7 +269,9 @@ class AcpAgent(Dispatcher):
         return wire.dump(acp.SetSessionModeResponse())
 
     async def _set_config_option(self, params: dict[str, Any] | None, peer: Connection) -> Any:
-        model: type[BaseModel] = (
+        model: type[
+            acp.SetSessionConfigOptionBooleanRequest | acp.SetSessionConfigOptionSelectRequest
+        ] = (
             acp.SetSessionConfigOptionBooleanRequest
             if (params or {}).get("type") == "boolean"
             else acp.SetSessionConfigOptionSelectRequest

@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, cast
 
 from acp import schema as acp
 
@@ -144,14 +144,18 @@ def _modes(state: SessionState) -> acp.SessionModeState:
     )
 
 
-def config_options(state: SessionState) -> list[acp.SessionConfigOptionSelect]:
+ConfigOption = acp.SessionConfigOptionSelect | acp.SessionConfigOptionBoolean
+ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
+
+
+def config_options(state: SessionState) -> list[ConfigOption]:
     return [
         acp.SessionConfigOptionSelect(
             type="select",
             id=o.id,
             name=o.name,
             description=o.description,
-            category=o.category,
+            category=cast(Any, o.category),  # one of ACP's categories, from the catalog
             current_value=o.current_value,
             options=[
                 acp.SessionConfigSelectOption(value=c.value, name=c.name, description=c.description)
@@ -220,11 +224,11 @@ def usage_to_acp(usage: Usage) -> acp.Usage:
     )
 
 
-def _status(status: ToolCallStatus | None) -> str | None:
+def _status(status: ToolCallStatus | None) -> ToolStatus | None:
     # ACP has no "cancelled" status: clients mark cancelled calls themselves; we say failed.
     if status is None:
         return None
-    return "failed" if status is ToolCallStatus.CANCELLED else status.value
+    return "failed" if status is ToolCallStatus.CANCELLED else cast(ToolStatus, status.value)
 
 
 def tool_output_to_acp(output: ToolOutput) -> Any:

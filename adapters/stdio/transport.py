@@ -99,7 +99,7 @@ async def serve(
     transport = StdioTransport(source, sink, max_line=max_line)
     connection = Connection(transport.send, dispatcher)
     reading = asyncio.ensure_future(_pump(transport, connection, max_line))
-    waiting = {reading}
+    waiting: set[asyncio.Future[Any]] = {reading}
     if stop is not None:
         waiting.add(asyncio.ensure_future(stop.wait()))
     await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)

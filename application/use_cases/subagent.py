@@ -70,9 +70,11 @@ class SubAgentTools(ToolRunner):
         inner = self._inner.definitions(names)
         return inner if names is not None and "agent" not in names else (*inner, AGENT_TOOL)
 
-    async def plan(self, name: str, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
+    async def plan(
+        self, name: str, arguments: Mapping[str, object], context: ToolContext
+    ) -> ToolPlan:
         if name != "agent":
-            return await self._inner.plan(name, arguments, cwd)
+            return await self._inner.plan(name, arguments, context)
         prompt = arguments.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             return ToolPlan(problem="The agent tool needs a non-empty `prompt`.")
@@ -133,9 +135,9 @@ class SubAgentTools(ToolRunner):
                 is_error=True,
                 content=f"{use.name} is not available to a sub-agent.",
             )
-        plan = await self._inner.plan(use.name, use.input, context.cwd)
-        if plan.problem or plan.outside_cwd:
-            reason = plan.problem or "it reaches outside the working directory"
+        plan = await self._inner.plan(use.name, use.input, context)
+        if plan.problem or plan.always_asks:
+            reason = plan.problem or plan.ask_reason or "it reaches outside the working directory"
             return ToolResultBlock(
                 tool_use_id=use.id, is_error=True, content=f"Refused to the sub-agent: {reason}."
             )

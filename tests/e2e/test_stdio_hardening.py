@@ -1,12 +1,16 @@
 """Regression tests for the hardening findings, through the real process and the real SDK."""
 
+import asyncio
 import json
 import os
+import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from acp import RequestError, text_block
 
+from adapters.tools.processes import group_alive
 from tests.e2e.conftest import DEMO, Agent, Spawn, anthropic_env
 from tests.support.scripted_anthropic import (
     ScriptedAnthropic,
@@ -147,3 +151,42 @@ async def test_finding_4_a_huge_write_is_shown_capped_and_written_whole(
     assert shown.startswith(content[:1000]) and f"of {len(content):,} characters" in shown
     (diff,) = tool_call["content"]
     assert "truncated for display" in diff["newText"]
+
+
+async def _poll(condition: Callable[[], bool], bound: float = 30.0) -> bool:
+    """True as soon as `condition` holds; False if it still does not after `bound` seconds."""
+    for _ in range(int(bound / 0.05)):
+        if condition():
+            return True
+        await asyncio.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+async def test_finding_3_a_running_command_does_not_outlive_the_server(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, how: str
+) -> None:
+    command = "echo $$ > group; (sleep 4; touch late-child) & sleep 4; touch late-command"
+    server.script(
+        stream(tool_use("bash", {"command": command}, id="toolu_sh"), stop_reason="tool_use"),
+        stream(text("never reached")),
+    )
+    group_file = workdir / "group"
+    async with spawn(anthropic_env(server)) as agent:
+        agent.client.answers = ["allow_once"]
+        sid = await start(agent, workdir)
+        prompt = asyncio.ensure_future(
+            agent.conn.prompt(session_id=sid, prompt=[text_block("run it")])
+        )
+        assert await _poll(lambda: group_file.exists() and group_file.read_text().strip() != "")
+        group = int(group_file.read_text())
+        if how == "SIGKILL":
+            agent.kill()
+        else:
+            agent.killed = True  # the prompt stays unanswered: the server is going away
+            agent.process.send_signal(signal.SIGTERM)
+        assert await _poll(lambda: not group_alive(group)), "the command outlived the server"
+        prompt.cancel()
+        await asyncio.gather(prompt, return_exceptions=True)
+    # The whole group is gone, so neither the command nor its child can finish its work.
+    assert not (workdir / "late-child").exists() and not (workdir / "late-command").exists()

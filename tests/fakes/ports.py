@@ -241,10 +241,13 @@ class FakeTools(ToolRunner):
             if names is None or n in names
         )
 
-    async def plan(self, name: str, arguments: Mapping[str, object], cwd: str) -> ToolPlan:
+    async def plan(
+        self, name: str, arguments: Mapping[str, object], context: ToolContext
+    ) -> ToolPlan:
         if name not in self.tools:
             return ToolPlan(problem=f"There is no tool named {name!r}.")
-        return self.plans.get(name, ToolPlan(locations=(f"{cwd}/{arguments.get('path', '')}",)))
+        where = f"{context.cwd}/{arguments.get('path', '')}"
+        return self.plans.get(name, ToolPlan(locations=(where,)))
 
     async def run(
         self, name: str, arguments: Mapping[str, object], context: ToolContext, progress: Progress

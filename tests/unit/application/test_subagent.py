@@ -51,7 +51,7 @@ async def test_a_sub_agent_reads_and_answers() -> None:
     llm = ScriptedLLM(asks(("read_file", {"path": "a.py"})), answer("a.py defines main"))
     inner = FakeTools(read_file=ok, write_file=ok)
     tools = make(llm, inner)
-    assert (await tools.plan("agent", {"prompt": "what is in a.py?"}, "/work")).problem is None
+    assert (await tools.plan("agent", {"prompt": "what is in a.py?"}, CONTEXT)).problem is None
     result = await tools.run("agent", {"prompt": "what is in a.py?"}, CONTEXT, nothing)
     assert result.text == "a.py defines main"
     assert not result.is_error
@@ -84,4 +84,4 @@ async def test_sub_agent_limits_and_failures_are_error_results() -> None:
     result = await make(failing, FakeTools()).run("agent", {"prompt": "p"}, CONTEXT, nothing)
     assert result.is_error
     assert "down" in result.text
-    assert (await make(failing, FakeTools()).plan("agent", {}, "/w")).problem is not None
+    assert (await make(failing, FakeTools()).plan("agent", {}, CONTEXT)).problem is not None
