@@ -15,6 +15,7 @@ from adapters.http.app import create_app
 from adapters.http.config import HttpConfig
 from adapters.http.health import ReadinessCheck
 from adapters.http.host_guard import LOOPBACK_NAMES, hostname
+from adapters.http.slow_clients import uvicorn_options
 from adapters.protocol.connection import Dispatcher
 from bootstrap.container import warm_model
 from bootstrap.environment import environment
@@ -90,10 +91,10 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
             port=port,
             log_config=None,  # our logging setup (stderr) stays in charge
             access_log=False,  # adapters/http/access_log.py writes structured lines
-            ws="none",
             lifespan="on",
             server_header=False,
             timeout_graceful_shutdown=5,
+            **uvicorn_options(config.header_timeout_seconds),
         )
     )
     log.info(

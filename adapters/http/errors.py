@@ -1,10 +1,14 @@
-"""The transport's HTTP errors, answered as `{"error": "..."}` or, for a message that is not
-a JSON-RPC object, with the JSON-RPC error response itself."""
+"""The transport's HTTP errors. Every error answer is a JSON object with an `error` member:
+`{"error": "<what went wrong>"}`, or, for a body that is not one JSON-RPC object, the
+JSON-RPC error response itself (its `error` is the JSON-RPC error object)."""
 
 from typing import Any
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+
+ROUTES = "/acp (POST, GET, DELETE), /healthz and /readyz (GET)"
 
 
 class HttpError(Exception):
@@ -26,3 +30,20 @@ class HttpError(Exception):
 async def answer_http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HttpError)
     return JSONResponse(exc.body, status_code=exc.status, headers=exc.headers)
+
+
+async def answer_routing_error(request: Request, exc: Exception) -> JSONResponse:
+    """The framework's own errors (unknown path, method not allowed) in our shape."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        message = f"not found: this server serves {ROUTES}"
+    elif exc.status_code == 405:
+        message = f"method {request.method[:16]} is not allowed here; this server serves {ROUTES}"
+    else:
+        message = str(exc.detail)
+    return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
+
+
+async def answer_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    """A bug: the client learns nothing of it but that it happened (the log has the rest)."""
+    return JSONResponse({"error": "internal server error"}, status_code=500)

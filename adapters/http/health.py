@@ -28,6 +28,7 @@ def health_router(ready: ReadinessCheck, timeout: float) -> APIRouter:
             ok = False
         if ok:
             return JSONResponse({"status": "ready"})
-        return JSONResponse({"status": "unavailable"}, status_code=503)
+        # `error`, like every error answer of this server; the reason stays in the log.
+        return JSONResponse({"status": "unavailable", "error": "not ready"}, status_code=503)
 
     return router

@@ -65,10 +65,11 @@ class ConnectionRegistry:
         connection = self._live.get(connection_id)
         if connection is not None:
             return connection
+        shown = connection_id[:64]  # the client's own text, echoed: kept short
         why = self._gone.get(connection_id)
         if why is not None:
-            raise HttpError(400, f"connection {connection_id} is closed: {why}")
-        raise HttpError(400, f"unknown connection id {connection_id}")
+            raise HttpError(400, f"connection {shown} is closed: {why}")
+        raise HttpError(400, f"unknown connection id {shown}")
 
     async def close(self, connection: HttpConnection, why: str, grace: float = 2.0) -> None:
         self.forget(connection, why)

@@ -47,7 +47,7 @@ def acp_router(registry: ConnectionRegistry, config: HttpConfig) -> APIRouter:
         session_id = request.headers.get(SESSION_ID)
         if session_id is not None:
             if session_id not in connection.sessions:
-                raise HttpError(404, f"unknown session id {session_id} on this connection")
+                raise HttpError(404, f"unknown session id {session_id[:64]} on this connection")
             first = retry_frame(
                 config.retry_ms, "session stream: its events arrive on the connection stream"
             )

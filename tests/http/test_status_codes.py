@@ -244,4 +244,5 @@ async def test_readyz_is_503_when_the_check_fails_or_raises(
     async with serve_fake(ready=broken) as base:
         second = await http.get(f"{base}/readyz")
     for response in (first, second):
-        assert (response.status_code, response.json()) == (503, {"status": "unavailable"})
+        assert response.status_code == 503
+        assert response.json() == {"status": "unavailable", "error": "not ready"}
