@@ -68,4 +68,9 @@ def load_http_config(environ: Mapping[str, str] | None = None) -> HttpConfig:
         values["reap_interval_seconds"] = min(
             _DEFAULTS.reap_interval_seconds, *(t / 4 for t in timeouts)
         )
+    # One event never outgrows the buffer that must hold it.
+    buffer = values.get("buffer_max_bytes", _DEFAULTS.buffer_max_bytes)
+    values["max_event_bytes"] = min(
+        values.get("max_event_bytes", _DEFAULTS.max_event_bytes), buffer
+    )
     return HttpConfig(**values)

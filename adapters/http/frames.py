@@ -15,7 +15,9 @@ def retry_frame(retry_ms: int, comment: str) -> bytes:
     return b": %s\nretry: %d\n\n" % (comment.encode(), retry_ms)
 
 
-def error_frame(code: str, message: str, **details: Any) -> bytes:
-    """An `error` event: not JSON-RPC, so clients reading only `message` events skip it."""
+def error_frame(code: str, message: str, event_id: int | None = None, **details: Any) -> bytes:
+    """An `error` event: not JSON-RPC, so clients reading only `message` events skip it.
+    With an id when it stands in the numbered sequence in place of a message."""
     body = json.dumps({"error": {"code": code, "message": message, **details}})
-    return b"event: error\ndata: %s\n\n" % body.encode()
+    head = b"" if event_id is None else b"id: %d\n" % event_id
+    return b"%sevent: error\ndata: %s\n\n" % (head, body.encode())

@@ -1,12 +1,13 @@
 """The outbox on its own: numbering, replay after Last-Event-ID, bounds, one follower."""
 
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.http.outbox import LastEventIdAhead, Outbox
+from adapters.http.outbox import EventTooLarge, LastEventIdAhead, Outbox
 
 
 def make(max_events: int = 100, max_bytes: int = 1 << 20) -> tuple[Outbox, list[str]]:
@@ -151,3 +152,63 @@ async def test_close_lets_the_stream_drain_then_end() -> None:
     assert ids(await pull(stream)) == [1]
     with pytest.raises(StopAsyncIteration):
         await pull(stream)
+
+
+def make_capped(max_event_bytes: int) -> tuple[Outbox, list[str]]:
+    failures: list[str] = []
+    outbox = Outbox(
+        max_events=100,
+        max_bytes=1 << 20,
+        max_event_bytes=max_event_bytes,
+        on_failure=failures.append,
+    )
+    return outbox, failures
+
+
+def events(chunk: bytes) -> list[tuple[int, str, dict[str, object]]]:
+    """(id, event name, data) of each frame of a chunk."""
+    found = re.findall(rb"^id: (\d+)\nevent: (\w+)\ndata: (.*)$", chunk, re.MULTILINE)
+    return [(int(i), name.decode(), json.loads(data)) for i, name, data in found]
+
+
+async def test_finding_4_an_event_over_the_cap_never_kills_the_connection() -> None:
+    """A response too large for one event is answered with a JSON-RPC error under the same
+    id; a notification becomes a numbered `error` event naming it; the connection goes on."""
+    outbox, failures = make_capped(2_000)
+    outbox.append({"jsonrpc": "2.0", "id": 7, "result": {"text": "x" * 5_000}})
+    outbox.append({"jsonrpc": "2.0", "method": "session/update", "params": {"p": "y" * 5_000}})
+    outbox.append(note(2))
+    got = events(await pull(outbox.follow(None)))
+    assert failures == [] and outbox.failure is None
+    assert [(n, name) for n, name, _ in got] == [(1, "message"), (2, "error"), (3, "message")]
+    response, dropped, after = (data for _, _, data in got)
+    assert response["id"] == 7 and response["error"]["code"] == -32603  # type: ignore[index]
+    assert "over the limit of 2000 bytes" in response["error"]["message"]  # type: ignore[index]
+    assert dropped["error"]["code"] == "event_too_large"  # type: ignore[index]
+    assert dropped["error"]["method"] == "session/update"  # type: ignore[index]
+    assert after == note(2)
+
+
+async def test_finding_4_an_agent_request_over_the_cap_fails_its_caller_and_tells_the_client() -> (
+    None
+):
+    outbox, failures = make_capped(2_000)
+    big = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "session/request_permission",
+        "params": {"d": "z" * 5_000},
+    }
+    with pytest.raises(EventTooLarge, match="session/request_permission"):
+        outbox.append(big)
+    [(number, name, data)] = events(await pull(outbox.follow(None)))
+    assert (number, name, failures) == (1, "error", [])
+    assert data["error"]["id"] == 0  # type: ignore[index]
+
+
+def test_finding_4_the_event_cap_never_exceeds_the_buffer() -> None:
+    from bootstrap.http_settings import load_http_config
+
+    assert load_http_config({}).max_event_bytes == 10 * 2**20
+    capped = load_http_config({"IAC_CODE_HTTP_BUFFER_BYTES": "1000"})
+    assert capped.max_event_bytes == 1000

@@ -48,6 +48,7 @@ def test_limits_and_timings_are_configurable() -> None:
         max_body_bytes=2048,
         buffer_max_events=50,
         buffer_max_bytes=65536,
+        max_event_bytes=65536,  # never over the buffer
         keepalive_seconds=0.5,
         idle_timeout_seconds=8,
         reap_interval_seconds=2,  # a quarter of a short idle timeout
