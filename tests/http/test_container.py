@@ -16,6 +16,7 @@ import pytest
 
 from tests.e2e.conftest import IAC_CODE
 from tests.http.container import compose, dockerfile, dockerfile_env, exec_form
+from tests.http.walkthrough import run_walkthrough
 
 pytestmark = pytest.mark.e2e
 
@@ -121,3 +122,36 @@ def test_the_container_command_refuses_to_start_without_a_token(tmp_path: Path) 
     assert result.returncode == 2
     assert "IACCODE_ACP_HTTP_TOKEN" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def workspace_mount() -> tuple[str, str]:
+    """(host source, container target) of compose's bind mount for the sessions' project."""
+    for volume in compose()["services"]["iac-code"]["volumes"]:
+        source, _, target = volume.partition(":")
+        if source.startswith(("./", "/")):
+            return source, target
+    raise AssertionError("compose mounts no project directory")
+
+
+def test_the_container_serves_a_mounted_workspace_for_the_walkthrough(
+    server: tuple[str, subprocess.Popen[bytes], Path],
+) -> None:
+    """The product documents' walkthrough creates its session in /workspace: the image makes
+    that directory (the agent's, its working directory) and compose mounts ./workspace on it.
+    Without Docker, a directory of the test's stands in for the mount, and docs/http.md's
+    walkthrough runs against the container's command with the token compose requires."""
+    source, target = workspace_mount()
+    assert (source, target) == ("./workspace", "/workspace")
+    docker = dockerfile()
+    assert docker["WORKDIR"][-1] == target
+    assert any(f"chown agent:agent {target}" in run for run in docker["RUN"])
+
+    base, _process, stderr_path = server
+    mounted = stderr_path.parent / source  # compose resolves ./ against the project dir
+    mounted.mkdir()
+    result = run_walkthrough(
+        f"{base}/acp", cwd=stderr_path.parent, token=TOKEN, workdir=str(mounted)
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert '"id":3,"result":{"stopReason":"end_turn"' in result.stdout
+    assert (mounted / "hello.txt").read_text() == "Hello from curl"
