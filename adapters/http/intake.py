@@ -1,7 +1,6 @@
 """What a POST must be: JSON, within the size limit, one JSON-RPC object."""
 
 import asyncio
-import json
 from typing import Any
 
 from starlette.requests import Request
@@ -9,12 +8,11 @@ from starlette.requests import Request
 from adapters.http.errors import HttpError
 from adapters.protocol.jsonrpc import (
     INVALID_REQUEST,
-    MAX_DEPTH,
-    PARSE_ERROR,
+    Malformed,
     RpcError,
+    decode_json,
     error_message,
 )
-from domain.text import valid_text
 
 
 def check_content_type(header: str | None) -> None:
@@ -51,16 +49,10 @@ async def read_body(request: Request, limit: int, seconds: float) -> bytes:
 
 
 def decode(body: bytes) -> dict[str, Any]:
-    try:
-        message = json.loads(body, parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _rpc_400(
-            RpcError(PARSE_ERROR, "Parse error: the body is not valid JSON.", {"details": str(exc)})
-        ) from None
-    except RecursionError:  # deeper than the parser's own stack allows
-        raise _rpc_400(_too_deep()) from None
-    if _deeper_than(message, MAX_DEPTH):  # the protocol core's limit, answered here too
-        raise _rpc_400(_too_deep())
+    try:  # the protocol core's reading: strict, bounded in depth, text repaired
+        message = decode_json(body)
+    except Malformed as exc:
+        raise _rpc_400(exc) from None
     if isinstance(message, list):
         raise _rpc_400(
             RpcError(
@@ -87,42 +79,11 @@ def decode(body: bytes) -> dict[str, Any]:
                 {"field": "id"},
             )
         )
-    # Lone surrogates become U+FFFD as in the core: the id we match the reply by must be the
-    # id the core answers under (the rest of the body is the core's to repair).
-    for key in ("id", "method"):
-        if isinstance(message.get(key), str):
-            message[key] = valid_text(message[key])
     return message
 
 
 def is_initialize(message: dict[str, Any]) -> bool:
     return message.get("method") == "initialize" and "id" in message
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _too_deep() -> RpcError:
-    return RpcError(
-        PARSE_ERROR,
-        f"Parse error: the body is nested more than {MAX_DEPTH} levels deep.",
-        {"maxDepth": MAX_DEPTH},
-    )
-
-
-def _deeper_than(value: object, limit: int) -> bool:
-    """Iterative, so that the check cannot overflow the stack itself."""
-    pending = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            if depth > limit:
-                return True
-            pending.extend((child, depth + 1) for child in item)
-    return False
 
 
 def _rpc_400(error: RpcError) -> HttpError:

@@ -81,7 +81,7 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _decode(raw: bytes | str) -> object:
+def decode_json(raw: bytes | str) -> object:
     """Strict JSON (no NaN or Infinity), at most MAX_DEPTH deep, every string valid text."""
     data = raw.encode(errors="surrogatepass") if isinstance(raw, str) else raw
     try:
@@ -126,7 +126,7 @@ def _shown(value: object) -> object:
 
 def parse(raw: bytes | str) -> Incoming:
     """Classify one framed message; raises Malformed with the error to send back."""
-    message = _decode(raw)
+    message = decode_json(raw)
     if not isinstance(message, dict):
         kind = "a batch (array)" if isinstance(message, list) else type(message).__name__
         raise Malformed(
