@@ -7,10 +7,11 @@ from pathlib import Path
 from bootstrap.environment import environment, shed_secrets
 from bootstrap.logs import claim_stdout, configure_logging
 from bootstrap.settings import Settings, SettingsError, load_settings
-from bootstrap.version import package_version
 
 
 def _parser() -> argparse.ArgumentParser:
+    from bootstrap.version import package_version  # importlib.metadata: after the re-exec
+
     parser = argparse.ArgumentParser(
         prog="iac-code", description="An AI coding agent served over ACP."
     )
@@ -58,9 +59,12 @@ def _sessions(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command == "acp":
-        shed_secrets()  # the agent's tools must not find the keys in our environment block
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] == ["acp"]:
+        # First of all, as it re-executes: the agent's tools must not find the keys in our
+        # environment block.
+        shed_secrets()
+    args = _parser().parse_args(arguments)
     try:
         settings = load_settings(environment())
     except SettingsError as exc:
