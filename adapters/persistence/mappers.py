@@ -19,7 +19,6 @@ from domain.ids import MessageId, SessionId
 from domain.message import Message, Role
 from domain.permission import PermissionDecision, PermissionRules
 from domain.session import Session
-from domain.text import valid_data
 from domain.tool_call import (
     DiffOutput,
     TextOutput,
@@ -108,13 +107,6 @@ def block_from_json(data: Mapping[str, Any]) -> ContentBlock:
     raise ValueError(f"unknown stored block type {kind!r}")
 
 
-def _repaired(row: Mapping[Any, Any]) -> Mapping[str, Any]:
-    """JSON columns keep lone surrogates as escapes, and rows written before text was
-    repaired on entry may hold some: they are repaired as they are read, so every stored
-    session stays loadable and sendable."""
-    return valid_data(dict(row))
-
-
 def message_to_row(session_id: str, position: int, message: Message) -> dict[str, Any]:
     return {
         "session_id": session_id,
@@ -128,7 +120,6 @@ def message_to_row(session_id: str, position: int, message: Message) -> dict[str
 
 
 def message_from_row(row: Mapping[Any, Any]) -> Message:
-    row = _repaired(row)
     return Message(
         id=MessageId(row["id"]),
         role=Role(row["role"]),
@@ -155,7 +146,6 @@ def session_to_row(session: Session) -> dict[str, Any]:
 def session_from_row(
     row: Mapping[Any, Any], messages: list[Message], rules: PermissionRules | None = None
 ) -> Session:
-    row = _repaired(row)
     return Session(
         id=SessionId(row["id"]),
         cwd=row["cwd"],
@@ -203,7 +193,6 @@ def tool_call_to_row(session_id: str, record: ToolCallRecord) -> dict[str, Any]:
 
 
 def tool_call_from_row(row: Mapping[Any, Any]) -> ToolCallRecord:
-    row = _repaired(row)
     return ToolCallRecord(
         id=row["id"],
         name=row["name"],

@@ -161,3 +161,18 @@ async def test_a_committed_message_is_visible_to_another_process_at_once(
     path = Path(database_url.split("///", 1)[1])
     with sqlite3.connect(path) as db:  # a separate connection, as after a crash
         assert db.execute("SELECT count(*) FROM messages").fetchone() == (1,)
+
+
+async def test_finding_1_a_stored_lone_surrogate_is_repaired_as_it_is_read(uow_factory) -> None:  # type: ignore[no-untyped-def]
+    # As a row written before text was repaired on entry: JSON keeps the surrogate escaped.
+    session = SessionFactory(title="stored before the fix", config={"k": "v\ud800"})
+    session.add_message(MessageFactory(content=(TextBlock(text="caf\ud800"),)))
+    async with uow_factory() as uow:
+        await uow.sessions.add(session)
+        await uow.commit()
+
+    async with uow_factory() as uow:
+        loaded = await uow.sessions.get(session.id)
+    assert loaded is not None
+    assert loaded.messages[0].content == (TextBlock(text="caf\ufffd"),)
+    assert loaded.config == {"k": "v\ufffd"}
