@@ -13,24 +13,12 @@ import os
 import sys
 from collections.abc import Mapping
 
+from adapters.secrets import is_secret
+
 HANDOVER_VARIABLE = "IAC_CODE_SECRETS_FD"
-_SECRET_NAMES = frozenset(
-    {
-        "IAC_CODE_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "IACCODE_ACP_HTTP_TOKEN",
-        "IAC_CODE_ACP_HTTP_TOKEN",
-    }
-)
 _PIPE_CAPACITY = 60_000  # below the smallest pipe buffer: the write can never block
 
 _handed_over: dict[str, str] = {}
-
-
-def is_secret(name: str) -> bool:
-    """The server's own credentials: its keys, tokens and any provider's `*_API_KEY`."""
-    return name in _SECRET_NAMES or name.upper().endswith("_API_KEY")
 
 
 def environment() -> Mapping[str, str]:

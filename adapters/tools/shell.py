@@ -8,6 +8,7 @@ import os
 import signal
 from collections.abc import Mapping
 
+from adapters.secrets import is_secret
 from adapters.tools.base import Limits, Tool, ToolInputError, schema, text_arg
 from adapters.tools.processes import (
     group_alive,
@@ -22,21 +23,12 @@ from domain.tool_call import TextOutput
 
 KILL_GRACE = 2.0
 GONE_BOUND = 30.0  # a killed process dies at once; only a stuck kernel would take this long
-# Credentials of the agent itself: a command has no business reading them, and its output
-# goes to the model provider and into history.
-SECRET_VARIABLES = frozenset(
-    {
-        "IAC_CODE_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "IACCODE_ACP_HTTP_TOKEN",
-        "IAC_CODE_ACP_HTTP_TOKEN",
-    }
-)
 
 
 def _child_environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+    # The server sheds its credentials at start (bootstrap.environment); this holds when
+    # it could not, or when someone set one later.
+    return {k: v for k, v in os.environ.items() if not is_secret(k)}
 
 
 class _Output:

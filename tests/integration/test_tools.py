@@ -369,6 +369,7 @@ async def test_tool_bugs_become_error_results(runner, project) -> None:  # type:
 async def test_bash_does_not_see_the_agents_credentials(runner, project, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("IAC_CODE_API_KEY", "sk-very-secret")
     monkeypatch.setenv("IACCODE_ACP_HTTP_TOKEN", "token-very-secret")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-also-very-secret")  # any provider's key
     monkeypatch.setenv("HARMLESS", "visible")
     result = await run(runner, project, "bash", command="env")
     assert "very-secret" not in result.text
