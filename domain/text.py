@@ -6,7 +6,7 @@ makes every later store, send or model request fail. Text is repaired where it e
 """
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TypeVar, cast
 
 REPLACEMENT = "\ufffd"
@@ -28,21 +28,26 @@ def valid_text(text: str) -> str:
 
 def valid_data(value: T) -> T:
     """A JSON-like value (dicts, lists, strings, numbers) with every string repaired."""
-    return cast(T, _repair(value))
+    return map_strings(value, valid_text)
 
 
-def _repair(value: object) -> object:
-    """The repaired value; the very same object when nothing in it needed repair."""
+def map_strings(value: T, change: Callable[[str], str]) -> T:
+    """`value` with `change` applied to every string in it, keys included; the very same
+    object wherever nothing changed (so checking valid data costs no copies)."""
+    return cast(T, _map(value, change))
+
+
+def _map(value: object, change: Callable[[str], str]) -> object:
     if isinstance(value, str):
-        return valid_text(value)
+        return change(value)
     if isinstance(value, Mapping):
-        items = [(_repair(k), _repair(v)) for k, v in value.items()]
+        items = [(_map(k, change), _map(v, change)) for k, v in value.items()]
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
             return value
         return dict(items)
     if isinstance(value, list | tuple):
-        repaired = [_repair(v) for v in value]
-        if all(r is v for r, v in zip(repaired, value, strict=True)):
+        mapped = [_map(v, change) for v in value]
+        if all(m is v for m, v in zip(mapped, value, strict=True)):
             return value
-        return type(value)(repaired)
+        return type(value)(mapped)
     return value

@@ -1,6 +1,5 @@
 """Domain objects to ACP wire models (acp.schema) and back. No schema is written here."""
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
@@ -29,6 +28,7 @@ from domain.events import (
     ToolCallUpdated,
     UserContentReplayed,
 )
+from domain.text import map_strings
 from domain.tool_call import DiffOutput, TextOutput, ToolCallStatus, ToolOutput
 from domain.usage import Usage
 
@@ -55,13 +55,7 @@ def shown(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
 
 def shown_data(value: Any) -> Any:
     """A JSON-like value with every long string capped for display."""
-    if isinstance(value, str):
-        return shown(value)
-    if isinstance(value, Mapping):
-        return {k: shown_data(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [shown_data(v) for v in value]
-    return value
+    return map_strings(value, shown)
 
 
 def dump(model: acp.BaseModel) -> dict[str, Any]:

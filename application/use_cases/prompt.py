@@ -110,8 +110,7 @@ class Prompt:
             )
         control = active.begin_turn()
         try:
-            content = tuple(valid_block(b) for b in request.content)  # user text enters here
-            return await self._run(active.session, control, content)
+            return await self._run(active.session, control, request.content)
         finally:
             active.end_turn(control)
 
