@@ -4,10 +4,8 @@ the image's and compose file's environment. Only the port differs: a free one pe
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,17 +14,11 @@ import pytest
 
 from tests.e2e.conftest import IAC_CODE
 from tests.http.container import compose, dockerfile, dockerfile_env, exec_form
-from tests.http.walkthrough import run_walkthrough
+from tests.http.walkthrough import free_port, run_walkthrough, server_process
 
 pytestmark = pytest.mark.e2e
 
 TOKEN = "container-test-token-0123456789"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def with_port(argv: list[str], port: int) -> list[str]:
@@ -54,30 +46,9 @@ def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]
     argv += with_port(exec_form(dockerfile()["CMD"][-1]), port)
     assert argv[0] == "iac-code"
     stderr_path = tmp_path / "stderr.log"
-    with stderr_path.open("wb") as stderr:
-        process = subprocess.Popen(
-            [IAC_CODE, *argv[1:]],
-            env=container_env(tmp_path / "data", TOKEN),
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, stderr_path.read_text()
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.05)
+    env = container_env(tmp_path / "data", TOKEN)
+    with server_process(argv[1:], env, stderr_path) as (base, process):
         yield base, process, stderr_path
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            process.wait(15)
 
 
 def test_the_container_command_serves_with_the_token_required(

@@ -44,9 +44,10 @@ def test_the_curl_walkthrough_of_docs_http_md_runs_as_written(
     workdir = tmp_path / "project"
     workdir.mkdir()
     argv = ["acp", "--transport", "http", "--port", str(free_port())]
-    with server_process(
-        argv, server_env(tmp_path / "data", token), tmp_path / "server.log"
-    ) as base:
+    with server_process(argv, server_env(tmp_path / "data", token), tmp_path / "server.log") as (
+        base,
+        _,
+    ):
         result = run_walkthrough(f"{base}/acp", cwd=workdir, token=token)
     assert result.returncode == 0, result.stdout + result.stderr
     assert_the_walkthrough_went_through(result.stdout, workdir)

@@ -34,9 +34,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def server_process(argv: list[str], env: dict[str, str], log: Path) -> Iterator[str]:
-    """`iac-code <argv>` (argv names --port) until it answers /healthz; yields its base URL.
-    Stopped with SIGTERM, as a container is."""
+def server_process(
+    argv: list[str], env: dict[str, str], log: Path
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`iac-code <argv>` (argv names --port) until it answers /healthz; yields its base URL
+    and the process. Stopped with SIGTERM, as a container is."""
     port = argv[argv.index("--port") + 1]
     with log.open("wb") as stderr:
         process = subprocess.Popen(
@@ -54,7 +56,7 @@ def server_process(argv: list[str], env: dict[str, str], log: Path) -> Iterator[
                 pass
             assert time.monotonic() < deadline, "the server did not come up"
             time.sleep(0.05)
-        yield base
+        yield base, process
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
