@@ -3,6 +3,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from domain.ids import ToolCallId
+from domain.modes import ModeId
 from domain.tools import Category, ToolSpec
 
 
@@ -26,7 +27,7 @@ class PermissionOption(StrEnum):
     def label(self) -> str:
         return {
             PermissionOption.ALLOW_ONCE: "Allow once",
-            PermissionOption.ALLOW_ALWAYS: "Always allow this tool in this session",
+            PermissionOption.ALLOW_ALWAYS: "Always allow in this project",
             PermissionOption.REJECT_ONCE: "Reject",
             PermissionOption.REJECT_ALWAYS: "Always reject this tool in this session",
         }[self]
@@ -34,7 +35,9 @@ class PermissionOption(StrEnum):
 
 class Decider(StrEnum):
     USER = "user"
-    SESSION_RULE = "session-rule"
+    SESSION_RULE = "session-rule"  # "always reject" earlier in the session
+    PROJECT_RULE = "project-rule"  # "always allow" remembered for the project
+    MODE = "mode"  # allowed or refused by the session's mode
     POLICY = "policy"  # auto-allowed reads inside the working directory
     TIMEOUT = "timeout"
     CLIENT_ERROR = "client-error"
@@ -57,27 +60,54 @@ class PermissionDecision:
 class Verdict(StrEnum):
     ALLOW = "allow"
     ASK = "ask"
-    REJECT = "reject"
+    REJECT = "reject"  # the user said "always reject" in this session
+    REFUSE = "refuse"  # the mode forbids it (plan): refused without asking
+
+
+PLAN_REFUSES = frozenset({Category.EDIT, Category.EXECUTE})
+
+
+def decide(
+    spec: ToolSpec,
+    mode: str,
+    *,
+    always_asks: bool,
+    rejected: bool = False,
+    project_allows: bool = False,
+) -> Verdict:
+    """The one permission rule, for every mode.
+
+    - `plan` refuses edits and commands, whatever was remembered.
+    - "Always reject" in the session wins over everything else.
+    - A call that must always ask (outside the working directory, or a reason of its own)
+      asks in every mode: no mode and no remembered rule reaches outside the project.
+    - Reads run; `bypass` runs everything; `accept_edits` runs edits; a rule remembered
+      for the project runs what it covers; the rest asks.
+    """
+    if mode == ModeId.PLAN and spec.category in PLAN_REFUSES:
+        return Verdict.REFUSE
+    if rejected:
+        return Verdict.REJECT
+    if always_asks or spec.category is Category.SWITCH_MODE:
+        return Verdict.ASK
+    if spec.category is Category.READ or mode == ModeId.BYPASS:
+        return Verdict.ALLOW
+    if mode == ModeId.ACCEPT_EDITS and spec.category is Category.EDIT:
+        return Verdict.ALLOW
+    return Verdict.ALLOW if project_allows else Verdict.ASK
 
 
 @dataclass(slots=True)
 class PermissionRules:
-    """What a user decided "always" for a tool, for the rest of the session."""
+    """The tools a user answered "always reject" for, for the rest of the session.
 
-    remembered: dict[str, bool] = field(default_factory=dict)
+    "Always allow" is remembered for the project instead (domain.project_rules)."""
 
-    def verdict(self, spec: ToolSpec, *, outside_cwd: bool) -> Verdict:
-        """Remembered answers hold for the tool, except that "always allow" never reaches
-        outside the working directory: leaving it is asked about each time."""
-        remembered = self.remembered.get(spec.name)
-        if remembered is False:
-            return Verdict.REJECT
-        if outside_cwd:
-            return Verdict.ASK
-        if remembered or spec.category is Category.READ:
-            return Verdict.ALLOW
-        return Verdict.ASK
+    rejected: set[str] = field(default_factory=set)
+
+    def rejects(self, tool_name: str) -> bool:
+        return tool_name in self.rejected
 
     def learn(self, decision: PermissionDecision) -> None:
-        if decision.option is not None and decision.option.remembered:
-            self.remembered[decision.tool_name] = decision.option.allows
+        if decision.option is PermissionOption.REJECT_ALWAYS:
+            self.rejected.add(decision.tool_name)

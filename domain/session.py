@@ -98,7 +98,7 @@ class Session:
             title=self.title,
             config=self.config,
             messages=list(self._messages),
-            permissions=PermissionRules(dict(self.permissions.remembered)),
+            permissions=PermissionRules(set(self.permissions.rejected)),
         )
 
     def rename(self, title: str, *, at: datetime) -> str:

@@ -41,6 +41,7 @@ class ToolKind(StrEnum):
     EXECUTE = "execute"
     THINK = "think"
     FETCH = "fetch"
+    SWITCH_MODE = "switch_mode"
     OTHER = "other"
 
 

@@ -9,9 +9,13 @@ from domain.tool_call import ToolKind
 
 
 class Category(StrEnum):
-    READ = "read"  # auto-allowed inside the session's cwd
-    WRITE = "write"  # always asks
-    EXECUTE = "execute"  # always asks
+    """What a tool may do, which decides how each mode treats it (domain.permission)."""
+
+    READ = "read"  # reads and searches: run unasked inside the session's cwd
+    EDIT = "edit"  # changes files in the project
+    EXECUTE = "execute"  # runs commands (and any tool we do not know)
+    DELEGATE = "delegate"  # starts a read-only sub-agent
+    SWITCH_MODE = "switch_mode"  # asks the user to leave plan mode
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -21,6 +25,8 @@ class ToolSpec:
     category: Category
 
 
+EXIT_PLAN_MODE = "exit_plan_mode"
+
 TOOLS: Mapping[str, ToolSpec] = {
     spec.name: spec
     for spec in (
@@ -29,10 +35,11 @@ TOOLS: Mapping[str, ToolSpec] = {
         ToolSpec(name="glob", kind=ToolKind.SEARCH, category=Category.READ),
         ToolSpec(name="grep", kind=ToolKind.SEARCH, category=Category.READ),
         ToolSpec(name="web_fetch", kind=ToolKind.FETCH, category=Category.READ),
-        ToolSpec(name="write_file", kind=ToolKind.EDIT, category=Category.WRITE),
-        ToolSpec(name="edit_file", kind=ToolKind.EDIT, category=Category.WRITE),
+        ToolSpec(name="write_file", kind=ToolKind.EDIT, category=Category.EDIT),
+        ToolSpec(name="edit_file", kind=ToolKind.EDIT, category=Category.EDIT),
         ToolSpec(name="bash", kind=ToolKind.EXECUTE, category=Category.EXECUTE),
-        ToolSpec(name="agent", kind=ToolKind.EXECUTE, category=Category.EXECUTE),
+        ToolSpec(name="agent", kind=ToolKind.EXECUTE, category=Category.DELEGATE),
+        ToolSpec(name=EXIT_PLAN_MODE, kind=ToolKind.SWITCH_MODE, category=Category.SWITCH_MODE),
     )
 }
 READ_ONLY_TOOLS = tuple(name for name, spec in TOOLS.items() if spec.category is Category.READ)
@@ -69,6 +76,8 @@ def title_for(name: str, arguments: Mapping[str, object]) -> str:
             return f"Edit {path}"
         case "bash":
             return f"Run `{_short(arguments.get('command'))}`"
+        case "exit_plan_mode":
+            return "Ready to code?"
         case "agent":
             return f"Sub-agent: {_short(arguments.get('description') or arguments.get('prompt'))}"
     return f"Use {name}"

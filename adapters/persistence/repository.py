@@ -72,20 +72,14 @@ class SqlAlchemySessionRepository(SessionRepository):
         return chain
 
     async def _rules(self, session_id: SessionId) -> PermissionRules:
-        """The session's "always" answers: the latest one per tool wins."""
+        """The session's "always reject" answers ("always allow" is kept per project)."""
         d = tables.permission_decisions
-        rows = (
-            await self._db.execute(
-                select(d.c.tool_name, d.c.option)
-                .where(d.c.session_id == session_id, d.c.option.in_(_REMEMBERED))
-                .order_by(d.c.id)
+        rows = await self._db.execute(
+            select(d.c.tool_name).where(
+                d.c.session_id == session_id, d.c.option == PermissionOption.REJECT_ALWAYS.value
             )
-        ).all()
-        return PermissionRules(
-            remembered={
-                name: option == PermissionOption.ALLOW_ALWAYS.value for name, option in rows
-            }
         )
+        return PermissionRules(rejected={name for (name,) in rows})
 
     async def add(self, session: Session) -> None:
         await self._db.execute(insert(S).values(session_to_row(session)))

@@ -5,6 +5,7 @@ from typing import Protocol
 
 from domain.ids import SessionId, ToolCallId
 from domain.permission import PermissionOption
+from domain.project_rules import ProjectRule
 from domain.tool_call import ToolKind, ToolOutput
 
 
@@ -18,6 +19,10 @@ class PermissionRequest:
     locations: tuple[str, ...]
     preview: tuple[ToolOutput, ...]
     options: tuple[PermissionOption, ...] = tuple(PermissionOption)
+    grant: ProjectRule | None = None  # what "always allow" would remember
+    # The project's rules for this tool that do not cover this call (shown to explain why
+    # the user is asked although they said "always" before).
+    remembered: tuple[ProjectRule, ...] = ()
 
 
 class PermissionUnavailable(Exception):

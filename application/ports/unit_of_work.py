@@ -1,6 +1,7 @@
 from abc import abstractmethod
 from typing import Protocol, Self
 
+from application.ports.project_rules import ProjectRuleRepository
 from application.ports.session_repository import SessionRepository
 
 
@@ -8,6 +9,7 @@ class UnitOfWork(Protocol):
     """One short transaction per `async with`: rolled back unless committed."""
 
     sessions: SessionRepository
+    rules: ProjectRuleRepository
 
     @abstractmethod
     async def __aenter__(self) -> Self: ...

@@ -14,15 +14,21 @@ from application.runtime import TurnCancelled, TurnControl
 from domain.content import ToolResultBlock, ToolUseBlock
 from domain.events import ToolCallStarted, ToolCallUpdated
 from domain.ids import ToolCallId
-from domain.permission import Decider, PermissionDecision, PermissionOption, Verdict
+from domain.permission import Decider, PermissionDecision, PermissionOption, Verdict, decide
+from domain.project_rules import ProjectRule, rule_for
 from domain.session import Session
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
-from domain.tools import spec_for, title_for
+from domain.tools import Category, spec_for, title_for
 
 DENIED = "Permission denied."
 CANCELLED = "Cancelled by the user before the tool finished; its result was discarded."
 NOT_RUN = "Not run: the turn was cancelled."
-OUTSIDE_CWD_OPTIONS = (
+PLANNING = (
+    "Not run: the session is in plan mode, where no file is changed and no command runs. "
+    "Keep researching with the read-only tools, then call exit_plan_mode with your plan to "
+    "ask the user to approve it."
+)
+WITHOUT_ALWAYS_ALLOW = (
     PermissionOption.ALLOW_ONCE,
     PermissionOption.REJECT_ONCE,
     PermissionOption.REJECT_ALWAYS,
@@ -130,18 +136,53 @@ class ToolPhase:
     async def _permit(
         self, session: Session, control: TurnControl, call: ToolCallRecord, plan: ToolPlan
     ) -> _Answer:
-        verdict = session.permissions.verdict(spec_for(call.name), outside_cwd=plan.always_asks)
-        if verdict is Verdict.ALLOW and call.name not in session.permissions.remembered:
-            return _Answer(allowed=True)
-        if verdict is not Verdict.ASK:
-            option = (
-                PermissionOption.ALLOW_ALWAYS
-                if verdict is Verdict.ALLOW
-                else PermissionOption.REJECT_ALWAYS
-            )
-            await self._record(session, call, option, Decider.SESSION_RULE)
-            return _Answer(allowed=option.allows)
+        spec = spec_for(call.name)
+        rules = [] if spec.category is Category.READ else await self._project_rules(session)
+        covering = next((r for r in rules if r.covers(call.name, call.arguments)), None)
+        verdict = decide(
+            spec,
+            session.mode_id,
+            always_asks=plan.always_asks,
+            rejected=session.permissions.rejects(call.name),
+            project_allows=covering is not None,
+        )
+        match verdict:
+            case Verdict.ALLOW if spec.category is Category.READ:
+                return _Answer(allowed=True)
+            case Verdict.ALLOW:
+                decider = Decider.PROJECT_RULE if covering else Decider.MODE
+                await self._record(session, call, PermissionOption.ALLOW_ONCE, decider)
+                return _Answer(allowed=True)
+            case Verdict.REFUSE:
+                await self._record(session, call, PermissionOption.REJECT_ONCE, Decider.MODE)
+                return _Answer(allowed=False, refusal=PLANNING)
+            case Verdict.REJECT:
+                await self._record(
+                    session, call, PermissionOption.REJECT_ALWAYS, Decider.SESSION_RULE
+                )
+                return _Answer(allowed=False)
+        return await self._ask(session, control, call, plan, rules)
+
+    async def _ask(
+        self,
+        session: Session,
+        control: TurnControl,
+        call: ToolCallRecord,
+        plan: ToolPlan,
+        rules: list[ProjectRule],
+    ) -> _Answer:
         reason = plan.ask_reason
+        grant = None
+        if not plan.always_asks:
+            # "Always allow" is offered only where it can be remembered safely and would
+            # apply again: never outside the project, never for a compound command.
+            grant = rule_for(
+                cwd=session.cwd,
+                tool_name=call.name,
+                arguments=call.arguments,
+                at=self._clock.now(),
+                session_id=session.id,
+            )
         request = PermissionRequest(
             tool_call_id=call.id,
             tool_name=call.name,
@@ -151,9 +192,9 @@ class ToolPhase:
             arguments=call.arguments,
             locations=call.locations,
             preview=(TextOutput(text=reason), *plan.preview) if reason else plan.preview,
-            # "Always allow" never covers leaving the working directory (or any other reason
-            # to ask each time), so it is not offered.
-            options=OUTSIDE_CWD_OPTIONS if plan.always_asks else tuple(PermissionOption),
+            options=tuple(PermissionOption) if grant else WITHOUT_ALWAYS_ALLOW,
+            grant=grant,
+            remembered=tuple(r for r in rules if r.tool_name == call.name),
         )
         try:
             chosen = await control.guard(
@@ -174,10 +215,16 @@ class ToolPhase:
         except PermissionUnavailable as exc:
             await self._record(session, call, None, Decider.CLIENT_ERROR)
             return _Answer(allowed=False, refusal=f"Permission denied: {exc}")
-        await self._record(session, call, chosen, Decider.USER)
+        if chosen is PermissionOption.ALLOW_ALWAYS and grant is None:
+            chosen = PermissionOption.ALLOW_ONCE  # not offered: never remembered
+        await self._record(session, call, chosen, Decider.USER, grant=grant)
         if chosen is None:
             return _Answer(allowed=False, cancel_turn=True)
         return _Answer(allowed=chosen.allows)
+
+    async def _project_rules(self, session: Session) -> list[ProjectRule]:
+        async with self._uow as uow:
+            return await uow.rules.for_project(session.cwd)
 
     async def _execute(
         self, session: Session, control: TurnControl, call: ToolCallRecord
@@ -226,6 +273,8 @@ class ToolPhase:
         call: ToolCallRecord,
         option: PermissionOption | None,
         decider: Decider,
+        *,
+        grant: ProjectRule | None = None,
     ) -> None:
         decision = PermissionDecision(
             tool_call_id=call.id,
@@ -238,6 +287,8 @@ class ToolPhase:
         session.permissions.learn(decision)
         async with self._uow as uow:
             await uow.sessions.record_permission(session.id, decision)
+            if grant is not None and option is PermissionOption.ALLOW_ALWAYS:
+                await uow.rules.add(grant)
             await uow.commit()
 
     @staticmethod

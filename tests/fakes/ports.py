@@ -3,7 +3,7 @@
 import asyncio
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Self
 
@@ -13,6 +13,7 @@ from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest
 from application.ports.permissions import PermissionAsker, PermissionRequest
+from application.ports.project_rules import ProjectRuleRepository
 from application.ports.session_repository import SessionRepository, SessionSummary
 from application.ports.tools import (
     Progress,
@@ -27,6 +28,7 @@ from domain.events import AgentEvent
 from domain.ids import MessageId, SessionId
 from domain.message import Message
 from domain.permission import PermissionDecision, PermissionOption, PermissionRules
+from domain.project_rules import ProjectRule
 from domain.session import Session
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
@@ -146,11 +148,48 @@ class InMemorySessionRepository(SessionRepository):
         return self.stored.pop(session_id, None) is not None
 
 
+class InMemoryProjectRules(ProjectRuleRepository):
+    def __init__(self) -> None:
+        self.rules: list[ProjectRule] = []
+        self._ids = itertools.count(1)
+
+    async def for_project(self, cwd: str) -> list[ProjectRule]:
+        return [r for r in self.rules if r.cwd == cwd]
+
+    async def add(self, rule: ProjectRule) -> ProjectRule:
+        existing = next((r for r in self.rules if r.same_grant(rule)), None)
+        if existing is not None:
+            return existing
+        stored = replace(rule, id=next(self._ids))
+        self.rules.append(stored)
+        return stored
+
+    async def list(self, cwd: str | None = None) -> list[ProjectRule]:
+        chosen = [r for r in self.rules if cwd is None or r.cwd == cwd]
+        return sorted(chosen, key=lambda r: (r.cwd, r.created_at, r.id or 0))
+
+    async def revoke(self, rule_id: int) -> ProjectRule | None:
+        found = next((r for r in self.rules if r.id == rule_id), None)
+        if found is not None:
+            self.rules.remove(found)
+        return found
+
+    async def clear(self, cwd: str) -> int:
+        before = len(self.rules)
+        self.rules = [r for r in self.rules if r.cwd != cwd]
+        return before - len(self.rules)
+
+
 class FakeUnitOfWork(UnitOfWork):
     """Changes are staged and applied to the shared repository only on commit."""
 
-    def __init__(self, sessions: InMemorySessionRepository | None = None) -> None:
+    def __init__(
+        self,
+        sessions: InMemorySessionRepository | None = None,
+        rules: InMemoryProjectRules | None = None,
+    ) -> None:
         self.sessions = sessions or InMemorySessionRepository()
+        self.rules = rules or InMemoryProjectRules()
         self.commits = 0
 
     async def __aenter__(self) -> Self:

@@ -1,0 +1,41 @@
+"""The session modes: how much the agent may do without asking."""
+
+from enum import StrEnum
+
+from domain.config import Mode
+
+
+class ModeId(StrEnum):
+    DEFAULT = "default"
+    ACCEPT_EDITS = "accept_edits"
+    PLAN = "plan"
+    BYPASS = "bypass"
+
+
+MODES: dict[ModeId, Mode] = {
+    ModeId.DEFAULT: Mode(
+        id=ModeId.DEFAULT,
+        name="Default",
+        description="Reads and searches in the project run at once; anything else asks first.",
+    ),
+    ModeId.ACCEPT_EDITS: Mode(
+        id=ModeId.ACCEPT_EDITS,
+        name="Accept edits",
+        description="Also edits files in the project without asking; commands still ask.",
+    ),
+    ModeId.PLAN: Mode(
+        id=ModeId.PLAN,
+        name="Plan",
+        description="Reads and plans only: no file is changed and no command runs.",
+    ),
+    ModeId.BYPASS: Mode(
+        id=ModeId.BYPASS,
+        name="Don't ask",
+        description="Everything inside the project runs without asking.",
+    ),
+}
+
+
+def offered_modes(*, allow_bypass: bool) -> tuple[Mode, ...]:
+    """The modes a server offers: "don't ask" only when its operator allowed it."""
+    return tuple(m for mode_id, m in MODES.items() if allow_bypass or mode_id is not ModeId.BYPASS)
