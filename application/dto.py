@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 
-from domain.config import Mode, SelectOption
+from domain.config import SelectOption
+from domain.modes import Mode
 from domain.stop_reason import StopReason
 from domain.usage import Usage
 

@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
+from adapters.llm.catalogue import catalogue
 from adapters.llm.deferred import DeferredLLMClient
 from adapters.llm.demo import DemoLLMClient
 from adapters.persistence.sqlite import make_sqlite_engine
@@ -24,7 +25,7 @@ from application.use_cases.lifecycle import CancelTurn, CloseSession
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt, TurnLimits
-from application.use_cases.session_settings import SetConfigOption, SetMode
+from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
 from application.use_cases.sessions import (
     DeleteSession,
     ForkSession,
@@ -35,13 +36,26 @@ from application.use_cases.sessions import (
 from application.use_cases.subagent import SubAgentTools
 from application.use_cases.tool_phase import ToolPhase
 from bootstrap.settings import Settings
-from domain.config import DEFAULT_MODE, Catalog, Choice
+from domain.config import Catalog
+from domain.models import ModelInfo
+from domain.modes import offered_modes
 
 
 def build_catalog(settings: Settings) -> Catalog:
+    models = catalogue(settings.provider, only=settings.models)
+    if settings.provider == "demo":
+        models = catalogue("demo")
+    elif settings.model not in {m.id for m in models}:
+        known = {m.id: m for m in catalogue(settings.provider)}
+        models = (
+            known.get(settings.model) or ModelInfo(id=settings.model, name=settings.model),
+            *models,
+        )
     return Catalog(
-        modes=(DEFAULT_MODE,),
-        models=tuple(Choice(value=m, name=m) for m in settings.offered_models),
+        modes=offered_modes(allow_bypass=settings.allow_bypass),
+        models=models,
+        default_mode=settings.default_mode,
+        default_thought_level=settings.thought_level,
     )
 
 
@@ -54,7 +68,7 @@ def build_anthropic(settings: Settings) -> LLMClient:
         max_retries=settings.max_retries,
         timeout=settings.request_timeout,
     )
-    return AnthropicLLMClient(client=client, thinking_budget=settings.thinking_budget)
+    return AnthropicLLMClient(client=client)
 
 
 def build_llm(settings: Settings) -> LLMClient:
@@ -107,6 +121,9 @@ class Container(containers.DeclarativeContainer):
         max_tokens=settings.provided.max_tokens,
     )
     permissions = providers.Singleton(AcpPermissionAsker, channels)
+    change_settings = providers.Factory(
+        ChangeSettings, uow=uow, sink=channels, clock=clock, catalog=catalog
+    )
     tool_phase = providers.Factory(
         ToolPhase,
         uow=uow,
@@ -115,6 +132,8 @@ class Container(containers.DeclarativeContainer):
         sink=channels,
         clock=clock,
         permission_timeout=settings.provided.permission_timeout,
+        catalog=catalog,
+        settings=change_settings,
     )
 
     initialize = providers.Singleton(make_initialize, settings, version)
@@ -155,12 +174,13 @@ class Container(containers.DeclarativeContainer):
         ids=ids,
         limits=limits,
         tools=tool_phase,
+        catalog=catalog,
     )
     cancel = providers.Factory(CancelTurn, registry=registry)
     close = providers.Factory(CloseSession, registry=registry)
-    set_mode = providers.Factory(SetMode, uow=uow, registry=registry, clock=clock, catalog=catalog)
+    set_mode = providers.Factory(SetMode, registry=registry, settings=change_settings)
     set_config_option = providers.Factory(
-        SetConfigOption, uow=uow, registry=registry, clock=clock, catalog=catalog
+        SetConfigOption, registry=registry, settings=change_settings
     )
 
     use_cases = providers.Singleton(

@@ -7,8 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ANTHROPIC_MODELS = ("claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5")
+from domain.models import ThoughtLevel
+from domain.modes import ModeId
+
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 PROVIDERS = ("anthropic", "demo")
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 
 
 class SettingsError(ValueError):
@@ -18,8 +22,8 @@ class SettingsError(ValueError):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     provider: str = "anthropic"
-    model: str = ANTHROPIC_MODELS[0]
-    models: tuple[str, ...] = ANTHROPIC_MODELS
+    model: str = DEFAULT_ANTHROPIC_MODEL
+    models: tuple[str, ...] = ()  # offered in the model option; empty: the provider's catalogue
     api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
     config_dir: Path = field(default_factory=lambda: Path("~/.iac-code").expanduser())
@@ -27,7 +31,10 @@ class Settings:
     log_level: str = "INFO"
     max_turn_requests: int = 50
     max_tokens: int = 8192
-    thinking_budget: int = 0
+    thought_level: str = ThoughtLevel.OFF  # of new sessions
+    default_mode: str = ModeId.DEFAULT  # of new sessions
+    allow_bypass: bool = False  # offer the "don't ask" mode
+    max_image_bytes: int = 5 * 2**20
     max_retries: int = 4
     request_timeout: float = 600.0
     permission_timeout: float = 300.0
@@ -39,12 +46,6 @@ class Settings:
     @property
     def has_credentials(self) -> bool:
         return self.provider == "demo" or bool(self.api_key)
-
-    @property
-    def offered_models(self) -> tuple[str, ...]:
-        if self.provider == "demo":
-            return ("demo",)
-        return self.models if self.model in self.models else (self.model, *self.models)
 
     @property
     def default_model(self) -> str:
@@ -61,7 +62,10 @@ _ENV = {  # setting -> environment variables, first set wins
     "log_level": ("IAC_CODE_LOG_LEVEL",),
     "max_turn_requests": ("IAC_CODE_MAX_TURN_REQUESTS",),
     "max_tokens": ("IAC_CODE_MAX_TOKENS",),
-    "thinking_budget": ("IAC_CODE_THINKING_BUDGET",),
+    "thought_level": ("IAC_CODE_THOUGHT_LEVEL",),
+    "default_mode": ("IAC_CODE_DEFAULT_MODE",),
+    "allow_bypass": ("IAC_CODE_ALLOW_BYPASS",),
+    "max_image_bytes": ("IAC_CODE_MAX_IMAGE_BYTES",),
     "max_retries": ("IAC_CODE_MAX_RETRIES",),
     "request_timeout": ("IAC_CODE_REQUEST_TIMEOUT",),
     "permission_timeout": ("IAC_CODE_PERMISSION_TIMEOUT",),
@@ -71,8 +75,15 @@ _ENV = {  # setting -> environment variables, first set wins
     "demo_pace": ("IAC_CODE_DEMO_PACE",),
 }
 _FLOATS = {"request_timeout", "permission_timeout", "bash_timeout", "bash_max_timeout"}
-_INTS = {"max_turn_requests", "max_tokens", "thinking_budget", "max_retries", "max_message_bytes"}
-_POSITIVE = {"max_turn_requests", "max_tokens", "max_message_bytes"}
+_INTS = {
+    "max_turn_requests",
+    "max_tokens",
+    "max_retries",
+    "max_message_bytes",
+    "max_image_bytes",
+}
+_POSITIVE = {"max_turn_requests", "max_tokens", "max_message_bytes", "max_image_bytes"}
+_CHOICES = {"thought_level": tuple(ThoughtLevel), "default_mode": tuple(ModeId)}
 
 
 def _convert(name: str, value: Any) -> Any:
@@ -92,6 +103,13 @@ def _convert(name: str, value: Any) -> Any:
             if not seconds > 0:
                 raise ValueError("must be positive")
             return seconds
+        if name in _CHOICES and str(value) not in _CHOICES[name]:
+            raise ValueError(f"one of {', '.join(_CHOICES[name])}")
+        if name == "allow_bypass":
+            flag = str(value).strip().lower()
+            if flag not in _TRUE | _FALSE:
+                raise ValueError("1 or 0")
+            return flag in _TRUE
         if name == "models":
             items = value.split(",") if isinstance(value, str) else list(value)
             return tuple(m.strip() for m in items if str(m).strip())
@@ -118,6 +136,11 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if values.setdefault("provider", "anthropic") not in PROVIDERS:
         raise SettingsError(
             f"IAC_CODE_PROVIDER must be one of {', '.join(PROVIDERS)}, not {values['provider']!r}"
+        )
+    if values.get("default_mode") == ModeId.BYPASS and not values.get("allow_bypass"):
+        raise SettingsError(
+            'IAC_CODE_DEFAULT_MODE=bypass needs IAC_CODE_ALLOW_BYPASS=1: the "don\'t ask" '
+            "mode is offered only when the operator allows it"
         )
     values.setdefault("database_url", f"sqlite+aiosqlite:///{config_dir / 'iac-code.db'}")
     values["log_level"] = str(values.get("log_level", "INFO")).upper()

@@ -1,17 +1,17 @@
-"""Session settings the client can see and change: the mode and the model."""
+"""Session settings the client can see and change: mode, model and thought level.
+
+Each is a `select` config option; the mode is also ACP's mode (two doors, one setting)."""
 
 from dataclasses import dataclass
 
 from domain.errors import InvalidConfigValue, UnknownConfigOption, UnknownMode
+from domain.models import LEVEL_NAMES, ModelInfo, ThoughtLevel
+from domain.modes import DEFAULT_MODE, Mode
 
+MODE_OPTION_ID = "mode"
 MODEL_OPTION_ID = "model"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Mode:
-    id: str
-    name: str
-    description: str | None = None
+THOUGHT_OPTION_ID = "thought_level"
+OPTION_IDS = (MODE_OPTION_ID, MODEL_OPTION_ID, THOUGHT_OPTION_ID)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,53 +31,114 @@ class SelectOption:
     description: str | None = None
 
 
-DEFAULT_MODE = Mode(
-    id="default", name="Default", description="Ask before any tool that writes or executes."
-)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionConfig:
+    """One session's choices."""
+
+    mode_id: str
+    model: str
+    thought_level: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Catalog:
-    """What this server offers every session: its modes and its models."""
+    """What this server offers every session: its modes and its provider's models."""
 
     modes: tuple[Mode, ...]
-    models: tuple[Choice, ...]
+    models: tuple[ModelInfo, ...]
+    default_mode: str = DEFAULT_MODE.id
+    default_thought_level: str = ThoughtLevel.OFF
+    # What a model the catalogue does not list is assumed to do (the provider's norm).
+    unknown_thinks: bool = True
+    unknown_reads_images: bool = True
 
-    def check_mode(self, mode_id: str) -> None:
-        if mode_id not in {m.id for m in self.modes}:
-            raise UnknownMode(
-                f"Unknown mode {mode_id!r}.", modeId=mode_id, available=[m.id for m in self.modes]
-            )
+    def model(self, model_id: str) -> ModelInfo:
+        known = next((m for m in self.models if m.id == model_id), None)
+        return known or ModelInfo(
+            id=model_id,
+            name=model_id,
+            thinking=self.unknown_thinks,
+            images=self.unknown_reads_images,
+        )
 
-    def check_option(self, option_id: str, value: object) -> str:
-        if option_id != MODEL_OPTION_ID:
+    def usable_mode(self, mode_id: str) -> str:
+        """A stored mode this server no longer offers (e.g. "don't ask" after the operator
+        withdrew it) opens as the default mode."""
+        offered = {m.id for m in self.modes}
+        return mode_id if mode_id in offered else self.default_mode
+
+    def check_mode(self, mode_id: object) -> str:
+        offered = [m.id for m in self.modes]
+        if not isinstance(mode_id, str) or mode_id not in offered:
+            raise UnknownMode(f"Unknown mode {mode_id!r}.", modeId=mode_id, available=offered)
+        return mode_id
+
+    def check_option(self, option_id: str, value: object, current: SessionConfig) -> str:
+        """The value, if `option_id` may take it for a session with `current` settings."""
+        if option_id == MODE_OPTION_ID:
+            allowed = [m.id for m in self.modes]
+        elif option_id == MODEL_OPTION_ID:
+            allowed = [c.value for c in self._model_choices(current.model)]
+        elif option_id == THOUGHT_OPTION_ID and self.model(current.model).thinking:
+            allowed = list(ThoughtLevel)
+        else:
             raise UnknownConfigOption(
                 f"Unknown configuration option {option_id!r}.",
                 configId=option_id,
-                available=[MODEL_OPTION_ID],
+                available=[o.id for o in self.options_for(current)],
             )
-        allowed = [c.value for c in self.models]
         if not isinstance(value, str) or value not in allowed:
             raise InvalidConfigValue(
-                f"{value!r} is not a model this server offers.",
+                f"{value!r} is not a value of the option {option_id!r}.",
                 configId=option_id,
                 value=value,
                 allowed=allowed,
             )
         return value
 
-    def options_for(self, model: str) -> tuple[SelectOption, ...]:
-        choices = self.models
-        if model not in {c.value for c in choices}:
-            # A stored session may name a model no longer offered; keep it selectable.
-            choices = (Choice(value=model, name=model), *choices)
-        return (
+    def options_for(self, settings: SessionConfig) -> tuple[SelectOption, ...]:
+        options = [
+            SelectOption(
+                id=MODE_OPTION_ID,
+                name="Mode",
+                category="mode",
+                current_value=self.usable_mode(settings.mode_id),
+                choices=tuple(
+                    Choice(value=m.id, name=m.name, description=m.description) for m in self.modes
+                ),
+                description="How much the agent may do without asking.",
+            ),
             SelectOption(
                 id=MODEL_OPTION_ID,
                 name="Model",
                 category="model",
-                current_value=model,
-                choices=choices,
+                current_value=settings.model,
+                choices=self._model_choices(settings.model),
                 description="The model that answers the next request.",
             ),
+        ]
+        model = self.model(settings.model)
+        if model.thinking:  # a model that cannot think gets no thinking option
+            level = (
+                settings.thought_level if settings.thought_level in list(ThoughtLevel) else "off"
+            )
+            options.append(
+                SelectOption(
+                    id=THOUGHT_OPTION_ID,
+                    name="Thinking",
+                    category="thought_level",
+                    current_value=level,
+                    choices=tuple(Choice(value=v, name=LEVEL_NAMES[v]) for v in model.levels),
+                    description="How much the model thinks first (from the next prompt on).",
+                )
+            )
+        return tuple(options)
+
+    def _model_choices(self, current: str) -> tuple[Choice, ...]:
+        choices = tuple(
+            Choice(value=m.id, name=m.name, description=m.description) for m in self.models
         )
+        if current not in {c.value for c in choices}:
+            # A stored session may name a model no longer offered; keep it selectable.
+            choices = (Choice(value=current, name=current), *choices)
+        return choices

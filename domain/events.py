@@ -3,6 +3,7 @@
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from domain.config import SelectOption
 from domain.content import ContentBlock
 from domain.ids import MessageId, ToolCallId
 from domain.tool_call import ToolCallStatus, ToolKind, ToolOutput
@@ -59,6 +60,18 @@ class ToolCallUpdated:
     raw_output: Mapping[str, object] | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModeChanged:
+    mode_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfigOptionsChanged:
+    """The session's whole option list, after any of its values changed."""
+
+    options: tuple[SelectOption, ...]
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -67,4 +80,6 @@ AgentEvent = (
     | SessionTitleChanged
     | ToolCallStarted
     | ToolCallUpdated
+    | ModeChanged
+    | ConfigOptionsChanged
 )

@@ -1,8 +1,14 @@
 """The session modes: how much the agent may do without asking."""
 
+from dataclasses import dataclass
 from enum import StrEnum
 
-from domain.config import Mode
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mode:
+    id: str
+    name: str
+    description: str | None = None
 
 
 class ModeId(StrEnum):
@@ -34,6 +40,7 @@ MODES: dict[ModeId, Mode] = {
         description="Everything inside the project runs without asking.",
     ),
 }
+DEFAULT_MODE = MODES[ModeId.DEFAULT]
 
 
 def offered_modes(*, allow_bypass: bool) -> tuple[Mode, ...]:

@@ -1,9 +1,11 @@
 from datetime import datetime
 from posixpath import isabs
 
+from domain.config import MODE_OPTION_ID, MODEL_OPTION_ID, THOUGHT_OPTION_ID, SessionConfig
 from domain.errors import InvalidTitle, InvalidWorkingDirectory
 from domain.ids import SessionId
 from domain.message import Message, Role
+from domain.models import ThoughtLevel
 from domain.permission import PermissionRules
 
 TITLE_LIMIT = 80
@@ -117,3 +119,24 @@ class Session:
     def set_mode(self, mode_id: str, *, at: datetime) -> None:
         self.mode_id = mode_id
         self.updated_at = max(self.updated_at, at)
+
+    @property
+    def thought_level(self) -> str:
+        level = self.config.get(THOUGHT_OPTION_ID)
+        return level if isinstance(level, str) else ThoughtLevel.OFF
+
+    @property
+    def settings(self) -> SessionConfig:
+        return SessionConfig(
+            mode_id=self.mode_id, model=self.model, thought_level=self.thought_level
+        )
+
+    def configure(self, option_id: str, value: str, *, at: datetime) -> None:
+        """Set one config option (already checked against the catalogue)."""
+        if option_id == MODE_OPTION_ID:
+            self.set_mode(value, at=at)
+        elif option_id == MODEL_OPTION_ID:
+            self.choose_model(value, at=at)
+        else:
+            self.config[option_id] = value
+            self.updated_at = max(self.updated_at, at)

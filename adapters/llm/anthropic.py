@@ -146,9 +146,8 @@ class AnthropicLLMClient(LLMClient):
     backoff (honouring retry-after) before any byte of the answer arrives; we translate
     what is left into our errors."""
 
-    def __init__(self, *, client: AsyncAnthropic | None, thinking_budget: int = 0) -> None:
+    def __init__(self, *, client: AsyncAnthropic | None) -> None:
         self._client = client
-        self._thinking_budget = thinking_budget
 
     def has_credentials(self) -> bool:
         return self._client is not None
@@ -167,8 +166,8 @@ class AnthropicLLMClient(LLMClient):
                 {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
                 for t in request.tools
             ]
-        if self._thinking_budget:
-            kwargs["thinking"] = {"type": "enabled", "budget_tokens": self._thinking_budget}
+        if request.thinking_budget:
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
         try:
             async with self._client.messages.stream(**kwargs) as stream:
                 async for event in stream:

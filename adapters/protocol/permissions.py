@@ -19,13 +19,14 @@ from domain.permission import PermissionOption
 log = logging.getLogger(__name__)
 
 
-def read_outcome(result: Any, offered: tuple[PermissionOption, ...]) -> PermissionOption | None:
+def read_outcome(result: Any, request: PermissionRequest) -> PermissionOption | None:
     """The chosen option, None for cancelled. Anything not offered counts as a rejection.
 
     Official: {"outcome": {"outcome": "selected", "optionId": "allow_once"}} or
     {"outcome": {"outcome": "cancelled"}}. Shorthand: {"outcome": "allowed",
     "option_id": "allow_once"} or {"outcome": "denied"}.
     """
+    offered = {request.option_id(o): o for o in request.options}
     outcome = result.get("outcome") if isinstance(result, dict) else None
     if isinstance(outcome, dict):
         kind, option_id = outcome.get("outcome"), outcome.get("optionId")
@@ -34,11 +35,11 @@ def read_outcome(result: Any, offered: tuple[PermissionOption, ...]) -> Permissi
         if kind == "denied" and option_id is None:
             return PermissionOption.REJECT_ONCE
         if kind == "allowed" and option_id is None:
-            option_id = PermissionOption.ALLOW_ONCE.value
+            option_id = request.option_id(PermissionOption.ALLOW_ONCE)
     if kind == "cancelled":
         return None
-    if kind in ("selected", "allowed", "denied") and option_id in {o.value for o in offered}:
-        chosen = PermissionOption(option_id)
+    if kind in ("selected", "allowed", "denied") and option_id in offered:
+        chosen = offered[option_id]
         # "denied" never grants: an allow option id beside it is read as a plain rejection.
         return chosen if kind != "denied" or not chosen.allows else PermissionOption.REJECT_ONCE
     if kind == "denied":
@@ -70,4 +71,4 @@ class AcpPermissionAsker(PermissionAsker):
             raise PermissionUnavailable(
                 f"the client could not show the permission request ({exc.message})"
             ) from exc
-        return read_outcome(result, request.options)
+        return read_outcome(result, request)

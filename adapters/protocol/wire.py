@@ -8,6 +8,7 @@ from acp import schema as acp
 from application.dto import SessionState
 from application.ports.permissions import PermissionRequest
 from application.use_cases.sessions import SessionPage
+from domain.config import SelectOption
 from domain.content import (
     AudioBlock,
     ContentBlock,
@@ -20,6 +21,8 @@ from domain.content import (
 )
 from domain.events import (
     AgentEvent,
+    ConfigOptionsChanged,
+    ModeChanged,
     Notice,
     SessionTitleChanged,
     TextDelta,
@@ -28,6 +31,7 @@ from domain.events import (
     ToolCallUpdated,
     UserContentReplayed,
 )
+from domain.project_rules import ProjectRule
 from domain.text import map_strings
 from domain.tool_call import DiffOutput, TextOutput, ToolCallStatus, ToolOutput
 from domain.usage import Usage
@@ -122,6 +126,14 @@ def update_for(event: AgentEvent) -> Any:
             return tool_call_start(event)
         case ToolCallUpdated():
             return tool_call_progress(event)
+        case ModeChanged(mode_id=mode_id):
+            return acp.CurrentModeUpdate(
+                session_update="current_mode_update", current_mode_id=mode_id
+            )
+        case ConfigOptionsChanged(options=options):
+            return acp.ConfigOptionUpdate(
+                session_update="config_option_update", config_options=_config_options(options)
+            )
     raise TypeError(f"no ACP update for {type(event).__name__}")
 
 
@@ -143,6 +155,10 @@ ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
 
 
 def config_options(state: SessionState) -> list[ConfigOption]:
+    return _config_options(state.options)
+
+
+def _config_options(options: tuple[SelectOption, ...]) -> list[ConfigOption]:
     return [
         acp.SessionConfigOptionSelect(
             type="select",
@@ -156,7 +172,7 @@ def config_options(state: SessionState) -> list[ConfigOption]:
                 for c in o.choices
             ],
         )
-        for o in state.options
+        for o in options
     ]
 
 
@@ -266,6 +282,18 @@ def tool_call_progress(event: ToolCallUpdated) -> acp.ToolCallProgress:
     )
 
 
+def _rule_meta(rule: ProjectRule) -> dict[str, Any]:
+    command = rule.command
+    return {
+        "id": rule.id,
+        "tool": rule.tool_name,
+        "cwd": rule.cwd,
+        "command": list(command.words) if command else None,
+        "exact": command.exact if command else None,
+        "covers": rule.description,
+    }
+
+
 def permission_request(session_id: str, request: PermissionRequest) -> dict[str, Any]:
     tool_call = acp.ToolCallUpdate(
         tool_call_id=request.tool_call_id,
@@ -277,8 +305,18 @@ def permission_request(session_id: str, request: PermissionRequest) -> dict[str,
         locations=_locations(request.locations),
     )
     options = [
-        acp.PermissionOption(option_id=o.value, name=o.label, kind=o.value) for o in request.options
+        acp.PermissionOption(
+            option_id=request.option_id(o), name=request.option_name(o), kind=o.value
+        )
+        for o in request.options
     ]
+    meta = None
+    if request.remembered:
+        # Rules the user granted for this tool in this project that do not cover this call:
+        # the client can say why it is asked although "always" was chosen before.
+        meta = {"iac-code": {"rememberedRules": [_rule_meta(r) for r in request.remembered]}}
     return dump(
-        acp.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options)
+        acp.RequestPermissionRequest(
+            session_id=session_id, tool_call=tool_call, options=options, field_meta=meta
+        )
     )

@@ -17,6 +17,7 @@ class ModelRequest:
     messages: tuple[Message, ...]  # already in provider view: alternating, tool uses answered
     max_tokens: int
     tools: tuple[ToolDefinition, ...] = ()
+    thinking_budget: int = 0  # extended thinking's budget in tokens; 0: off
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

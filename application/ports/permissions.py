@@ -1,6 +1,6 @@
 from abc import abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from domain.ids import SessionId, ToolCallId
@@ -23,6 +23,15 @@ class PermissionRequest:
     # The project's rules for this tool that do not cover this call (shown to explain why
     # the user is asked although they said "always" before).
     remembered: tuple[ProjectRule, ...] = ()
+    # Options shown with another name or id than their kind's (e.g. leaving plan mode).
+    names: Mapping[PermissionOption, str] = field(default_factory=dict)
+    ids: Mapping[PermissionOption, str] = field(default_factory=dict)
+
+    def option_id(self, option: PermissionOption) -> str:
+        return self.ids.get(option, option.value)
+
+    def option_name(self, option: PermissionOption) -> str:
+        return self.names.get(option, option.label)
 
 
 class PermissionUnavailable(Exception):

@@ -8,7 +8,7 @@ from application.ports.llm import LLMClient
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
 from application.use_cases.session_state import state_of
-from domain.config import DEFAULT_MODE, Catalog
+from domain.config import THOUGHT_OPTION_ID, Catalog
 from domain.session import Session
 
 
@@ -55,7 +55,9 @@ class NewSession:
             cwd=request.cwd,
             created_at=self._clock.now(),
             model=self._default_model,
-            mode_id=DEFAULT_MODE.id,
+            mode_id=self._catalog.default_mode,
+            # Stored with the session: a later change of the server's default leaves it be.
+            config={THOUGHT_OPTION_ID: self._catalog.default_thought_level},
         )
         async with self._uow as uow:
             await uow.sessions.add(session)

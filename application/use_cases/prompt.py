@@ -15,6 +15,7 @@ from application.ports.llm import (
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry, TurnCancelled, TurnControl
 from application.use_cases.tool_phase import ToolPhase
+from domain.config import Catalog
 from domain.content import (
     AssistantBlock,
     TextBlock,
@@ -26,6 +27,7 @@ from domain.events import Notice, SessionTitleChanged, TextDelta, ThinkingDelta
 from domain.history import provider_view
 from domain.ids import MessageId
 from domain.message import Message, Role
+from domain.modes import ModeId
 from domain.session import Session
 from domain.stop_reason import ModelStop, StopReason
 from domain.text import valid_text
@@ -45,12 +47,21 @@ class TurnLimits:
     max_tokens: int = 8192
 
 
-def default_system_prompt(session: Session) -> str:
-    return (
+PLAN_MODE_PROMPT = (
+    "\n\nThe session is in plan mode. You may read and search, but you must not change "
+    "files or run commands: write_file, edit_file and bash are refused. Study the task, then "
+    "end with a concise, step-by-step plan that names the files to change, and call "
+    "exit_plan_mode with it to ask the user to approve it."
+)
+
+
+def default_system_prompt(session: Session, mode: str = ModeId.DEFAULT) -> str:
+    prompt = (
         "You are iac-code, an AI coding agent working with a developer through their editor.\n"
         f"The working directory of this session is {session.cwd}.\n"
         "Be precise and concise; say what you did and what you did not do."
     )
+    return prompt + PLAN_MODE_PROMPT if mode == ModeId.PLAN else prompt
 
 
 @dataclass(slots=True)
@@ -92,6 +103,7 @@ class Prompt:
         ids: IdGenerator,
         limits: TurnLimits,
         tools: ToolPhase,
+        catalog: Catalog,
     ) -> None:
         self._uow = uow
         self._registry = registry
@@ -101,6 +113,7 @@ class Prompt:
         self._ids = ids
         self._limits = limits
         self._tools = tools
+        self._catalog = catalog
 
     async def execute(self, request: PromptRequest) -> PromptResult:
         active = self._registry.require(request.session_id)
@@ -118,6 +131,10 @@ class Prompt:
         self, session: Session, control: TurnControl, content: tuple[UserInputBlock, ...]
     ) -> PromptResult:
         turn = Turn(started_at=self._clock.now(), max_requests=self._limits.max_turn_requests)
+        # The thought level holds for the whole turn: the provider requires every assistant
+        # message of a tool loop to start with thinking once thinking is on, so it may not
+        # switch on halfway.
+        thought_level = session.thought_level
         await self._append(
             session,
             Message(
@@ -129,7 +146,7 @@ class Prompt:
         )
         error: str | None = None
         try:
-            stop = await self._loop(session, control, turn)
+            stop = await self._loop(session, control, turn, thought_level)
         except ModelError as exc:
             error = str(exc)
             await self._sink.emit(
@@ -144,7 +161,9 @@ class Prompt:
             await self._record(session, turn, error)
         return PromptResult(stop_reason=stop, usage=turn.usage)
 
-    async def _loop(self, session: Session, control: TurnControl, turn: Turn) -> StopReason:
+    async def _loop(
+        self, session: Session, control: TurnControl, turn: Turn, thought_level: str
+    ) -> StopReason:
         while True:
             if control.cancelled.is_set():
                 stop = StopReason.CANCELLED
@@ -152,7 +171,7 @@ class Prompt:
             if not turn.may_request:
                 stop = StopReason.MAX_TURN_REQUESTS
                 break
-            outcome = await self._request(session, control, turn)
+            outcome = await self._request(session, control, turn, thought_level)
             if outcome is None:
                 stop = StopReason.CANCELLED
                 break
@@ -165,18 +184,12 @@ class Prompt:
         return stop
 
     async def _request(
-        self, session: Session, control: TurnControl, turn: Turn
+        self, session: Session, control: TurnControl, turn: Turn, thought_level: str
     ) -> ModelStop | None:
         """One model call. Returns its stop, or None when the turn was cancelled meanwhile."""
         message_id = self._ids.message_id()
         reply = _Reply()
-        request = ModelRequest(
-            model=session.model,
-            system=default_system_prompt(session),
-            messages=tuple(provider_view(session.messages)),
-            max_tokens=self._limits.max_tokens,
-            tools=self._tools.definitions(),
-        )
+        request = self._model_request(session, thought_level)
         try:
             response = await control.guard(self._consume(session, request, message_id, reply))
         except TurnCancelled:
@@ -198,6 +211,20 @@ class Prompt:
                 ),
             )
         return response.stop
+
+    def _model_request(self, session: Session, thought_level: str) -> ModelRequest:
+        """The request for the session's current model and mode (both may change mid-turn)."""
+        model = self._catalog.model(session.model)
+        thinking = model.thinking_plan(thought_level, self._limits.max_tokens)
+        mode = self._tools.mode_of(session)
+        return ModelRequest(
+            model=session.model,
+            system=default_system_prompt(session, mode),
+            messages=tuple(provider_view(session.messages)),
+            max_tokens=thinking.max_tokens,
+            thinking_budget=thinking.budget,
+            tools=self._tools.definitions(session),
+        )
 
     async def _consume(
         self, session: Session, request: ModelRequest, message_id: MessageId, reply: _Reply

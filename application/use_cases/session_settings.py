@@ -2,10 +2,52 @@ from dataclasses import dataclass
 
 from application.dto import SessionState
 from application.ports.clock import Clock
+from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
 from application.use_cases.session_state import state_of
-from domain.config import Catalog
+from domain.config import MODE_OPTION_ID, Catalog
+from domain.events import ConfigOptionsChanged, ModeChanged
+from domain.session import Session
+
+
+class ChangeSettings:
+    """Change one setting of an open session: store it, then tell the client.
+
+    The mode has two doors (`session/set_mode` and the `mode` config option): both come
+    here, so either one sends `current_mode_update` and `config_option_update`. Changes
+    apply from the next model request (mode, model) or the next prompt (thought level);
+    they are allowed while a prompt runs.
+    """
+
+    def __init__(self, *, uow: UnitOfWork, sink: EventSink, clock: Clock, catalog: Catalog) -> None:
+        self._uow = uow
+        self._sink = sink
+        self._clock = clock
+        self._catalog = catalog
+
+    async def option(self, session: Session, option_id: str, value: object) -> SessionState:
+        """Raises UnknownConfigOption or InvalidConfigValue; nothing changes then."""
+        checked = self._catalog.check_option(option_id, value, session.settings)
+        session.configure(option_id, checked, at=self._clock.now())
+        await self._store(session, mode_changed=option_id == MODE_OPTION_ID)
+        return state_of(session, self._catalog)
+
+    async def mode(self, session: Session, mode_id: object) -> SessionState:
+        """Raises UnknownMode; nothing changes then."""
+        checked = self._catalog.check_mode(mode_id)
+        session.set_mode(checked, at=self._clock.now())
+        await self._store(session, mode_changed=True)
+        return state_of(session, self._catalog)
+
+    async def _store(self, session: Session, *, mode_changed: bool) -> None:
+        async with self._uow as uow:
+            await uow.sessions.save_settings(session)
+            await uow.commit()
+        if mode_changed:
+            await self._sink.emit(session.id, ModeChanged(mode_id=session.mode_id))
+        options = self._catalog.options_for(session.settings)
+        await self._sink.emit(session.id, ConfigOptionsChanged(options=options))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -16,28 +58,17 @@ class SetConfigOptionRequest:
 
 
 class SetConfigOption:
-    """Change a session option (the model); the next model request uses it.
+    """`session/set_config_option`: returns the session's full option list.
 
-    - Raises SessionNotFound, UnknownConfigOption or InvalidConfigValue.
-    - Allowed while a prompt runs: the request in flight keeps its model.
-    """
+    Raises SessionNotFound, UnknownConfigOption or InvalidConfigValue."""
 
-    def __init__(
-        self, *, uow: UnitOfWork, registry: SessionRegistry, clock: Clock, catalog: Catalog
-    ) -> None:
-        self._uow = uow
+    def __init__(self, *, registry: SessionRegistry, settings: ChangeSettings) -> None:
         self._registry = registry
-        self._clock = clock
-        self._catalog = catalog
+        self._settings = settings
 
     async def execute(self, request: SetConfigOptionRequest) -> SessionState:
         session = self._registry.require(request.session_id).session
-        model = self._catalog.check_option(request.option_id, request.value)
-        session.choose_model(model, at=self._clock.now())
-        async with self._uow as uow:
-            await uow.sessions.save_settings(session)
-            await uow.commit()
-        return state_of(session, self._catalog)
+        return await self._settings.option(session, request.option_id, request.value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,20 +78,12 @@ class SetModeRequest:
 
 
 class SetMode:
-    """Switch the session's mode. Raises SessionNotFound or UnknownMode."""
+    """`session/set_mode`. Raises SessionNotFound or UnknownMode."""
 
-    def __init__(
-        self, *, uow: UnitOfWork, registry: SessionRegistry, clock: Clock, catalog: Catalog
-    ) -> None:
-        self._uow = uow
+    def __init__(self, *, registry: SessionRegistry, settings: ChangeSettings) -> None:
         self._registry = registry
-        self._clock = clock
-        self._catalog = catalog
+        self._settings = settings
 
     async def execute(self, request: SetModeRequest) -> None:
         session = self._registry.require(request.session_id).session
-        self._catalog.check_mode(request.mode_id)
-        session.set_mode(request.mode_id, at=self._clock.now())
-        async with self._uow as uow:
-            await uow.sessions.save_settings(session)
-            await uow.commit()
+        await self._settings.mode(session, request.mode_id)

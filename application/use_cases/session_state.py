@@ -6,7 +6,7 @@ from domain.session import Session
 def state_of(session: Session, catalog: Catalog) -> SessionState:
     return SessionState(
         session_id=session.id,
-        current_mode_id=session.mode_id,
+        current_mode_id=catalog.usable_mode(session.mode_id),
         modes=catalog.modes,
-        options=catalog.options_for(session.model),
+        options=catalog.options_for(session.settings),
     )

@@ -11,14 +11,17 @@ from application.ports.permissions import (
 from application.ports.tools import ToolContext, ToolDefinition, ToolPlan, ToolResult, ToolRunner
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import TurnCancelled, TurnControl
+from application.use_cases.session_settings import ChangeSettings
+from domain.config import Catalog
 from domain.content import ToolResultBlock, ToolUseBlock
 from domain.events import ToolCallStarted, ToolCallUpdated
 from domain.ids import ToolCallId
+from domain.modes import ModeId
 from domain.permission import Decider, PermissionDecision, PermissionOption, Verdict, decide
 from domain.project_rules import ProjectRule, rule_for
 from domain.session import Session
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
-from domain.tools import Category, spec_for, title_for
+from domain.tools import EXIT_PLAN_MODE, Category, spec_for, title_for
 
 DENIED = "Permission denied."
 CANCELLED = "Cancelled by the user before the tool finished; its result was discarded."
@@ -27,6 +30,54 @@ PLANNING = (
     "Not run: the session is in plan mode, where no file is changed and no command runs. "
     "Keep researching with the read-only tools, then call exit_plan_mode with your plan to "
     "ask the user to approve it."
+)
+# Leaving plan mode: the three answers, each an ACP option kind, and the mode it picks.
+LEAVE_PLAN_OPTIONS = (
+    PermissionOption.ALLOW_ALWAYS,
+    PermissionOption.ALLOW_ONCE,
+    PermissionOption.REJECT_ONCE,
+)
+LEAVE_PLAN_MODES = {
+    PermissionOption.ALLOW_ALWAYS: ModeId.ACCEPT_EDITS,
+    PermissionOption.ALLOW_ONCE: ModeId.DEFAULT,
+}
+LEAVE_PLAN_IDS = {
+    PermissionOption.ALLOW_ALWAYS: ModeId.ACCEPT_EDITS.value,
+    PermissionOption.ALLOW_ONCE: ModeId.DEFAULT.value,
+    PermissionOption.REJECT_ONCE: ModeId.PLAN.value,
+}
+LEAVE_PLAN_NAMES = {
+    PermissionOption.ALLOW_ALWAYS: "Yes, and accept edits",
+    PermissionOption.ALLOW_ONCE: "Yes, and ask before each edit",
+    PermissionOption.REJECT_ONCE: "No, keep planning",
+}
+LEFT_PLAN = {
+    ModeId.ACCEPT_EDITS: "The session is now in accept-edits mode: carry out the plan; "
+    "file edits in the project run without asking, commands still ask.",
+    ModeId.DEFAULT: "The session is now in default mode: carry out the plan; edits and "
+    "commands ask the user first.",
+}
+KEEP_PLANNING = (
+    "The user did not approve the plan and wants to keep planning: ask what to change, or "
+    "revise the plan and call exit_plan_mode again."
+)
+EXIT_PLAN_TOOL = ToolDefinition(
+    name=EXIT_PLAN_MODE,
+    description=(
+        "Present your plan to the user and ask to leave plan mode. Call it when the plan is "
+        "complete: the user approves it (the session then leaves plan mode and you carry it "
+        "out) or asks you to keep planning."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "plan": {
+                "type": "string",
+                "description": "The plan, in markdown: concise, step by step, naming files.",
+            }
+        },
+        "required": ["plan"],
+    },
 )
 WITHOUT_ALWAYS_ALLOW = (
     PermissionOption.ALLOW_ONCE,
@@ -41,6 +92,16 @@ class _Answer:
     allowed: bool
     refusal: str = DENIED
     cancel_turn: bool = False
+
+
+def always_name(grant: ProjectRule) -> str:
+    """What "always allow" will remember, said on the option itself."""
+    command = grant.command
+    if command is None:
+        return f"Always allow {grant.tool_name} in this project"
+    if command.exact:
+        return f"Always allow exactly `{command.text}` in this project"
+    return f"Always allow `{command.text}` commands in this project"
 
 
 class ToolPhase:
@@ -64,6 +125,8 @@ class ToolPhase:
         sink: EventSink,
         clock: Clock,
         permission_timeout: float,
+        catalog: Catalog,
+        settings: ChangeSettings,
     ) -> None:
         self._uow = uow
         self._runner = runner
@@ -71,9 +134,15 @@ class ToolPhase:
         self._sink = sink
         self._clock = clock
         self._timeout = permission_timeout
+        self._catalog = catalog
+        self._settings = settings
 
-    def definitions(self) -> tuple[ToolDefinition, ...]:
-        return self._runner.definitions()
+    def mode_of(self, session: Session) -> str:
+        return self._catalog.usable_mode(session.mode_id)
+
+    def definitions(self, session: Session) -> tuple[ToolDefinition, ...]:
+        tools = self._runner.definitions()
+        return (*tools, EXIT_PLAN_TOOL) if self.mode_of(session) == ModeId.PLAN else tools
 
     async def run(
         self,
@@ -121,6 +190,8 @@ class ToolPhase:
             return await self._finish(
                 session, call, ToolCallStatus.FAILED, ToolResult(text=problem, is_error=True)
             )
+        if call.name == EXIT_PLAN_MODE:
+            return await self._exit_plan(session, control, call)
         answer = await self._permit(session, control, call, plan)
         if answer.cancel_turn:
             control.cancelled.set()
@@ -141,7 +212,7 @@ class ToolPhase:
         covering = next((r for r in rules if r.covers(call.name, call.arguments)), None)
         verdict = decide(
             spec,
-            session.mode_id,
+            self.mode_of(session),
             always_asks=plan.always_asks,
             rejected=session.permissions.rejects(call.name),
             project_allows=covering is not None,
@@ -194,6 +265,7 @@ class ToolPhase:
             preview=(TextOutput(text=reason), *plan.preview) if reason else plan.preview,
             options=tuple(PermissionOption) if grant else WITHOUT_ALWAYS_ALLOW,
             grant=grant,
+            names={PermissionOption.ALLOW_ALWAYS: always_name(grant)} if grant else {},
             remembered=tuple(r for r in rules if r.tool_name == call.name),
         )
         try:
@@ -221,6 +293,55 @@ class ToolPhase:
         if chosen is None:
             return _Answer(allowed=False, cancel_turn=True)
         return _Answer(allowed=chosen.allows)
+
+    async def _exit_plan(
+        self, session: Session, control: TurnControl, call: ToolCallRecord
+    ) -> ToolResultBlock:
+        """The model asks to leave plan mode with its plan; the user picks the next mode."""
+        text = call.arguments.get("plan")
+        problem = None
+        if self.mode_of(session) != ModeId.PLAN:
+            problem = "Not in plan mode: go on with the task."
+        elif not isinstance(text, str) or not text.strip():
+            problem = "exit_plan_mode needs the plan, as markdown, in `plan`."
+        if problem or not isinstance(text, str):
+            result = ToolResult(text=problem or "", is_error=True)
+            return await self._finish(session, call, ToolCallStatus.FAILED, result)
+        request = PermissionRequest(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            title=call.title,
+            kind=call.kind,
+            arguments=call.arguments,
+            locations=(),
+            preview=(TextOutput(text=text),),
+            options=LEAVE_PLAN_OPTIONS,
+            names=LEAVE_PLAN_NAMES,
+            ids=LEAVE_PLAN_IDS,
+        )
+        try:
+            chosen = await control.guard(
+                asyncio.wait_for(self._asker.ask(session.id, request), self._timeout)
+            )
+        except TurnCancelled:
+            chosen = None
+        except (TimeoutError, PermissionUnavailable):
+            chosen = PermissionOption.REJECT_ONCE  # nobody approved: keep planning
+        await self._record(session, call, chosen, Decider.USER)
+        if chosen is None:
+            control.cancelled.set()
+            result = ToolResult(text=NOT_RUN, is_error=True)
+            return await self._finish(session, call, ToolCallStatus.CANCELLED, result)
+        next_mode = LEAVE_PLAN_MODES.get(chosen)
+        if next_mode is None:
+            result = ToolResult(text=KEEP_PLANNING)
+        else:
+            await self._settings.mode(session, next_mode)
+            result = ToolResult(text=f"The user approved the plan. {LEFT_PLAN[next_mode]}")
+        output = (TextOutput(text=text),)
+        return await self._finish(
+            session, call, ToolCallStatus.COMPLETED, replace(result, output=output)
+        )
 
     async def _project_rules(self, session: Session) -> list[ProjectRule]:
         async with self._uow as uow:

@@ -1,9 +1,28 @@
 import pytest
 
 from adapters.protocol.permissions import read_outcome
+from application.ports.permissions import PermissionRequest
+from application.use_cases.tool_phase import LEAVE_PLAN_IDS, LEAVE_PLAN_OPTIONS
+from domain.ids import ToolCallId
 from domain.permission import PermissionOption as O
+from domain.tool_call import ToolKind
 
-OFFERED = tuple(O)
+
+def offering(*options: O, ids: dict[O, str] | None = None) -> PermissionRequest:
+    return PermissionRequest(
+        tool_call_id=ToolCallId("t1"),
+        tool_name="bash",
+        title="Run `ls`",
+        kind=ToolKind.EXECUTE,
+        arguments={"command": "ls"},
+        locations=(),
+        preview=(),
+        options=options,
+        ids=ids or {},
+    )
+
+
+OFFERED = offering(*O)
 
 
 @pytest.mark.parametrize(
@@ -33,4 +52,19 @@ def test_official_and_shorthand_answers(answer: object, expected: O | None) -> N
 
 def test_an_option_not_offered_this_time_is_a_rejection() -> None:
     answer = {"outcome": {"outcome": "selected", "optionId": "allow_always"}}
-    assert read_outcome(answer, (O.ALLOW_ONCE, O.REJECT_ONCE)) is O.REJECT_ONCE
+    assert read_outcome(answer, offering(O.ALLOW_ONCE, O.REJECT_ONCE)) is O.REJECT_ONCE
+
+
+@pytest.mark.parametrize(
+    ("option_id", "expected"),
+    [("accept_edits", O.ALLOW_ALWAYS), ("default", O.ALLOW_ONCE), ("plan", O.REJECT_ONCE)],
+)
+def test_options_with_their_own_ids_are_read_back_as_their_kinds(
+    option_id: str, expected: O
+) -> None:
+    request = offering(*LEAVE_PLAN_OPTIONS, ids=LEAVE_PLAN_IDS)
+    answer = {"outcome": {"outcome": "selected", "optionId": option_id}}
+    assert read_outcome(answer, request) is expected
+    # The kind's own id is not what was offered: a rejection.
+    kind_id = {"outcome": {"outcome": "selected", "optionId": expected.value}}
+    assert read_outcome(kind_id, request) is O.REJECT_ONCE

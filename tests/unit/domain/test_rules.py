@@ -1,25 +1,14 @@
 import pytest
 
-from domain.config import DEFAULT_MODE, MODEL_OPTION_ID, Catalog, Choice
-from domain.errors import InvalidConfigValue, InvalidTransition, UnknownConfigOption, UnknownMode
+from domain.errors import InvalidTransition
 from domain.ids import ToolCallId
-from domain.permission import (
-    Decider,
-    PermissionDecision,
-    PermissionOption,
-    PermissionRules,
-    Verdict,
-)
+from domain.permission import Decider, PermissionDecision, PermissionOption
 from domain.stop_reason import ModelStop, StopReason
 from domain.tool_call import ToolCallStatus
-from domain.tools import TOOLS, spec_for, title_for
+from domain.tools import TOOLS, title_for
 from domain.turn import Turn
 from domain.usage import Usage
 from tests.factories import T0, ToolCallFactory
-
-CATALOG = Catalog(
-    modes=(DEFAULT_MODE,), models=(Choice(value="a", name="A"), Choice(value="b", name="B"))
-)
 
 
 def test_usage_adds_every_field_and_totals() -> None:
@@ -94,60 +83,6 @@ def test_permission_options() -> None:
     assert not decision.allowed
 
 
-def decision(tool: str, option: PermissionOption) -> PermissionDecision:
-    return PermissionDecision(
-        tool_call_id=ToolCallId("t"),
-        tool_name=tool,
-        arguments={},
-        option=option,
-        decided_by=Decider.USER,
-        decided_at=T0,
-    )
-
-
-@pytest.mark.parametrize(
-    ("tool", "outside", "verdict"),
-    [
-        ("read_file", False, Verdict.ALLOW),
-        ("list_files", False, Verdict.ALLOW),
-        ("glob", False, Verdict.ALLOW),
-        ("grep", False, Verdict.ALLOW),
-        ("web_fetch", False, Verdict.ALLOW),
-        ("read_file", True, Verdict.ASK),
-        ("grep", True, Verdict.ASK),
-        ("write_file", False, Verdict.ASK),
-        ("edit_file", False, Verdict.ASK),
-        ("bash", False, Verdict.ASK),
-        ("agent", False, Verdict.ASK),
-        ("mystery_tool", False, Verdict.ASK),
-    ],
-)
-def test_default_policy(tool: str, outside: bool, verdict: Verdict) -> None:
-    assert PermissionRules().verdict(spec_for(tool), outside_cwd=outside) is verdict
-
-
-def test_always_answers_are_remembered_per_tool_and_once_answers_are_not() -> None:
-    rules = PermissionRules()
-    rules.learn(decision("bash", PermissionOption.ALLOW_ONCE))
-    assert rules.verdict(spec_for("bash"), outside_cwd=False) is Verdict.ASK
-    rules.learn(decision("bash", PermissionOption.ALLOW_ALWAYS))
-    rules.learn(decision("write_file", PermissionOption.REJECT_ALWAYS))
-    assert rules.verdict(spec_for("bash"), outside_cwd=False) is Verdict.ALLOW
-    assert rules.verdict(spec_for("write_file"), outside_cwd=False) is Verdict.REJECT
-    assert rules.verdict(spec_for("edit_file"), outside_cwd=False) is Verdict.ASK
-    rules.learn(decision("read_file", PermissionOption.REJECT_ALWAYS))
-    assert rules.verdict(spec_for("read_file"), outside_cwd=False) is Verdict.REJECT
-
-
-def test_always_allow_never_reaches_outside_the_working_directory() -> None:
-    rules = PermissionRules()
-    rules.learn(decision("write_file", PermissionOption.ALLOW_ALWAYS))
-    rules.learn(decision("grep", PermissionOption.REJECT_ALWAYS))
-    assert rules.verdict(spec_for("write_file"), outside_cwd=False) is Verdict.ALLOW
-    assert rules.verdict(spec_for("write_file"), outside_cwd=True) is Verdict.ASK
-    assert rules.verdict(spec_for("grep"), outside_cwd=True) is Verdict.REJECT
-
-
 @pytest.mark.parametrize(
     ("tool", "arguments", "title"),
     [
@@ -174,24 +109,5 @@ def test_tool_kinds_follow_the_product_documents() -> None:
         "edit_file": "edit",
         "bash": "execute",
         "agent": "execute",
+        "exit_plan_mode": "switch_mode",
     }
-
-
-def test_catalog_checks_modes_and_model_choices() -> None:
-    CATALOG.check_mode("default")
-    with pytest.raises(UnknownMode):
-        CATALOG.check_mode("yolo")
-    assert CATALOG.check_option(MODEL_OPTION_ID, "b") == "b"
-    with pytest.raises(InvalidConfigValue):
-        CATALOG.check_option(MODEL_OPTION_ID, "c")
-    with pytest.raises(InvalidConfigValue):
-        CATALOG.check_option(MODEL_OPTION_ID, True)
-    with pytest.raises(UnknownConfigOption):
-        CATALOG.check_option("temperature", "1")
-
-
-def test_options_keep_a_stored_model_that_is_no_longer_offered() -> None:
-    (option,) = CATALOG.options_for("old-model")
-    assert option.current_value == "old-model"
-    assert [c.value for c in option.choices] == ["old-model", "a", "b"]
-    assert option.category == "model"

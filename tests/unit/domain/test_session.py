@@ -58,7 +58,12 @@ def test_a_fork_copies_history_and_rules_but_shares_neither() -> None:
     from domain.ids import SessionId
     from domain.permission import PermissionRules
 
-    source = SessionFactory(permissions=PermissionRules({"bash": True}), title="T")
+    source = SessionFactory(
+        permissions=PermissionRules({"bash"}),
+        title="T",
+        mode_id="plan",
+        config={"thought_level": "high"},
+    )
     source.add_message(MessageFactory())
     fork = source.fork(SessionId("sess_fork"), at=T0 + timedelta(days=1))
     assert (fork.id, fork.title, fork.cwd, fork.messages) == (
@@ -69,6 +74,9 @@ def test_a_fork_copies_history_and_rules_but_shares_neither() -> None:
     )
     assert fork.created_at == fork.updated_at == T0 + timedelta(days=1)
     fork.add_message(MessageFactory())
-    fork.permissions.remembered["write_file"] = False
+    fork.permissions.rejected.add("write_file")
+    fork.configure("thought_level", "low", at=T0)
+    assert (fork.mode_id, fork.thought_level) == ("plan", "low")  # a fork starts in its parent's
     assert source.message_count == 1
-    assert source.permissions.remembered == {"bash": True}
+    assert source.permissions.rejected == {"bash"}
+    assert source.thought_level == "high"
