@@ -174,7 +174,11 @@ class ToolPhase:
             arguments=dict(use.input),
             status=ToolCallStatus.PENDING,
         )
-        plan = await self._runner.plan(use.name, use.input, self._context(session))
+        plan = (  # exit_plan_mode is ours, not the runner's
+            ToolPlan()
+            if use.name == EXIT_PLAN_MODE
+            else await self._runner.plan(use.name, use.input, self._context(session))
+        )
         call = replace(call, locations=plan.locations)
         await self._emit(
             session,

@@ -7,9 +7,11 @@ from application.use_cases.lifecycle import CancelTurn, CloseSession
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt, TurnLimits
-from application.use_cases.session_settings import SetConfigOption, SetMode
+from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
 from application.use_cases.tool_phase import ToolPhase
-from domain.config import DEFAULT_MODE, Catalog, Choice
+from domain.config import Catalog
+from domain.models import ModelInfo
+from domain.modes import offered_modes
 from tests.fakes.ports import (
     FakeTools,
     FakeUnitOfWork,
@@ -21,7 +23,8 @@ from tests.fakes.ports import (
 )
 
 CATALOG = Catalog(
-    modes=(DEFAULT_MODE,), models=(Choice(value="m1", name="M1"), Choice(value="m2", name="M2"))
+    modes=offered_modes(allow_bypass=True),
+    models=(ModelInfo(id="m1", name="M1"), ModelInfo(id="m2", name="M2", thinking=False)),
 )
 
 
@@ -45,7 +48,12 @@ class World:
             sink=self.sink,
             clock=self.clock,
             permission_timeout=self.permission_timeout,
+            catalog=CATALOG,
+            settings=self.settings(),
         )
+
+    def settings(self) -> ChangeSettings:
+        return ChangeSettings(uow=self.uow, sink=self.sink, clock=self.clock, catalog=CATALOG)
 
     def new_session(self) -> NewSession:
         return NewSession(
@@ -68,6 +76,7 @@ class World:
             ids=self.ids,
             limits=TurnLimits(max_turn_requests=max_turn_requests, max_tokens=1000),
             tools=self.tool_phase(),
+            catalog=CATALOG,
         )
 
     def load(self) -> LoadSession:
@@ -77,12 +86,10 @@ class World:
         return StoredSessions(uow=self.uow, registry=self.registry)
 
     def set_option(self) -> SetConfigOption:
-        return SetConfigOption(
-            uow=self.uow, registry=self.registry, clock=self.clock, catalog=CATALOG
-        )
+        return SetConfigOption(registry=self.registry, settings=self.settings())
 
     def set_mode(self) -> SetMode:
-        return SetMode(uow=self.uow, registry=self.registry, clock=self.clock, catalog=CATALOG)
+        return SetMode(registry=self.registry, settings=self.settings())
 
     def cancel(self) -> CancelTurn:
         return CancelTurn(registry=self.registry)

@@ -84,7 +84,7 @@ async def test_updated_at_moves_with_new_messages(world: World) -> None:
 
 async def test_fork_is_independent_and_keeps_settings(world: World) -> None:
     world.tools.tools = {"bash": ok}
-    world.asker.answers = [PermissionOption.ALLOW_ALWAYS]
+    world.asker.answers = [PermissionOption.REJECT_ALWAYS]
     source = await new(world)
     world.llm.scripts.append(uses(("bash", {"command": "ls"})))
     await say(world, source, "first")
@@ -97,7 +97,7 @@ async def test_fork_is_independent_and_keeps_settings(world: World) -> None:
     assert "only in fork" in fork_texts and "only in fork" not in source_texts
     assert "only in source" in source_texts and "only in source" not in fork_texts
     stored_fork = await world.uow.sessions.get(fork.session_id)  # type: ignore[arg-type]
-    assert stored_fork.permissions.remembered == {"bash": True}
+    assert stored_fork.permissions.rejected == {"bash"}
     assert stored_fork.title == "first"
 
 

@@ -24,7 +24,11 @@ async def test_new_session_is_stored_and_opened(world: World) -> None:
     assert state.session_id in world.uow.sessions.stored
     assert world.registry.find(state.session_id) is not None
     assert state.current_mode_id == "default"
-    assert state.options[0].current_value == "m1"
+    assert {o.id: o.current_value for o in state.options} == {
+        "mode": "default",
+        "model": "m1",
+        "thought_level": "off",
+    }
     assert world.uow.commits == 1
 
 
@@ -45,7 +49,7 @@ async def test_choosing_a_model_changes_the_next_request(world: World) -> None:
     new_state = await world.set_option().execute(
         SetConfigOptionRequest(session_id=state.session_id, option_id="model", value="m2")
     )
-    assert new_state.options[0].current_value == "m2"
+    assert {o.id: o.current_value for o in new_state.options} == {"mode": "default", "model": "m2"}
     assert world.uow.sessions.stored[state.session_id].settings["model"] == "m2"
     with pytest.raises(InvalidConfigValue):
         await world.set_option().execute(

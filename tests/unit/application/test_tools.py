@@ -125,8 +125,8 @@ async def test_always_answers_hold_for_the_rest_of_the_session(world: World) -> 
     world.asker.answers = [PermissionOption.ALLOW_ALWAYS, PermissionOption.REJECT_ALWAYS]
     sid, _ = await run_turn(
         world,
-        uses(("bash", {"command": "ls"}), ("write_file", {"path": "a"})),
-        uses(("bash", {"command": "pwd"}), ("write_file", {"path": "b"})),
+        uses(("bash", {"command": "git status"}), ("write_file", {"path": "a"})),
+        uses(("bash", {"command": "git status -s"}), ("write_file", {"path": "b"})),
         final(),
     )
     assert len(world.asker.requests) == 2  # the second round asked nothing
@@ -134,9 +134,46 @@ async def test_always_answers_hold_for_the_rest_of_the_session(world: World) -> 
     results = tool_results(world, sid)
     assert [r.is_error for r in results] == [False, True, False, True]
     rules = (await world.uow.sessions.get(sid)).permissions  # type: ignore[union-attr]
-    assert rules.remembered == {"bash": True, "write_file": False}
+    assert rules.rejected == {"write_file"}
+    (remembered,) = world.uow.rules.rules
+    assert (remembered.tool_name, remembered.command.text) == ("bash", "git status …")  # type: ignore[union-attr]
     deciders = [d.decided_by for d in world.uow.sessions.decisions[sid]]
-    assert deciders == [Decider.USER, Decider.USER, Decider.SESSION_RULE, Decider.SESSION_RULE]
+    assert deciders == [Decider.USER, Decider.USER, Decider.PROJECT_RULE, Decider.SESSION_RULE]
+
+
+async def test_always_allow_for_bash_covers_the_same_program_and_subcommand_only(
+    world: World,
+) -> None:
+    world.tools.tools = {"bash": ok}
+    world.asker.answers = [PermissionOption.ALLOW_ALWAYS, PermissionOption.ALLOW_ONCE]
+    await run_turn(
+        world,
+        uses(("bash", {"command": "npm test"})),
+        uses(("bash", {"command": "npm test -- --watch"})),
+        uses(("bash", {"command": "npm publish"})),
+        final(),
+    )
+    asked = [r.arguments["command"] for r in world.asker.requests]
+    assert asked == ["npm test", "npm publish"]
+    first, second = world.asker.requests
+    assert first.options == tuple(PermissionOption)
+    assert first.option_name(PermissionOption.ALLOW_ALWAYS) == (
+        "Always allow `npm test …` commands in this project"
+    )
+    # Asked although a rule exists for bash: the rule is shown, so the user sees why.
+    assert [r.description for r in second.remembered] == [
+        "bash: commands starting with `npm test …` in /work"
+    ]
+
+
+async def test_a_compound_command_is_never_offered_always_allow(world: World) -> None:
+    world.tools.tools = {"bash": ok}
+    world.asker.answers = [PermissionOption.ALLOW_ALWAYS]  # not offered: taken as once
+    await run_turn(world, uses(("bash", {"command": "git status && git push"})), final())
+    (request,) = world.asker.requests
+    assert PermissionOption.ALLOW_ALWAYS not in request.options
+    assert world.uow.rules.rules == []
+    assert [n for n, _ in world.tools.ran] == ["bash"]
 
 
 async def test_client_cancelling_the_permission_request_ends_the_turn(world: World) -> None:

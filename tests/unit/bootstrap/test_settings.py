@@ -38,14 +38,6 @@ def test_config_file_is_read_and_environment_wins(tmp_path: Path) -> None:
     assert settings.max_turn_requests == 7
     assert settings.models == ("a", "b")
     assert settings.has_credentials  # demo needs no key
-    assert settings.offered_models == ("demo",)
-
-
-def test_the_configured_model_is_always_offered(tmp_path: Path) -> None:
-    settings = load_settings(
-        {"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_MODEL": "x", "IAC_CODE_MODELS": "a, b"}
-    )
-    assert settings.offered_models == ("x", "a", "b")
 
 
 @pytest.mark.parametrize(
