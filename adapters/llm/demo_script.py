@@ -6,11 +6,11 @@ no clock), so the demo can be tested word for word. `demo.py` streams the step.
 
 import re
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from domain.content import ToolResultBlock, ToolUseBlock, plain_text
 from domain.message import Message, Role
-from domain.tools import title_for
+from domain.tools import EXIT_PLAN_MODE, title_for
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -297,6 +297,15 @@ def _follow_change(use: ToolUseBlock, result: str) -> str:
     return f"Done. {result}"
 
 
+def _follow_plan(use: ToolUseBlock, result: str) -> str:
+    if result.startswith("The user approved"):
+        return (
+            "The plan is approved and the session has left plan mode. Ask me for each step "
+            "(write, edit, run), and I'll carry it out."
+        )
+    return "We stay in plan mode: tell me what to change in the plan."
+
+
 _FOLLOW_UPS: dict[str, Callable[[ToolUseBlock, str], str]] = {
     "list_files": _follow_list,
     "read_file": _follow_read,
@@ -305,6 +314,7 @@ _FOLLOW_UPS: dict[str, Callable[[ToolUseBlock, str], str]] = {
     "web_fetch": _follow_fetch,
     "write_file": _follow_change,
     "edit_file": _follow_change,
+    EXIT_PLAN_MODE: _follow_plan,
 }
 
 
@@ -352,6 +362,10 @@ def next_step(messages: Sequence[Message], tools: Collection[str]) -> Step:
     for intent in INTENTS if len(request) <= MAX_REQUEST else ():
         if match := intent.match(request):
             step = intent.answer(match, _call_id(messages))
+            if intent.answer is _plan and EXIT_PLAN_MODE in tools:
+                # In plan mode the plan goes to the user for approval, as a real model's would.
+                plan = _call(_call_id(messages), EXIT_PLAN_MODE, plan=step.text)
+                step = replace(step, tool=plan)
             if step.tool is not None and step.tool.name not in tools:
                 return _unavailable(step.tool.name)
             return step

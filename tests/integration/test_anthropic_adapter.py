@@ -3,6 +3,7 @@
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -104,15 +105,13 @@ async def make_llm(server: ScriptedAnthropic) -> AsyncIterator[MakeLLM]:
     """Builds adapters on real SDK clients pointed at the server; closes the clients."""
     clients: list[AsyncAnthropic] = []
 
-    async def make(
-        *, max_retries: int = MAX_RETRIES, seconds: float = 5.0, thinking_budget: int = 0
-    ) -> AnthropicLLMClient:
+    async def make(*, max_retries: int = MAX_RETRIES, seconds: float = 5.0) -> AnthropicLLMClient:
         client = make_anthropic_client(
             api_key=API_KEY, base_url=server.base_url, max_retries=max_retries, timeout=seconds
         )
         assert client is not None
         clients.append(client)
-        return AnthropicLLMClient(client=client, thinking_budget=thinking_budget)
+        return AnthropicLLMClient(client=client)
 
     yield make
     for client in clients:
@@ -164,7 +163,8 @@ async def test_thinking_deltas_then_text_and_signature_kept(
             text("Answer."),
         )
     )
-    events = await collect(await make_llm(thinking_budget=2048))
+    thinks = replace(request(max_tokens=4096), thinking_budget=2048)
+    events = await collect(await make_llm(), thinks)
 
     assert events[:-1] == [
         ThinkingChunk(text="Let me "),
@@ -177,6 +177,15 @@ async def test_thinking_deltas_then_text_and_signature_kept(
         TextBlock(text="Answer."),
     )
     assert server.last_request.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert server.last_request.body["max_tokens"] == 4096
+
+
+async def test_no_thinking_is_asked_for_without_a_budget(
+    server: ScriptedAnthropic, make_llm: MakeLLM
+) -> None:
+    server.script(stream(text("Hi.")))
+    await collect(await make_llm())
+    assert "thinking" not in server.last_request.body
 
 
 @pytest.mark.parametrize(

@@ -113,6 +113,25 @@ def test_plan_is_a_numbered_plan_in_text_without_tools(request_text: str) -> Non
     assert [n for n in range(1, 10) if f"\n{n}. " in step.text] == [1, 2, 3, 4, 5]
 
 
+def test_in_plan_mode_the_plan_goes_to_the_user_through_exit_plan_mode() -> None:
+    step = next_step([said("plan a refactor of auth")], {*NAMES, "exit_plan_mode"})
+    assert step.tool is not None and step.tool.name == "exit_plan_mode"
+    assert step.tool.input == {"plan": step.text}
+
+
+@pytest.mark.parametrize(
+    ("result", "says"),
+    [
+        ("The user approved the plan. The session is now in accept-edits mode.", "approved"),
+        ("The user did not approve the plan and wants to keep planning.", "stay in plan mode"),
+    ],
+)
+def test_the_answer_to_a_plan_is_acknowledged(result: str, says: str) -> None:
+    plan = ToolUseBlock(id="toolu_demo_001", name="exit_plan_mode", input={"plan": "1. x"})
+    step = next_step(after(plan, result), {*NAMES, "exit_plan_mode"})
+    assert step.tool is None and says in step.text
+
+
 def test_help_lists_every_request_and_how_to_get_a_real_model() -> None:
     step = step_for("help")
     assert step.tool is None and step.text == HELP
