@@ -30,7 +30,6 @@ def rule_json(rule: ProjectRule) -> dict[str, Any]:
         "tool": rule.tool_name,
         "command": list(command.words) if command else None,
         "exact": command.exact if command else None,
-        "covers": covers(rule),
         "createdAt": rule.created_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
         "sessionId": rule.session_id,
     }

@@ -129,7 +129,6 @@ def test_list_json_for_one_project_given_as_a_relative_path(
             "tool": "write_file",
             "command": None,
             "exact": None,
-            "covers": "every call",
             "createdAt": "2026-01-01T00:00:00Z",
             "sessionId": "sess_1",
         },
@@ -139,7 +138,6 @@ def test_list_json_for_one_project_given_as_a_relative_path(
             "tool": "bash",
             "command": ["git", "status"],
             "exact": False,
-            "covers": "commands starting with `git status …`",
             "createdAt": "2026-01-01T00:01:00Z",
             "sessionId": "sess_1",
         },
@@ -221,7 +219,7 @@ async def test_a_rule_granted_in_a_session_is_listed_and_revoking_it_makes_it_as
 
     assert await prompt() == 1  # asked, and "always" was answered
     (rule,) = listed(home)
-    assert (rule["cwd"], rule["tool"], rule["covers"]) == (str(workdir), "write_file", "every call")
+    assert (rule["cwd"], rule["tool"], rule["command"]) == (str(workdir), "write_file", None)
     assert await prompt() == 0  # a new server, a new session: remembered
     assert cli("revoke", str(rule["id"]), home=home).returncode == 0
     assert await prompt() == 1  # forgotten: it asks again
