@@ -37,7 +37,34 @@ def _parser() -> argparse.ArgumentParser:
         "import", help="import the reference system's flat-file sessions"
     )
     importing.add_argument("--from", dest="source", default="~/.iac-code", type=Path)
+    _permissions_parser(commands)
     return parser
+
+
+def _project_dir(value: str) -> str:
+    """A project as rules store it: an absolute path (relative to where we run), as
+    `sessions list --cwd` resolves it. Empty is refused rather than read as ".": `clear`
+    must not empty the current directory's rules by accident."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("expected a directory, got an empty string")
+    return str(Path(value).resolve())
+
+
+def _permissions_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    permissions = commands.add_parser(
+        "permissions", help='manage the "always allow" answers remembered per project'
+    )
+    actions = permissions.add_subparsers(dest="permissions_command", required=True)
+    listing = actions.add_parser("list", help="remembered permissions, by project then age")
+    listing.add_argument(
+        "--cwd", type=_project_dir, help="only those of exactly this project directory"
+    )
+    revoke = actions.add_parser("revoke", help="forget one remembered permission")
+    revoke.add_argument("rule_id", metavar="ID", type=int)
+    clear = actions.add_parser("clear", help="forget every remembered permission of a project")
+    clear.add_argument("--cwd", type=_project_dir, required=True, help="the project directory")
+    for action in (listing, revoke, clear):
+        action.add_argument("--json", action="store_true", help="print JSON")
 
 
 def _sessions(args: argparse.Namespace, settings: Settings) -> int:
@@ -56,6 +83,19 @@ def _sessions(args: argparse.Namespace, settings: Settings) -> int:
             )
     source = args.source.expanduser()
     return cli.run(settings, lambda c: cli.import_sessions(c, settings, source, out))
+
+
+def _permissions(args: argparse.Namespace, settings: Settings) -> int:
+    from bootstrap import permissions_cli as cli
+    from bootstrap.sessions_cli import run
+
+    out = sys.stdout
+    match args.permissions_command:
+        case "list":
+            return run(settings, lambda c: cli.list_rules(c, args.cwd, args.json, out))
+        case "revoke":
+            return run(settings, lambda c: cli.revoke_rule(c, args.rule_id, args.json, out))
+    return run(settings, lambda c: cli.clear_rules(c, args.cwd, args.json, out))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "sessions":
         return _sessions(args, settings)
+    if args.command == "permissions":
+        return _permissions(args, settings)
     if args.transport == "http":
         from bootstrap import http
 

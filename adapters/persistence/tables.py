@@ -12,6 +12,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -137,4 +138,25 @@ permission_decisions = Table(
     Column("option", String(32), nullable=True),
     Column("decided_by", String(32), nullable=False),
     Column("decided_at", UtcDateTime, nullable=False),
+)
+
+# "Always allow" per project. Not tied to a session: a rule outlives the session that granted
+# it. `grant_key` is the command pattern as text ('' for none) so that the uniqueness holds
+# (SQLite treats NULLs in a unique constraint as distinct, so NULLable columns would not do).
+project_rules = Table(
+    "project_rules",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("cwd", Text, nullable=False),
+    Column("tool_name", String(100), nullable=False),
+    Column("command", JSON, nullable=True),
+    Column("exact", Boolean, nullable=True),
+    Column("grant_key", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("session_id", String(64), nullable=True),
+    UniqueConstraint("cwd", "tool_name", "grant_key", name="uq_project_rules_grant"),
+    Index("ix_project_rules_cwd_created", "cwd", "created_at", "id"),
+    # AUTOINCREMENT: a revoked rule's id is never given to a new rule, so a second
+    # `permissions revoke ID` cannot remove a rule nobody meant.
+    sqlite_autoincrement=True,
 )

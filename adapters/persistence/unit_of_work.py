@@ -3,6 +3,7 @@ from typing import Self
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from adapters.persistence.project_rules import SqlAlchemyProjectRuleRepository
 from adapters.persistence.repository import SqlAlchemySessionRepository
 from application.errors import StorageError
 from application.ports.unit_of_work import UnitOfWork
@@ -17,6 +18,7 @@ class SqlAlchemyUnitOfWork(UnitOfWork):
     async def __aenter__(self) -> Self:
         self._db = self._session_factory()
         self.sessions = SqlAlchemySessionRepository(self._db)
+        self.rules = SqlAlchemyProjectRuleRepository(self._db)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -154,7 +154,8 @@ class InMemoryProjectRules(ProjectRuleRepository):
         self._ids = itertools.count(1)
 
     async def for_project(self, cwd: str) -> list[ProjectRule]:
-        return [r for r in self.rules if r.cwd == cwd]
+        mine = [r for r in self.rules if r.cwd == cwd]
+        return sorted(mine, key=lambda r: (r.created_at, r.id or 0))  # oldest first, as stored
 
     async def add(self, rule: ProjectRule) -> ProjectRule:
         existing = next((r for r in self.rules if r.same_grant(rule)), None)

@@ -5,8 +5,12 @@ from pathlib import Path
 
 import pytest
 from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine
 
+from adapters.persistence import tables
 from adapters.persistence.migrate import SCHEMA_HEAD, alembic_config, upgrade_to_head
 
 pytestmark = pytest.mark.integration
@@ -40,7 +44,19 @@ def test_upgrade_creates_the_schema_once(tmp_path: Path) -> None:
     assert upgrade_to_head(url) is False  # fast path: already current, alembic not run
     with sqlite3.connect(path) as db:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"sessions", "messages", "turns", "alembic_version"} <= tables
+    assert {"sessions", "messages", "turns", "project_rules", "alembic_version"} <= tables
+
+
+def test_the_migrated_schema_is_the_one_tables_py_declares(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    upgrade_to_head(f"sqlite+aiosqlite:///{path}")
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            assert compare_metadata(context, tables.metadata) == []
+    finally:
+        engine.dispose()
 
 
 def test_a_database_from_the_first_release_upgrades_without_losing_data(tmp_path: Path) -> None:
