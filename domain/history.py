@@ -32,8 +32,10 @@ def _sendable(block: ContentBlock) -> bool:
             return True
 
 
-def _clean(message: Message) -> Message:
-    blocks = tuple(as_model_text(b) for b in message.content)
+def _clean(message: Message, images: bool) -> Message:
+    # The provider takes images in user messages only.
+    images = images and message.role is Role.USER
+    blocks = tuple(as_model_text(b, images=images) for b in message.content)
     if message.interrupted:
         # A cut-short reply keeps only what the user saw as text.
         blocks = tuple(b for b in blocks if isinstance(b, TextBlock))
@@ -119,9 +121,13 @@ def _merge_same_role(messages: list[Message]) -> list[Message]:
     return merged
 
 
-def provider_view(messages: tuple[Message, ...] | list[Message]) -> list[Message]:
-    """The conversation to send: cleaned, tool uses answered, strictly alternating roles."""
-    cleaned = [m for m in (_clean(m) for m in messages) if m.content]
+def provider_view(
+    messages: tuple[Message, ...] | list[Message], *, images: bool = True
+) -> list[Message]:
+    """The conversation to send: cleaned, tool uses answered, strictly alternating roles.
+
+    `images`: the model reads images; if not, each becomes its `[image: <mime>]` marker."""
+    cleaned = [m for m in (_clean(m, images) for m in messages) if m.content]
     view = _merge_same_role(_drop_orphan_results(_answer_tool_uses(cleaned)))
     while view and view[0].role is Role.ASSISTANT:
         view.pop(0)  # a conversation must open with the user
