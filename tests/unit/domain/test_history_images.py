@@ -1,8 +1,8 @@
 """Images in the provider view: real images for a model that reads them, markers otherwise."""
 
 from domain.content import ImageBlock, TextBlock, ToolResultBlock, as_model_text, plain_text
-from domain.history import provider_view
-from domain.message import Role
+from domain.history import MAX_IMAGE_BYTES_PER_REQUEST, MAX_IMAGES_PER_REQUEST, provider_view
+from domain.message import Message, Role
 from tests.factories import MessageFactory
 
 PNG = ImageBlock(mime_type="image/png", data="iVBORw0KGgo=", uri="file:///p/shot.png")
@@ -54,3 +54,34 @@ def test_what_a_person_reads_of_an_image_is_its_marker() -> None:
     assert as_model_text(PNG) == TextBlock(text="[image: image/png]")
     assert as_model_text(PNG, images=True) == PNG
     assert plain_text((TextBlock(text="see"), PNG)) == "see\n[image: image/png]"
+
+
+def sent_images(view: list[Message]) -> list[str | None]:
+    return [b.data for m in view for b in m.content if isinstance(b, ImageBlock)]
+
+
+def prompts_with_images(*datas: str) -> list[Message]:
+    history: list[Message] = []
+    for data in datas:
+        history.append(MessageFactory(content=(ImageBlock(mime_type="image/png", data=data),)))
+        history.append(MessageFactory(reply=True))
+    return history
+
+
+def test_only_the_newest_images_one_request_may_carry_are_sent_the_older_as_markers() -> None:
+    datas = [f"img{n}" for n in range(MAX_IMAGES_PER_REQUEST + 3)]
+    view = provider_view(prompts_with_images(*datas))
+    assert sent_images(view) == datas[3:]
+    assert view[0].content == (TextBlock(text="[image: image/png]"),)
+
+
+def test_images_are_sent_up_to_the_bytes_one_request_may_carry() -> None:
+    quarter = "A" * (MAX_IMAGE_BYTES_PER_REQUEST // 4)
+    datas = [quarter + str(n) for n in range(5)]  # each a little over a quarter
+    assert sent_images(provider_view(prompts_with_images(*datas))) == datas[2:]
+
+
+def test_the_newest_image_is_sent_even_alone_over_the_request_budget() -> None:
+    # An operator may raise the per-image cap past the budget: the image just sent still goes.
+    huge = "A" * (MAX_IMAGE_BYTES_PER_REQUEST + 4)
+    assert sent_images(provider_view(prompts_with_images("old", huge))) == [huge]
