@@ -201,7 +201,12 @@ class Container(containers.DeclarativeContainer):
         set_mode=set_mode.provider,
         set_config_option=set_config_option.provider,
     )
-    agent = providers.Singleton(AcpAgent, use_cases=use_cases, channels=channels)
+    agent = providers.Singleton(
+        AcpAgent,
+        use_cases=use_cases,
+        channels=channels,
+        max_image_bytes=settings.provided.max_image_bytes,
+    )
 
 
 def migrated_container(settings: Settings, version: str) -> Container:

@@ -1,7 +1,8 @@
 """Content blocks: what users send, what the model produces, and how one becomes the other.
 
 User blocks are stored as sent (so history replays faithfully); the model sees them
-through `as_model_text`, which degrades what the model cannot take to text markers.
+through `as_model_text`, which degrades what the model cannot take to text markers
+(images too, for a model that cannot read them or an image stored without its data).
 """
 
 from collections.abc import Mapping
@@ -46,6 +47,8 @@ class ToolResultBlock:
 class ImageBlock:
     mime_type: str
     uri: str | None = None
+    # Base64, checked at intake (domain.images). None in rows stored before images were sent.
+    data: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,9 +85,12 @@ AssistantBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBloc
 ContentBlock = UserInputBlock | AssistantBlock
 
 
-def as_model_text(block: ContentBlock) -> ContentBlock:
-    """The block as the model receives it: user attachments become plain text."""
+def as_model_text(block: ContentBlock, *, images: bool = False) -> ContentBlock:
+    """The block as the model receives it: user attachments become plain text, except an
+    image with its data when `images` (the model reads images)."""
     match block:
+        case ImageBlock(data=str()) if images:
+            return block
         case ImageBlock(mime_type=mime):
             return TextBlock(text=f"[image: {mime}]")
         case AudioBlock(mime_type=mime):

@@ -5,10 +5,12 @@ row, thinking without its signature, or empty messages. Stored history can conta
 those (cancelled turns, crashes), so the provider always gets this view, never the raw list.
 """
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from domain.content import (
     ContentBlock,
+    ImageBlock,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
@@ -21,6 +23,12 @@ from domain.message import Message, Role
 
 INTERRUPTED_TOOL_RESULT = "The tool did not finish: it was interrupted before it returned."
 
+# What one request may carry of a session's images; older ones go as their markers. Past 20
+# images the provider refuses any image over 2000 px a side, and it refuses a request over
+# 32 MB (images count as base64). The newest image always goes: it passed intake's cap.
+MAX_IMAGES_PER_REQUEST = 20
+MAX_IMAGE_BYTES_PER_REQUEST = 20 * 2**20
+
 
 def _sendable(block: ContentBlock) -> bool:
     match block:
@@ -32,8 +40,28 @@ def _sendable(block: ContentBlock) -> bool:
             return True
 
 
-def _clean(message: Message) -> Message:
-    blocks = tuple(as_model_text(b) for b in message.content)
+def _images_to_send(messages: Sequence[Message]) -> dict[int, set[int]]:
+    """The images sent as images, by message index: the newest that fit in one request.
+    The provider takes images in user messages only."""
+    chosen: dict[int, set[int]] = {}
+    count = total = 0
+    for i in reversed(range(len(messages))):
+        if messages[i].role is not Role.USER:
+            continue
+        for j, block in reversed(list(enumerate(messages[i].content))):
+            if not (isinstance(block, ImageBlock) and block.data):
+                continue
+            total += len(block.data)
+            if count and (count == MAX_IMAGES_PER_REQUEST or total > MAX_IMAGE_BYTES_PER_REQUEST):
+                return chosen
+            chosen.setdefault(i, set()).add(j)
+            count += 1
+    return chosen
+
+
+def _clean(message: Message, images: set[int]) -> Message:
+    """`images`: the indexes of the blocks sent as images (the others become markers)."""
+    blocks = tuple(as_model_text(b, images=j in images) for j, b in enumerate(message.content))
     if message.interrupted:
         # A cut-short reply keeps only what the user saw as text.
         blocks = tuple(b for b in blocks if isinstance(b, TextBlock))
@@ -119,9 +147,16 @@ def _merge_same_role(messages: list[Message]) -> list[Message]:
     return merged
 
 
-def provider_view(messages: tuple[Message, ...] | list[Message]) -> list[Message]:
-    """The conversation to send: cleaned, tool uses answered, strictly alternating roles."""
-    cleaned = [m for m in (_clean(m) for m in messages) if m.content]
+def provider_view(
+    messages: tuple[Message, ...] | list[Message], *, images: bool = True
+) -> list[Message]:
+    """The conversation to send: cleaned, tool uses answered, strictly alternating roles.
+
+    `images`: the model reads images (the newest that one request may carry, see
+    MAX_IMAGES_PER_REQUEST); if not, each becomes its `[image: <mime>]` marker."""
+    sent = _images_to_send(messages) if images else {}
+    cleaned = [_clean(m, sent.get(i, set())) for i, m in enumerate(messages)]
+    cleaned = [m for m in cleaned if m.content]
     view = _merge_same_role(_drop_orphan_results(_answer_tool_uses(cleaned)))
     while view and view[0].role is Role.ASSISTANT:
         view.pop(0)  # a conversation must open with the user

@@ -26,6 +26,7 @@ from application.ports.llm import (
 from domain.content import (
     AssistantBlock,
     ContentBlock,
+    ImageBlock,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
@@ -66,6 +67,8 @@ def block_to_api(block: ContentBlock) -> dict[str, Any]:
                 "content": content,
                 "is_error": is_error,
             }
+        case ImageBlock(mime_type=mime, data=str() as data):
+            return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
     raise TypeError(f"{type(block).__name__} must be turned into text before the request")
 
 

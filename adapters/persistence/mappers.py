@@ -46,8 +46,8 @@ def block_to_json(block: ContentBlock) -> dict[str, Any]:
                 "content": content,
                 "is_error": is_error,
             }
-        case ImageBlock(mime_type=mime, uri=uri):
-            return {"type": "image", "mime_type": mime, "uri": uri}
+        case ImageBlock(mime_type=mime, uri=uri, data=data):
+            return {"type": "image", "mime_type": mime, "uri": uri, "data": data}
         case AudioBlock(mime_type=mime):
             return {"type": "audio", "mime_type": mime}
         case ResourceLinkBlock(uri=uri, name=name, title=title, mime_type=mime):
@@ -87,7 +87,10 @@ def block_from_json(data: Mapping[str, Any]) -> ContentBlock:
                 is_error=bool(data.get("is_error")),
             )
         case "image":
-            return ImageBlock(mime_type=data["mime_type"], uri=data.get("uri"))
+            # Rows stored before images were sent have no data: the model gets the marker.
+            return ImageBlock(
+                mime_type=data["mime_type"], uri=data.get("uri"), data=data.get("data")
+            )
         case "audio":
             return AudioBlock(mime_type=data["mime_type"])
         case "resource_link":

@@ -11,6 +11,7 @@ from acp import schema as acp
 from pydantic import BaseModel, ValidationError
 
 from adapters.protocol import wire
+from adapters.protocol.attachments import prompt_content
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.errors import to_rpc_error
@@ -36,6 +37,7 @@ from application.use_cases.sessions import (
     ResumeSession,
 )
 from domain.errors import DomainError
+from domain.images import DEFAULT_MAX_IMAGE_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +111,16 @@ def _check_cwd(cwd: str) -> None:
 
 
 class AcpAgent(Dispatcher):
-    def __init__(self, use_cases: UseCases, channels: SessionChannels) -> None:
+    def __init__(
+        self,
+        use_cases: UseCases,
+        channels: SessionChannels,
+        *,
+        max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
+    ) -> None:
         self._uc = use_cases
         self._channels = channels
+        self._max_image_bytes = max_image_bytes
         self._requests: dict[str, Callable[[dict[str, Any] | None, Connection], Awaitable[Any]]] = {
             "initialize": self._initialize,
             "authenticate": self._authenticate,
@@ -250,7 +259,7 @@ class AcpAgent(Dispatcher):
                 {"field": "prompt"},
             )
         self._check_owner(request.session_id, peer)
-        content = tuple(wire.block_from_acp(b) for b in request.prompt)
+        content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
         result = await self._uc.prompt().execute(
             PromptRequest(session_id=request.session_id, content=content)
         )

@@ -36,7 +36,8 @@ def initialize_result(info: ServerInfo) -> dict[str, Any]:
         "protocolVersion": info.protocol_version,
         "agentCapabilities": {
             "loadSession": True,
-            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            # Audio is accepted but reaches the model as a text marker only.
+            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": False, "sse": False},
             "sessionCapabilities": SESSION_CAPABILITIES,
             # Extensions live under _meta, as ACP asks.

@@ -70,8 +70,8 @@ def block_from_acp(block: AcpPromptBlock) -> UserInputBlock:
     match block:
         case acp.TextContentBlock(text=text):
             return TextBlock(text=text)
-        case acp.ImageContentBlock(mime_type=mime, uri=uri):
-            return ImageBlock(mime_type=mime, uri=uri)
+        case acp.ImageContentBlock(mime_type=mime, uri=uri, data=data):
+            return ImageBlock(mime_type=mime, uri=uri, data=data)
         case acp.AudioContentBlock(mime_type=mime):
             return AudioBlock(mime_type=mime)
         case acp.ResourceContentBlock(uri=uri, name=name, title=title, mime_type=mime):
@@ -97,6 +97,8 @@ def block_to_acp(block: ContentBlock) -> AcpPromptBlock:
                 type="resource",
                 resource=acp.TextResourceContents(uri=uri, text=text or "", mime_type=mime),
             )
+        case ImageBlock(mime_type=mime, uri=uri, data=str() as data):
+            return acp.ImageContentBlock(type="image", data=data, mime_type=mime, uri=uri)
     marker = as_model_text(block)
     text = marker.text if isinstance(marker, TextBlock) else ""
     return acp.TextContentBlock(type="text", text=text)

@@ -25,7 +25,7 @@ async def test_handshake_advertises_only_what_works(spawn: Spawn) -> None:
         caps.prompt_capabilities.image,
         caps.prompt_capabilities.audio,
         caps.prompt_capabilities.embedded_context,
-    ) == (False, False, True)
+    ) == (True, False, True)
     sessions = caps.session_capabilities
     for capability in ("list", "resume", "close", "fork", "delete"):
         assert getattr(sessions, capability) is not None, capability

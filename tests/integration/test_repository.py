@@ -176,3 +176,25 @@ async def test_finding_1_a_stored_lone_surrogate_is_repaired_as_it_is_read(uow_f
     assert loaded is not None
     assert loaded.messages[0].content == (TextBlock(text="caf\ufffd"),)
     assert loaded.config == {"k": "v\ufffd"}
+
+
+async def test_an_image_keeps_its_data_and_an_image_stored_without_data_still_loads(  # type: ignore[no-untyped-def]
+    uow_factory, database_url
+) -> None:
+    image = ImageBlock(mime_type="image/png", data="iVBORw0KGgo=" * 1000, uri="file:///s.png")
+    session = SessionFactory()
+    session.add_message(MessageFactory(content=(TextBlock(text="see"), image)))
+    session.add_message(MessageFactory(content=(TextBlock(text="old"),)))
+    async with uow_factory() as uow:
+        await uow.sessions.add(session)
+        await uow.commit()
+    # The second message as a row written before images kept their data.
+    old_row = '[{"type": "image", "mime_type": "image/gif", "uri": "file:///o.gif"}]'
+    with sqlite3.connect(Path(database_url.split("///", 1)[1])) as db:
+        db.execute("UPDATE messages SET content = ? WHERE position = 1", (old_row,))
+
+    async with uow_factory() as uow:
+        loaded = await uow.sessions.get(session.id)
+    assert loaded is not None
+    assert loaded.messages[0].content == (TextBlock(text="see"), image)
+    assert loaded.messages[1].content == (ImageBlock(mime_type="image/gif", uri="file:///o.gif"),)

@@ -825,6 +825,21 @@ def _blocks(content: Any, where: str) -> list[dict[str, Any]]:
     return content
 
 
+_IMAGE_TYPES: Final = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+def _check_image(block: Mapping[str, Any], at: str, role: str) -> None:
+    if role != "user":
+        raise AssertionError(f"{at}: image block in a {role} message")
+    source = block.get("source")
+    if not isinstance(source, Mapping) or source.get("type") != "base64":
+        raise AssertionError(f"{at}: image source must be base64, got {source!r:.200}")
+    if source.get("media_type") not in _IMAGE_TYPES:
+        raise AssertionError(f"{at}: image media_type {source.get('media_type')!r} not supported")
+    if not isinstance(source.get("data"), str) or not source["data"]:
+        raise AssertionError(f"{at}: image without data")
+
+
 def assert_valid_history(messages: Iterable[Mapping[str, Any]] | Any) -> None:
     """Fail with a precise AssertionError unless the real API would accept `messages`."""
     if not isinstance(messages, list | tuple):
@@ -912,6 +927,8 @@ def assert_valid_history(messages: Iterable[Mapping[str, Any]] | Any) -> None:
                 if tool_id in seen_results:
                     raise AssertionError(f"{at}: second tool_result for {tool_id!r}")
                 seen_results.add(tool_id)
+            elif kind == "image":
+                _check_image(block, at, role)
         previous_role = role
         previous_tool_uses = tool_uses
     if previous_tool_uses:

@@ -1,0 +1,92 @@
+"""The largest image the default cap allows, sent and replayed over HTTP with the official
+client: no body or event limit of the transport refuses it. Three of them (15 MiB) replay
+within the default 16 MiB connection buffer however slowly the client reads."""
+
+import base64
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from acp import PROTOCOL_VERSION, connect_to_agent
+from acp.connection import StreamDirection, StreamEvent
+from acp.http import create_http_stream
+from acp.schema import ClientCapabilities, ImageContentBlock, Implementation
+
+from bootstrap.settings import Settings
+from domain.images import DEFAULT_MAX_IMAGE_BYTES
+from tests.e2e.conftest import RecordingClient
+from tests.http.test_agent_over_http import agent_server, anthropic_settings
+from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text
+from tests.support.wire_validator import AGENT, CLIENT, WireValidator
+
+pytestmark = pytest.mark.integration
+
+
+def largest_png(n: int) -> str:
+    """A PNG whose base64 is exactly the default cap (distinct per `n`)."""
+    header = b"\x89PNG\r\n\x1a\n" + n.to_bytes(4, "big")
+    raw = header + bytes(DEFAULT_MAX_IMAGE_BYTES // 4 * 3 - len(header))
+    data = base64.b64encode(raw).decode()
+    assert len(data) == DEFAULT_MAX_IMAGE_BYTES
+    return data
+
+
+@asynccontextmanager
+async def client(base: str, wire: WireValidator) -> AsyncIterator[tuple[Any, RecordingClient]]:
+    def observe(event: StreamEvent) -> None:
+        sender = AGENT if event.direction is StreamDirection.INCOMING else CLIENT
+        wire.check(sender, json.loads(json.dumps(event.message)))
+
+    recorder = RecordingClient()
+    http = httpx.AsyncClient(timeout=httpx.Timeout(None))
+    transport = create_http_stream(f"{base}/acp", client=http)
+    conn = connect_to_agent(recorder, transport, observers=[observe])
+    try:
+        await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(),
+            client_info=Implementation(name="sdk", version="1"),
+        )
+        yield conn, recorder
+    finally:
+        await conn.close()
+        await transport.close()
+        await http.aclose()
+
+
+@pytest.mark.parametrize("images", [1, 3])
+async def test_the_largest_allowed_images_are_sent_and_replayed_over_http(
+    tmp_path: Path, images: int
+) -> None:
+    workdir = tmp_path / "workspace"
+    workdir.mkdir()
+    datas = [largest_png(n) for n in range(images)]
+    wire = WireValidator()
+    with ScriptedAnthropic(*(stream(text("Seen.")) for _ in datas)) as model:
+        settings: Settings = anthropic_settings(tmp_path, model)
+        assert settings.max_image_bytes == DEFAULT_MAX_IMAGE_BYTES
+        async with agent_server(settings) as base:
+            async with client(base, wire) as (conn, _):
+                sid = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+                for data in datas:
+                    result = await conn.prompt(
+                        session_id=sid,
+                        prompt=[ImageContentBlock(type="image", data=data, mime_type="image/png")],
+                    )
+                    assert result.stop_reason == "end_turn"
+            async with client(base, wire) as (conn, recorder):
+                await conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+        sent = [r.messages[-1]["content"][0]["source"]["data"] for r in model.requests]
+        model.assert_script_consumed()
+    replayed = [
+        u.content.data
+        for _, u in recorder.updates
+        if u.session_update == "user_message_chunk" and u.content.type == "image"
+    ]
+    assert sent == datas
+    assert replayed == datas
+    wire.assert_clean()
