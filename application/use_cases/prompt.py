@@ -220,7 +220,8 @@ class Prompt:
         return ModelRequest(
             model=session.model,
             system=default_system_prompt(session, mode),
-            messages=tuple(provider_view(session.messages)),
+            # A model that cannot read images gets each one as its `[image: …]` marker.
+            messages=tuple(provider_view(session.messages, images=model.images)),
             max_tokens=thinking.max_tokens,
             thinking_budget=thinking.budget,
             tools=self._tools.definitions(session),

@@ -284,3 +284,30 @@ async def test_always_allow_is_remembered_for_the_project_across_restarts(
         assert len(second.client.permission_requests) == 1  # another cwd asks
     assert (workdir / "w.txt").exists() and not (other / "w.txt").exists()
     all_valid(server)
+
+
+async def test_a_bash_rule_covers_its_subcommand_and_is_shown_where_it_does_not(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    server.script(
+        calls(tool_use("bash", {"command": "git status"}, id="b1")),
+        calls(tool_use("bash", {"command": "git status --short"}, id="b2")),
+        calls(tool_use("bash", {"command": "git push"}, id="b3")),
+        stream(text("Done.")),
+    )
+    (workdir / ".git").mkdir()
+    async with spawn(anthropic_env(server)) as agent:
+        session = await start(agent, workdir)
+        agent.client.answers = ["allow_always", "reject_once"]
+        result = await agent.conn.prompt(session_id=session.session_id, prompt=[text_block("git")])
+    assert result.stop_reason == "end_turn"
+    (first, options), (third, _) = agent.client.permission_requests
+    assert (first.tool_call_id, third.tool_call_id) == ("b1", "b3")  # b2 was covered
+    always = next(o for o in options if o.kind == "allow_always")
+    assert always.name == "Always allow `git status …` commands in this project"
+    asked = agent.sent_by_agent("session/request_permission")
+    assert "_meta" not in asked[0]["params"]
+    (shown,) = asked[1]["params"]["_meta"]["iac-code"]["rememberedRules"]
+    assert (shown["tool"], shown["command"], shown["exact"]) == ("bash", ["git", "status"], False)
+    assert results(server, 3)[0]["content"] == "Permission denied."
+    all_valid(server)

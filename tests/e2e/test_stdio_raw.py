@@ -187,7 +187,8 @@ async def test_product_document_aliases(raw: RawAgent, workdir: Path) -> None:
     reply = await raw.call(
         2, "config/set", {"sessionId": sid, "configId": "model", "value": "demo"}
     )
-    assert reply["result"]["configOptions"][0]["currentValue"] == "demo"
+    options = {o["id"]: o["currentValue"] for o in reply["result"]["configOptions"]}
+    assert options["model"] == "demo"
     reply = await raw.call(4, "sessions/list", {"cwd": str(workdir)})
     assert [s["sessionId"] for s in reply["result"]["sessions"]] == [sid]
     reply = await raw.call(3, "config/set", {"sessionId": sid, "configId": "model", "value": 3})

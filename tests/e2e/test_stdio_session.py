@@ -37,7 +37,7 @@ async def test_a_prompt_streams_the_reply_and_is_stored(spawn: Spawn, workdir: P
     async with spawn(DEMO) as agent:
         await agent.initialize()
         session = await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])
-        assert session.config_options[0].category == "model"
+        assert [o.category for o in session.config_options] == ["mode", "model", "thought_level"]
         assert session.modes.current_mode_id == "default"
         result = await agent.conn.prompt(
             session_id=session.session_id, prompt=[text_block("Hello agent")]
@@ -127,7 +127,7 @@ async def test_choosing_a_model_and_mode(spawn: Spawn, workdir: Path) -> None:
         options = await agent.conn.set_config_option(
             config_id="model", session_id=session.session_id, value="demo"
         )
-        assert options.config_options[0].current_value == "demo"
+        assert {o.id: o.current_value for o in options.config_options}["model"] == "demo"
         with pytest.raises(RequestError) as caught:
             await agent.conn.set_config_option(
                 config_id="model", session_id=session.session_id, value="gpt-nope"

@@ -97,12 +97,13 @@ async def test_forks_are_independent_both_ways(uow: UowFactory) -> None:
     assert texts(await load(uow, grandchild.id)) == ["a", "b", "c", "fork-only", "deep"]
 
 
-async def test_fork_copies_remembered_permission_rules(uow: UowFactory) -> None:
+async def test_fork_copies_the_sessions_always_reject_answers(uow: UowFactory) -> None:
     source = await store(uow, SessionFactory())
     async with uow() as u:
         for tool, option in (
-            ("bash", PermissionOption.ALLOW_ALWAYS),
-            ("write_file", PermissionOption.ALLOW_ONCE),
+            ("bash", PermissionOption.REJECT_ALWAYS),
+            ("write_file", PermissionOption.REJECT_ONCE),
+            ("edit_file", PermissionOption.ALLOW_ALWAYS),  # kept per project, not here
         ):
             await u.sessions.record_permission(
                 source.id,
@@ -117,7 +118,7 @@ async def test_fork_copies_remembered_permission_rules(uow: UowFactory) -> None:
             )
         await u.commit()
     fork = await fork_of(uow, source)
-    assert (await load(uow, fork.id)).permissions.remembered == {"bash": True}  # type: ignore[union-attr]
+    assert (await load(uow, fork.id)).permissions.rejected == {"bash"}  # type: ignore[union-attr]
 
 
 async def test_tool_calls_of_the_shared_history_are_visible_to_the_fork(uow: UowFactory) -> None:
