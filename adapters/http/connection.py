@@ -11,6 +11,10 @@ from adapters.http.outbox import EventTooLarge, Outbox
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import INTERNAL_ERROR, RequestId, RpcError
 
+# How long a sender waits for a stream that is writing nothing before the buffer's bounds
+# apply (and a client that stopped reading overflows it, as before).
+SENDER_WAIT = 30.0
+
 
 class HttpConnection:
     def __init__(
@@ -92,6 +96,7 @@ class HttpConnection:
                 pending[1].set_result(message)
             return
         self._note_session(message)
+        await self.outbox.room(SENDER_WAIT)
         try:
             self.outbox.append(message)
         except EventTooLarge as exc:  # the agent's call fails at once, as if refused

@@ -55,6 +55,7 @@ class Outbox:
         self._written = 0
         self._follower: object | None = None
         self._wakeup = asyncio.Event()
+        self._progress = asyncio.Event()  # set whenever a stream wrote, left or gave up
         self._closed = False
         self.failure: str | None = None
         self._failure_frame = b""
@@ -84,6 +85,31 @@ class Outbox:
         if too_large and "method" in message and "id" in message:
             raise EventTooLarge(self._too_large_text(message, size))
 
+    async def room(self, patience: float) -> None:
+        """Hold the sender while a stream is attached and more than half of the buffer is
+        still to be written: a long replay (a history with images) then goes at the client's
+        pace instead of overflowing. A stream that writes nothing for `patience` seconds no
+        longer holds anyone: the buffer's bounds apply as before."""
+        deadline = asyncio.get_running_loop().time() + patience
+        while self._behind():
+            remaining = deadline - asyncio.get_running_loop().time()
+            self._progress.clear()
+            try:
+                await asyncio.wait_for(self._progress.wait(), remaining)
+            except TimeoutError:
+                return
+            deadline = asyncio.get_running_loop().time() + patience  # it made progress
+
+    def _behind(self) -> bool:
+        if self._follower is None or self._closed or self.failure is not None:
+            return False
+        if self.last_id - self._written > self._max_events // 2:
+            return True
+        if self._bytes <= self._max_bytes // 2:
+            return False  # cheap check first: the sum below only runs when it may matter
+        start = self._head + max(0, self._written + 1 - self._first_id)
+        return sum(len(f) for f in self._frames[start:]) > self._max_bytes // 2
+
     def _stand_in(self, message: dict[str, Any], size: int) -> bytes:
         text = self._too_large_text(message, size)
         if "method" not in message and "id" in message:  # a response: answer the request
@@ -112,12 +138,14 @@ class Outbox:
         self._follower = token
         self._written = cursor
         self._wakeup.set()  # the superseded stream wakes up and ends
+        self._progress.set()
         return self._follow(token, cursor)
 
     def close(self) -> None:
         """No more events: streams end after sending what is buffered."""
         self._closed = True
         self._wakeup.set()
+        self._progress.set()
 
     def fail(self, code: str, message: str) -> None:
         if self.failure is not None:
@@ -127,6 +155,7 @@ class Outbox:
         self._frames, self._head, self._bytes = [], 0, 0
         self._first_id = self._next_id
         self._wakeup.set()
+        self._progress.set()
         self._on_failure(message)
 
     def _acknowledge(self, last_event_id: int) -> int:
@@ -189,6 +218,7 @@ class Outbox:
                     cursor = upto
                     if self._follower is token:
                         self._written = max(self._written, upto)
+                        self._progress.set()
                     continue
                 if self._closed:
                     return
@@ -197,3 +227,4 @@ class Outbox:
         finally:
             if self._follower is token:
                 self._follower = None
+                self._progress.set()

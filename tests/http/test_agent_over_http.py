@@ -17,6 +17,7 @@ from acp.http import create_http_stream
 from acp.schema import ClientCapabilities, Implementation
 
 from adapters.http.app import create_app
+from adapters.http.config import HttpConfig
 from bootstrap.http import build_agent, database_ready
 from bootstrap.settings import Settings
 from tests.e2e.conftest import RecordingClient
@@ -70,10 +71,10 @@ def anthropic_settings(tmp_path: Path, server: ScriptedAnthropic) -> Settings:
 
 
 @asynccontextmanager
-async def agent_server(settings: Settings) -> AsyncIterator[str]:
+async def agent_server(settings: Settings, config: HttpConfig = FAST) -> AsyncIterator[str]:
     dispatcher, container = build_agent(settings)
     try:
-        app = create_app(dispatcher, FAST, database_ready(settings.database_url))
+        app = create_app(dispatcher, config, database_ready(settings.database_url))
         async with running(app) as base:
             yield base
     finally:

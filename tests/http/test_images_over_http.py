@@ -6,6 +6,7 @@ import base64
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from acp.schema import ClientCapabilities, ImageContentBlock, Implementation
 from bootstrap.settings import Settings
 from domain.images import DEFAULT_MAX_IMAGE_BYTES
 from tests.e2e.conftest import RecordingClient
+from tests.http.conftest import FAST
 from tests.http.test_agent_over_http import agent_server, anthropic_settings
 from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text
 from tests.support.wire_validator import AGENT, CLIENT, WireValidator
@@ -88,5 +90,33 @@ async def test_the_largest_allowed_images_are_sent_and_replayed_over_http(
         if u.session_update == "user_message_chunk" and u.content.type == "image"
     ]
     assert sent == datas
+    assert replayed == datas
+    wire.assert_clean()
+
+
+async def test_a_replay_larger_than_the_connections_buffer_arrives_whole(
+    tmp_path: Path,
+) -> None:
+    """Loading a history twice the buffer's size (here: images) over the real transport
+    (the pacing itself is tested in test_outbox.py with a reader that lags on purpose)."""
+    workdir = tmp_path / "workspace"
+    workdir.mkdir()
+    datas = [largest_png(n)[: 2**20] for n in range(6)]  # 1 MiB of base64 each
+    config = replace(FAST, buffer_max_bytes=3 * 2**20, max_event_bytes=2 * 2**20)
+    wire = WireValidator()
+    with ScriptedAnthropic(*(stream(text("Seen.")) for _ in datas)) as model:
+        async with agent_server(anthropic_settings(tmp_path, model), config) as base:
+            async with client(base, wire) as (conn, _):
+                sid = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+                for data in datas:
+                    image = ImageContentBlock(type="image", data=data, mime_type="image/png")
+                    await conn.prompt(session_id=sid, prompt=[image])
+            async with client(base, wire) as (conn, recorder):
+                await conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+    replayed = [
+        u.content.data
+        for _, u in recorder.updates
+        if u.session_update == "user_message_chunk" and u.content.type == "image"
+    ]
     assert replayed == datas
     wire.assert_clean()

@@ -4,10 +4,14 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
+from adapters.http.config import HttpConfig
+from adapters.http.connection import HttpConnection
 from adapters.http.outbox import EventTooLarge, LastEventIdAhead, Outbox
+from adapters.protocol.connection import Connection, Dispatcher
 
 
 def make(max_events: int = 100, max_bytes: int = 1 << 20) -> tuple[Outbox, list[str]]:
@@ -212,3 +216,80 @@ def test_finding_4_the_event_cap_never_exceeds_the_buffer() -> None:
     assert load_http_config({}).max_event_bytes == 10 * 2**20
     capped = load_http_config({"IAC_CODE_HTTP_BUFFER_BYTES": "1000"})
     assert capped.max_event_bytes == 1000
+
+
+async def test_a_sender_goes_at_the_pace_of_a_stream_that_reads() -> None:
+    """Ten buffers' worth of events reach a stream that reads one chunk at a time: senders
+    wait for room instead of overflowing (a long replay, e.g. a history with images)."""
+    outbox, failures = make(max_events=20, max_bytes=4_000)
+    stream = outbox.follow(None)
+    received: list[int] = []
+
+    async def produce() -> None:
+        for n in range(200):
+            await outbox.room(patience=5)
+            outbox.append(note(n))
+        outbox.close()
+
+    producer = asyncio.ensure_future(produce())
+    async for chunk in stream:
+        received.extend(ids(chunk))
+    await producer
+    assert failures == []
+    assert received == list(range(1, 201))
+
+
+async def test_a_stream_that_stops_reading_holds_a_sender_only_for_the_timeout() -> None:
+    outbox, failures = make(max_events=4)
+    stream = outbox.follow(None)
+    outbox.append(note(0))
+    await pull(stream)  # written; the stream now waits to be resumed, reading nothing more
+    for n in range(1, 4):
+        outbox.append(note(n))
+    await asyncio.wait_for(outbox.room(patience=0.05), 5)  # gives up waiting, does not hang
+    outbox.append(note(4))
+    outbox.append(note(5))
+    assert failures and "fell more than 4 events" in failures[0]
+
+
+async def test_without_a_stream_nobody_waits() -> None:
+    outbox, _ = make(max_events=4)
+    for n in range(3):
+        outbox.append(note(n))
+    await asyncio.wait_for(outbox.room(patience=60), 1)
+
+
+async def test_a_connections_notifications_wait_for_its_stream() -> None:
+    """Through the connection: a burst of notifications several times the buffer reaches a
+    stream that reads only now and then, where it used to overflow the buffer."""
+    failures: list[object] = []
+    config = HttpConfig(buffer_max_events=8, buffer_max_bytes=1 << 20)
+    connection = HttpConnection("c1", _Nobody(), config, failures.append, lambda: 0.0)
+    stream = connection.follow(None, b"")
+    await anext(stream)  # the stream's first frame
+    received: list[int] = []
+
+    async def burst() -> None:
+        for n in range(60):
+            await connection.protocol.send_notification("tick", {"n": n})
+        connection.outbox.close()
+
+    producer = asyncio.ensure_future(burst())
+    async for chunk in stream:
+        received.extend(ids(chunk))
+        for _ in range(5):  # a slow reader: the sender runs several steps per chunk
+            await asyncio.sleep(0)
+    await producer
+    assert failures == []
+    assert received == list(range(1, 61))
+
+
+class _Nobody(Dispatcher):
+    async def handle_request(self, method: str, params: Any, peer: Connection) -> Any:
+        raise AssertionError("no requests here")
+
+    async def handle_notification(self, method: str, params: Any, peer: Connection) -> None:
+        raise AssertionError("no notifications here")
+
+    async def peer_closed(self, peer: Connection) -> None:
+        pass
