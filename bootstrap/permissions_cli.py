@@ -9,18 +9,6 @@ from typing import Any, TextIO
 from bootstrap.container import Container
 from domain.project_rules import ProjectRule
 
-EVERY_CALL = "every call"
-
-
-def covers(rule: ProjectRule) -> str:
-    """What the rule lets run without asking, in the project it belongs to."""
-    command = rule.command
-    if command is None:
-        return EVERY_CALL
-    if command.exact:
-        return f"exactly `{command.text}`"
-    return f"commands starting with `{command.text}`"
-
 
 def rule_json(rule: ProjectRule) -> dict[str, Any]:
     command = rule.command
@@ -64,7 +52,7 @@ def _row(rule: ProjectRule) -> list[str]:
         str(rule.id),
         rule.cwd,
         rule.tool_name,
-        covers(rule),
+        rule.scope,
         rule.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
         rule.session_id or "-",
     ]
@@ -83,7 +71,7 @@ async def revoke_rule(container: Container, rule_id: int, as_json: bool, out: Te
     if as_json:
         _write_json(rule_json(rule), out)
     else:
-        out.write(f"revoked {rule.id}: {rule.tool_name}, {covers(rule)}, in {rule.cwd}\n")
+        out.write(f"revoked {rule.id}: {rule.tool_name}, {rule.scope}, in {rule.cwd}\n")
     return 0
 
 

@@ -80,11 +80,19 @@ class ProjectRule:
         return isinstance(command, str) and self.command.covers(command)
 
     @property
+    def scope(self) -> str:
+        """Which calls of its tool the rule lets run, in words."""
+        if self.command is None:
+            return "every call"
+        if self.command.exact:
+            return f"exactly `{self.command.text}`"
+        return f"commands starting with `{self.command.text}`"
+
+    @property
     def description(self) -> str:
         if self.command is None:
             return f"{self.tool_name} in {self.cwd}"
-        what = "exactly" if self.command.exact else "commands starting with"
-        return f"{self.tool_name}: {what} `{self.command.text}` in {self.cwd}"
+        return f"{self.tool_name}: {self.scope} in {self.cwd}"
 
     def same_grant(self, other: "ProjectRule") -> bool:
         return (self.cwd, self.tool_name, self.command) == (

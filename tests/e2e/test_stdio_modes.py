@@ -8,9 +8,9 @@ import pytest
 from acp import RequestError, text_block
 
 from tests.e2e.conftest import Agent, Spawn, anthropic_env
+from tests.e2e.test_stdio_tools import all_valid, calls, tool_results
 from tests.support.scripted_anthropic import (
     ScriptedAnthropic,
-    assert_valid_history,
     stream,
     text,
     thinking,
@@ -18,10 +18,6 @@ from tests.support.scripted_anthropic import (
 )
 
 pytestmark = pytest.mark.e2e
-
-
-def calls(*parts: Any) -> Any:
-    return stream(*parts, stop_reason="tool_use")
 
 
 async def start(agent: Agent, cwd: Path) -> Any:
@@ -35,17 +31,6 @@ def values(options: Any) -> dict[str, str]:
 
 def updates(agent: Agent, kind: str) -> list[Any]:
     return [u for _, u in agent.client.updates if u.session_update == kind]
-
-
-def results(server: ScriptedAnthropic, request: int) -> list[dict[str, Any]]:
-    last = server.requests[request].body["messages"][-1]
-    return [b for b in last["content"] if b["type"] == "tool_result"]
-
-
-def all_valid(server: ScriptedAnthropic) -> None:
-    for request in server.requests:
-        assert_valid_history(request.body["messages"])
-    server.assert_script_consumed()
 
 
 async def test_modes_are_offered_and_switch_through_both_doors(
@@ -111,7 +96,7 @@ async def test_plan_mode_refuses_a_write_without_asking_and_leaves_the_file(
     assert result.stop_reason == "end_turn"
     assert agent.client.permission_requests == []
     assert (workdir / "a.txt").read_text() == "before\n"
-    (refused,) = results(server, 1)
+    (refused,) = tool_results(server, 1)
     assert refused["is_error"] and "plan mode" in refused["content"]
     assert "plan mode" in server.requests[0].body["system"]
     assert "exit_plan_mode" in {t["name"] for t in server.requests[0].body["tools"]}
@@ -147,7 +132,7 @@ async def test_exit_plan_mode_to_accept_edits_then_a_write_runs_unasked(
     assert (workdir / "a.txt").read_text() == "new\n"
     modes = [u.current_mode_id for u in updates(agent, "current_mode_update")]
     assert modes == ["plan", "accept_edits"]
-    assert "approved" in results(server, 1)[0]["content"]
+    assert "approved" in tool_results(server, 1)[0]["content"]
     assert "plan mode" not in server.requests[1].body["system"]
     all_valid(server)
 
@@ -309,5 +294,5 @@ async def test_a_bash_rule_covers_its_subcommand_and_is_shown_where_it_does_not(
     assert "_meta" not in asked[0]["params"]
     (shown,) = asked[1]["params"]["_meta"]["iac-code"]["rememberedRules"]
     assert (shown["tool"], shown["command"], shown["exact"]) == ("bash", ["git", "status"], False)
-    assert results(server, 3)[0]["content"] == "Permission denied."
+    assert tool_results(server, 3)[0]["content"] == "Permission denied."
     all_valid(server)

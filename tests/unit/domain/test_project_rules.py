@@ -119,3 +119,9 @@ def test_descriptions_say_what_is_covered() -> None:
     )
     assert rule("bash", "ls -la").description == "bash: exactly `ls -la` in /p"
     assert rule("write_file").description == "write_file in /p"
+
+
+def test_scopes_say_which_calls_run() -> None:
+    assert rule("write_file").scope == "every call"
+    assert rule("bash", "ls -la").scope == "exactly `ls -la`"
+    assert rule("bash", "git status").scope == "commands starting with `git status …`"
