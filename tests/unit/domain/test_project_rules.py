@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from domain.project_rules import CommandPattern, ProjectRule, rule_for, simple_words
 from tests.factories import T0
@@ -125,3 +127,17 @@ def test_scopes_say_which_calls_run() -> None:
     assert rule("write_file").scope == "every call"
     assert rule("bash", "ls -la").scope == "exactly `ls -la`"
     assert rule("bash", "git status").scope == "commands starting with `git status …`"
+
+
+@given(st.text(max_size=80))
+def test_a_remembered_command_is_covered_by_its_own_rule(command: str) -> None:
+    pattern = CommandPattern.of(command)
+    if pattern is not None:
+        assert pattern.covers(command)
+
+
+@given(st.text(max_size=40), st.sampled_from(sorted(";&|<>()`$\n\r")), st.text(max_size=40))
+def test_nothing_with_shell_syntax_is_ever_covered(before: str, syntax: str, after: str) -> None:
+    command = f"git status {before}{syntax}{after}"
+    assert not CommandPattern(words=("git", "status"), exact=False).covers(command)
+    assert CommandPattern.of(command) is None
