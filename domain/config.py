@@ -11,7 +11,6 @@ from domain.modes import DEFAULT_MODE, Mode
 MODE_OPTION_ID = "mode"
 MODEL_OPTION_ID = "model"
 THOUGHT_OPTION_ID = "thought_level"
-OPTION_IDS = (MODE_OPTION_ID, MODEL_OPTION_ID, THOUGHT_OPTION_ID)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
