@@ -15,6 +15,7 @@ _ENV = {
     "max_body_bytes": ("IAC_CODE_HTTP_MAX_BODY_BYTES",),
     "buffer_max_events": ("IAC_CODE_HTTP_BUFFER_EVENTS",),
     "buffer_max_bytes": ("IAC_CODE_HTTP_BUFFER_BYTES",),
+    "sender_patience_seconds": ("IAC_CODE_HTTP_SENDER_PATIENCE_SECONDS",),
     "keepalive_seconds": ("IAC_CODE_HTTP_KEEPALIVE_SECONDS",),
     "retry_ms": ("IAC_CODE_HTTP_RETRY_MS",),
     "idle_timeout_seconds": ("IAC_CODE_HTTP_IDLE_TIMEOUT_SECONDS",),

@@ -9,6 +9,9 @@ class HttpConfig:
     max_body_bytes: int = 10 * 2**20
     buffer_max_events: int = 10_000  # per connection, written events kept for replay included
     buffer_max_bytes: int = 16 * 2**20
+    # While a stream is open and over half the buffer is unwritten, the agent waits for the
+    # stream (a long replay goes at the client's pace), until it writes nothing for this long.
+    sender_patience_seconds: float = 30.0
     keepalive_seconds: float = 15.0
     retry_ms: int = 3_000  # the reconnect delay the stream asks EventSource clients to use
     idle_timeout_seconds: float = 3_600.0  # reap connections with no stream and no request

@@ -11,10 +11,6 @@ from adapters.http.outbox import EventTooLarge, Outbox
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import INTERNAL_ERROR, RequestId, RpcError
 
-# How long a sender waits for a stream that is writing nothing before the buffer's bounds
-# apply (and a client that stopped reading overflows it, as before).
-SENDER_WAIT = 30.0
-
 
 class HttpConnection:
     def __init__(
@@ -32,6 +28,7 @@ class HttpConnection:
             max_event_bytes=config.max_event_bytes,
             on_failure=lambda _reason: on_failure(self),
         )
+        self._patience = config.sender_patience_seconds
         self.protocol = Connection(self._send, dispatcher)
         self.sessions: set[str] = set()  # ids seen in our messages: their GETs are accepted
         self.closed = asyncio.Event()
@@ -96,7 +93,7 @@ class HttpConnection:
                 pending[1].set_result(message)
             return
         self._note_session(message)
-        await self.outbox.room(SENDER_WAIT)
+        await self.outbox.room(self._patience)
         try:
             self.outbox.append(message)
         except EventTooLarge as exc:  # the agent's call fails at once, as if refused

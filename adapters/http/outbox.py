@@ -56,6 +56,7 @@ class Outbox:
         self._follower: object | None = None
         self._wakeup = asyncio.Event()
         self._progress = asyncio.Event()  # set whenever a stream wrote, left or gave up
+        self._stalled = False  # the stream wrote nothing for a sender's whole patience
         self._closed = False
         self.failure: str | None = None
         self._failure_frame = b""
@@ -88,17 +89,19 @@ class Outbox:
     async def room(self, patience: float) -> None:
         """Hold the sender while a stream is attached and more than half of the buffer is
         still to be written: a long replay (a history with images) then goes at the client's
-        pace instead of overflowing. A stream that writes nothing for `patience` seconds no
-        longer holds anyone: the buffer's bounds apply as before."""
-        deadline = asyncio.get_running_loop().time() + patience
-        while self._behind():
-            remaining = deadline - asyncio.get_running_loop().time()
+        pace instead of overflowing. A stream that writes nothing for `patience` seconds is
+        stalled: senders stop waiting for it (and the buffer's bounds apply, as before) until
+        it writes again."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + patience
+        while not self._stalled and self._behind():
             self._progress.clear()
             try:
-                await asyncio.wait_for(self._progress.wait(), remaining)
+                await asyncio.wait_for(self._progress.wait(), deadline - loop.time())
             except TimeoutError:
+                self._stalled = True
                 return
-            deadline = asyncio.get_running_loop().time() + patience  # it made progress
+            deadline = loop.time() + patience  # it made progress
 
     def _behind(self) -> bool:
         if self._follower is None or self._closed or self.failure is not None:
@@ -138,6 +141,7 @@ class Outbox:
         self._follower = token
         self._written = cursor
         self._wakeup.set()  # the superseded stream wakes up and ends
+        self._stalled = False
         self._progress.set()
         return self._follow(token, cursor)
 
@@ -218,6 +222,7 @@ class Outbox:
                     cursor = upto
                     if self._follower is token:
                         self._written = max(self._written, upto)
+                        self._stalled = False
                         self._progress.set()
                     continue
                 if self._closed:

@@ -115,7 +115,8 @@ async def test_a_client_far_behind_gets_an_error_event_and_the_connection_closes
     serve_fake: Serve, http: httpx.AsyncClient
 ) -> None:
     pad = "x" * 64_000
-    async with serve_fake(buffer_max_bytes=1_000_000) as base:
+    # The agent waits for a stream that writes nothing only this long, then overflows it.
+    async with serve_fake(buffer_max_bytes=1_000_000, sender_patience_seconds=0.1) as base:
         client = await connect(http, base)
         async with client.stream() as stream:
             await stream.take(0)
