@@ -37,20 +37,16 @@ from application.use_cases.subagent import SubAgentTools
 from application.use_cases.tool_phase import ToolPhase
 from bootstrap.settings import Settings
 from domain.config import Catalog
-from domain.models import ModelInfo
 from domain.modes import offered_modes
 
 
 def build_catalog(settings: Settings) -> Catalog:
-    models = catalogue(settings.provider, only=settings.models)
     if settings.provider == "demo":
         models = catalogue("demo")
-    elif settings.model not in {m.id for m in models}:
-        known = {m.id: m for m in catalogue(settings.provider)}
-        models = (
-            known.get(settings.model) or ModelInfo(id=settings.model, name=settings.model),
-            *models,
-        )
+    else:
+        models = catalogue(settings.provider, only=settings.models)
+        if settings.model not in {m.id for m in models}:  # the configured model comes first
+            models = (*catalogue(settings.provider, only=(settings.model,)), *models)
     return Catalog(
         modes=offered_modes(allow_bypass=settings.allow_bypass),
         models=models,

@@ -7,6 +7,7 @@ from datetime import UTC
 from typing import Any, TextIO
 
 from bootstrap.container import Container
+from bootstrap.sessions_cli import table
 from domain.project_rules import ProjectRule
 
 
@@ -27,13 +28,6 @@ def _write_json(value: object, out: TextIO) -> None:
     out.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
-def _table(rows: list[list[str]], out: TextIO) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        out.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-        out.write("\n")
-
-
 async def list_rules(container: Container, cwd: str | None, as_json: bool, out: TextIO) -> int:
     async with container.uow() as uow:
         rules = await uow.rules.list(cwd)
@@ -43,7 +37,7 @@ async def list_rules(container: Container, cwd: str | None, as_json: bool, out: 
         out.write("No remembered permissions.\n")
     else:
         header = ["ID", "PROJECT", "TOOL", "COVERS", "GRANTED (UTC)", "SESSION"]
-        _table([header, *(_row(r) for r in rules)], out)
+        table([header, *(_row(r) for r in rules)], out)
     return 0
 
 

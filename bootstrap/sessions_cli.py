@@ -25,7 +25,7 @@ from domain.ids import SessionId
 from domain.tool_call import DiffOutput, TextOutput
 
 
-def _table(rows: list[list[str]], out: TextIO) -> None:
+def table(rows: list[list[str]], out: TextIO) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         out.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
@@ -53,7 +53,7 @@ async def list_sessions(container: Container, cwd: str | None, out: TextIO) -> i
     if len(rows) == 1:
         out.write("No sessions.\n")
     else:
-        _table(rows, out)
+        table(rows, out)
     return 0
 
 
@@ -64,7 +64,7 @@ async def show_session(container: Container, session_id: str, out: TextIO) -> in
     if session is None:
         sys.stderr.write(f"iac-code: no session {session_id!r}\n")
         return 1
-    _table(
+    table(
         [
             ["ID", session.id],
             ["TITLE", session.title or ""],
