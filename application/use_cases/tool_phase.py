@@ -191,9 +191,7 @@ class ToolPhase:
             ),
         )
         if problem := refusal or plan.problem:
-            return await self._finish(
-                session, call, ToolCallStatus.FAILED, ToolResult(text=problem, is_error=True)
-            )
+            return await self._fail(session, call, problem)
         if call.name == EXIT_PLAN_MODE:
             return await self._exit_plan(session, control, call)
         answer = await self._permit(session, control, call, plan)
@@ -203,9 +201,7 @@ class ToolPhase:
                 session, call, ToolCallStatus.CANCELLED, ToolResult(text=NOT_RUN, is_error=True)
             )
         if not answer.allowed:
-            return await self._finish(
-                session, call, ToolCallStatus.FAILED, ToolResult(text=answer.refusal, is_error=True)
-            )
+            return await self._fail(session, call, answer.refusal)
         return await self._execute(session, control, call)
 
     async def _permit(
@@ -273,9 +269,7 @@ class ToolPhase:
             remembered=tuple(r for r in rules if r.tool_name == call.name),
         )
         try:
-            chosen = await control.guard(
-                asyncio.wait_for(self._asker.ask(session.id, request), self._timeout)
-            )
+            chosen = await self._put(session, control, request)
         except TurnCancelled:
             await self._record(session, call, None, Decider.USER)
             return _Answer(allowed=False, cancel_turn=True)
@@ -303,14 +297,12 @@ class ToolPhase:
     ) -> ToolResultBlock:
         """The model asks to leave plan mode with its plan; the user picks the next mode."""
         text = call.arguments.get("plan")
-        problem = None
         if self.mode_of(session) != ModeId.PLAN:
-            problem = "Not in plan mode: go on with the task."
-        elif not isinstance(text, str) or not text.strip():
-            problem = "exit_plan_mode needs the plan, as markdown, in `plan`."
-        if problem or not isinstance(text, str):
-            result = ToolResult(text=problem or "", is_error=True)
-            return await self._finish(session, call, ToolCallStatus.FAILED, result)
+            return await self._fail(session, call, "Not in plan mode: go on with the task.")
+        if not isinstance(text, str) or not text.strip():
+            return await self._fail(
+                session, call, "exit_plan_mode needs the plan, as markdown, in `plan`."
+            )
         request = PermissionRequest(
             tool_call_id=call.id,
             tool_name=call.name,
@@ -324,9 +316,7 @@ class ToolPhase:
             ids=LEAVE_PLAN_IDS,
         )
         try:
-            chosen = await control.guard(
-                asyncio.wait_for(self._asker.ask(session.id, request), self._timeout)
-            )
+            chosen = await self._put(session, control, request)
         except TurnCancelled:
             chosen = None
         except (TimeoutError, PermissionUnavailable):
@@ -346,6 +336,14 @@ class ToolPhase:
         return await self._finish(
             session, call, ToolCallStatus.COMPLETED, replace(result, output=output)
         )
+
+    async def _put(
+        self, session: Session, control: TurnControl, request: PermissionRequest
+    ) -> PermissionOption | None:
+        """Ask the client, for at most the permission timeout. Raises TurnCancelled,
+        TimeoutError or PermissionUnavailable."""
+        ask = self._asker.ask(session.id, request)
+        return await control.guard(asyncio.wait_for(ask, self._timeout))
 
     async def _project_rules(self, session: Session) -> list[ProjectRule]:
         async with self._uow as uow:
@@ -391,6 +389,11 @@ class ToolPhase:
             await uow.sessions.record_tool_call(session.id, record)
             await uow.commit()
         return ToolResultBlock(tool_use_id=call.id, content=result.text, is_error=result.is_error)
+
+    async def _fail(self, session: Session, call: ToolCallRecord, reason: str) -> ToolResultBlock:
+        """The call fails without running: the model is told `reason`."""
+        result = ToolResult(text=reason, is_error=True)
+        return await self._finish(session, call, ToolCallStatus.FAILED, result)
 
     async def _record(
         self,
