@@ -81,6 +81,33 @@ async def agent_server(settings: Settings, config: HttpConfig = FAST) -> AsyncIt
         await container.engine().dispose()
 
 
+@asynccontextmanager
+async def sdk_client(
+    base: str, wire: WireValidator, recorder: RecordingClient
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The official client over HTTP, initialized, every message checked by `wire`; yields
+    the connection and the `initialize` answer."""
+
+    def observe(event: StreamEvent) -> None:
+        sender = AGENT if event.direction is StreamDirection.INCOMING else CLIENT
+        wire.check(sender, json.loads(json.dumps(event.message)))
+
+    http = httpx.AsyncClient(timeout=httpx.Timeout(None))
+    transport = create_http_stream(f"{base}/acp", client=http)
+    conn = connect_to_agent(recorder, transport, observers=[observe])
+    try:
+        init = await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(),
+            client_info=Implementation(name="sdk", version="1"),
+        )
+        yield conn, init
+    finally:
+        await conn.close()
+        await transport.close()
+        await http.aclose()
+
+
 def is_response(request_id: int) -> Any:
     return lambda event: event.json().get("id") == request_id and "method" not in event.json()
 
@@ -142,32 +169,15 @@ async def test_the_official_http_client_end_to_end(tmp_path: Path, workdir: Path
     pieces = [f"piece {n} " for n in range(20)]
     write = tool_use("write_file", {"path": "a.txt", "content": "one"}, id="toolu_w1")
     wire = WireValidator()
-
-    def observe(event: StreamEvent) -> None:
-        sender = AGENT if event.direction is StreamDirection.INCOMING else CLIENT
-        wire.check(sender, json.loads(json.dumps(event.message)))
-
     script = (stream(write, stop_reason="tool_use"), stream(text(*pieces)))
     with ScriptedAnthropic(*script) as model:
         async with agent_server(anthropic_settings(tmp_path, model)) as base:
             recorder = RecordingClient(answers=["allow_once"])
-            http = httpx.AsyncClient(timeout=httpx.Timeout(None))
-            transport = create_http_stream(f"{base}/acp", client=http)
-            conn = connect_to_agent(recorder, transport, observers=[observe])
-            try:
-                init = await conn.initialize(
-                    protocol_version=PROTOCOL_VERSION,
-                    client_capabilities=ClientCapabilities(),
-                    client_info=Implementation(name="sdk", version="1"),
-                )
+            async with sdk_client(base, wire, recorder) as (conn, init):
                 session = await conn.new_session(cwd=str(workdir), mcp_servers=[])
                 result = await conn.prompt(
                     session_id=session.session_id, prompt=[text_block("write, then talk")]
                 )
-            finally:
-                await conn.close()
-                await transport.close()
-                await http.aclose()
         model.assert_script_consumed()
     assert init.agent_info.name == "iac-code"
     assert result.stop_reason == "end_turn"

@@ -3,27 +3,19 @@ client: no body or event limit of the transport refuses it. Three of them (15 Mi
 within the default 16 MiB connection buffer however slowly the client reads."""
 
 import base64
-import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
-from acp import PROTOCOL_VERSION, connect_to_agent
-from acp.connection import StreamDirection, StreamEvent
-from acp.http import create_http_stream
-from acp.schema import ClientCapabilities, ImageContentBlock, Implementation
+from acp.schema import ImageContentBlock
 
 from bootstrap.settings import Settings
 from domain.images import DEFAULT_MAX_IMAGE_BYTES
 from tests.e2e.conftest import RecordingClient
 from tests.http.conftest import FAST
-from tests.http.test_agent_over_http import agent_server, anthropic_settings
+from tests.http.test_agent_over_http import agent_server, anthropic_settings, sdk_client
 from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text
-from tests.support.wire_validator import AGENT, CLIENT, WireValidator
+from tests.support.wire_validator import WireValidator
 
 pytestmark = pytest.mark.integration
 
@@ -35,29 +27,6 @@ def largest_png(n: int) -> str:
     data = base64.b64encode(raw).decode()
     assert len(data) == DEFAULT_MAX_IMAGE_BYTES
     return data
-
-
-@asynccontextmanager
-async def client(base: str, wire: WireValidator) -> AsyncIterator[tuple[Any, RecordingClient]]:
-    def observe(event: StreamEvent) -> None:
-        sender = AGENT if event.direction is StreamDirection.INCOMING else CLIENT
-        wire.check(sender, json.loads(json.dumps(event.message)))
-
-    recorder = RecordingClient()
-    http = httpx.AsyncClient(timeout=httpx.Timeout(None))
-    transport = create_http_stream(f"{base}/acp", client=http)
-    conn = connect_to_agent(recorder, transport, observers=[observe])
-    try:
-        await conn.initialize(
-            protocol_version=PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(),
-            client_info=Implementation(name="sdk", version="1"),
-        )
-        yield conn, recorder
-    finally:
-        await conn.close()
-        await transport.close()
-        await http.aclose()
 
 
 @pytest.mark.parametrize("images", [1, 3])
@@ -72,7 +41,7 @@ async def test_the_largest_allowed_images_are_sent_and_replayed_over_http(
         settings: Settings = anthropic_settings(tmp_path, model)
         assert settings.max_image_bytes == DEFAULT_MAX_IMAGE_BYTES
         async with agent_server(settings) as base:
-            async with client(base, wire) as (conn, _):
+            async with sdk_client(base, wire, RecordingClient()) as (conn, _):
                 sid = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
                 for data in datas:
                     result = await conn.prompt(
@@ -80,7 +49,8 @@ async def test_the_largest_allowed_images_are_sent_and_replayed_over_http(
                         prompt=[ImageContentBlock(type="image", data=data, mime_type="image/png")],
                     )
                     assert result.stop_reason == "end_turn"
-            async with client(base, wire) as (conn, recorder):
+            recorder = RecordingClient()
+            async with sdk_client(base, wire, recorder) as (conn, _):
                 await conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
         sent = [r.messages[-1]["content"][0]["source"]["data"] for r in model.requests]
         model.assert_script_consumed()
@@ -106,12 +76,13 @@ async def test_a_replay_larger_than_the_connections_buffer_arrives_whole(
     wire = WireValidator()
     with ScriptedAnthropic(*(stream(text("Seen.")) for _ in datas)) as model:
         async with agent_server(anthropic_settings(tmp_path, model), config) as base:
-            async with client(base, wire) as (conn, _):
+            async with sdk_client(base, wire, RecordingClient()) as (conn, _):
                 sid = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
                 for data in datas:
                     image = ImageContentBlock(type="image", data=data, mime_type="image/png")
                     await conn.prompt(session_id=sid, prompt=[image])
-            async with client(base, wire) as (conn, recorder):
+            recorder = RecordingClient()
+            async with sdk_client(base, wire, recorder) as (conn, _):
                 await conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
     replayed = [
         u.content.data

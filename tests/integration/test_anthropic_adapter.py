@@ -1,6 +1,7 @@
 """AnthropicLLMClient with the real `anthropic` SDK against the scripted Messages API."""
 
 import asyncio
+import base64
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import replace
@@ -19,6 +20,7 @@ from application.errors import (
 )
 from application.ports.llm import ModelEvent, ModelRequest, ModelResponse, TextChunk, ThinkingChunk
 from domain.content import (
+    ImageBlock,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
@@ -590,4 +592,57 @@ _RESULT = {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}
 )
 def test_history_check_rejects_what_the_provider_rejects(messages: list, complaint: str) -> None:
     with pytest.raises(AssertionError, match=complaint):
+        assert_valid_history(messages)
+
+
+# --- images ----------------------------------------------------------------------------------
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(64)).decode()
+GIF = base64.b64encode(b"GIF89a" + bytes(64)).decode()
+
+
+async def test_an_image_reaches_the_provider_as_base64_image_content(
+    server: ScriptedAnthropic, make_llm: MakeLLM
+) -> None:
+    server.script(stream(text("A black square.")))
+    prompt = message(
+        Role.USER, TextBlock(text="What is this?"), ImageBlock(mime_type="image/png", data=PNG)
+    )
+    final(await collect(await make_llm(), request(*provider_view([prompt]))))
+    sent = server.requests[0].messages
+    assert sent == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is this?"},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": PNG},
+                },
+            ],
+        }
+    ]
+    assert_valid_history(sent)
+
+
+async def test_images_of_earlier_prompts_are_sent_again_and_markers_for_a_text_only_model(
+    server: ScriptedAnthropic, make_llm: MakeLLM
+) -> None:
+    server.script(stream(text("ok")), stream(text("ok")))
+    history = [
+        message(Role.USER, ImageBlock(mime_type="image/gif", data=GIF), n=1),
+        message(Role.ASSISTANT, TextBlock(text="A GIF."), n=2),
+        # No data: stored before images were sent.
+        message(Role.USER, TextBlock(text="And now?"), ImageBlock(mime_type="image/png"), n=3),
+    ]
+    llm = await make_llm()
+    final(await collect(llm, request(*provider_view(history))))
+    final(await collect(llm, request(*provider_view(history, images=False))))
+    reads, text_only = (r.messages for r in server.requests)
+    assert reads[0]["content"] == [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": GIF}}
+    ]
+    assert reads[2]["content"][1] == {"type": "text", "text": "[image: image/png]"}
+    assert text_only[0]["content"] == [{"type": "text", "text": "[image: image/gif]"}]
+    for messages in (reads, text_only):
         assert_valid_history(messages)
