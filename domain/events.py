@@ -3,9 +3,11 @@
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from domain.commands import CommandSpec
 from domain.config import SelectOption
 from domain.content import ContentBlock
 from domain.ids import MessageId, ToolCallId
+from domain.plan import PlanEntry
 from domain.tool_call import ToolCallStatus, ToolKind, ToolOutput
 
 
@@ -72,6 +74,31 @@ class ConfigOptionsChanged:
     options: tuple[SelectOption, ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageUpdated:
+    """How full the model's context is (`used` of `size` tokens) and what the session cost
+    so far (None: the model has no known price)."""
+
+    used: int
+    size: int
+    cost: float | None = None
+    currency: str = "USD"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandsAvailable:
+    """The session's whole list of slash commands."""
+
+    commands: tuple[CommandSpec, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanUpdated:
+    """The agent's whole plan; an empty one clears what the client shows."""
+
+    entries: tuple[PlanEntry, ...]
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -82,4 +109,7 @@ AgentEvent = (
     | ToolCallUpdated
     | ModeChanged
     | ConfigOptionsChanged
+    | UsageUpdated
+    | CommandsAvailable
+    | PlanUpdated
 )

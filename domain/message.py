@@ -11,6 +11,37 @@ class Role(StrEnum):
     ASSISTANT = "assistant"
 
 
+class MessageKind(StrEnum):
+    """What a stored message is. Only CHAT messages are conversation the model reads; the
+    others are kept so that a load replays the session as the user saw it."""
+
+    CHAT = "chat"
+    COMMAND = "command"  # a slash command as the user typed it (user)
+    COMMAND_OUTPUT = "command_output"  # what the command answered (assistant)
+    CLEAR = "clear"  # /clear: the model sees nothing before this marker (assistant)
+    COMPACTION = "compaction"  # a summary standing for what came before (assistant)
+
+    @property
+    def is_boundary(self) -> bool:
+        """The model's context starts again at this marker."""
+        return self in (MessageKind.CLEAR, MessageKind.COMPACTION)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compaction:
+    """A COMPACTION marker's facts: its text is the summary of everything before
+    `keep_from` (the first message kept verbatim; None: nothing kept)."""
+
+    keep_from: MessageId | None
+    tokens_before: int
+    tokens_after: int
+    focus: str | None = None
+
+    @property
+    def notice(self) -> str:
+        return f"Context compacted: {self.tokens_before} → {self.tokens_after} tokens"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
     id: MessageId
@@ -19,6 +50,15 @@ class Message:
     created_at: datetime
     # True for an assistant message cut short (cancel, provider failure): kept as what the user saw.
     interrupted: bool = False
+    kind: MessageKind = MessageKind.CHAT
+    # An assistant reply's request as the provider counted it (input, cache and output
+    # tokens): where the next request's size estimate starts.
+    context_tokens: int | None = None
+    compaction: Compaction | None = None  # for COMPACTION markers
+
+    @property
+    def is_chat(self) -> bool:
+        return self.kind is MessageKind.CHAT
 
     @property
     def tool_uses(self) -> tuple[ToolUseBlock, ...]:

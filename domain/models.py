@@ -3,6 +3,8 @@
 from dataclasses import dataclass
 from enum import StrEnum
 
+from domain.usage import Usage
+
 
 class ThoughtLevel(StrEnum):
     OFF = "off"
@@ -36,6 +38,28 @@ class ThinkingPlan:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Prices:
+    """What a model costs, in `currency` per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    currency: str = "USD"
+
+    def cost(self, usage: Usage) -> float:
+        return (
+            usage.input_tokens * self.input
+            + usage.output_tokens * self.output
+            + usage.cache_read_tokens * self.cache_read
+            + usage.cache_write_tokens * self.cache_write
+        ) / 1_000_000
+
+
+DEFAULT_CONTEXT_WINDOW = 200_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelInfo:
     id: str
     name: str
@@ -43,6 +67,11 @@ class ModelInfo:
     thinking: bool = True  # extended thinking
     images: bool = True  # reads image content
     max_output_tokens: int | None = None
+    context_window: int = DEFAULT_CONTEXT_WINDOW  # tokens one request may hold
+    prices: Prices | None = None  # unknown: no cost is reported
+
+    def cost(self, usage: Usage) -> float | None:
+        return None if self.prices is None else self.prices.cost(usage)
 
     @property
     def levels(self) -> tuple[ThoughtLevel, ...]:

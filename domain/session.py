@@ -7,6 +7,7 @@ from domain.ids import SessionId
 from domain.message import Message, Role
 from domain.models import ThoughtLevel
 from domain.permission import PermissionRules
+from domain.usage import Usage
 
 TITLE_LIMIT = 80
 
@@ -36,6 +37,8 @@ class Session:
         config: dict[str, object] | None = None,
         messages: list[Message] | None = None,
         permissions: PermissionRules | None = None,
+        spent: Usage | None = None,
+        cost: float | None = None,
     ) -> None:
         if not isabs(cwd):
             raise InvalidWorkingDirectory(f"cwd must be an absolute path, got {cwd!r}.", cwd=cwd)
@@ -49,6 +52,15 @@ class Session:
         self.config = dict(config or {})
         self._messages = list(messages or [])
         self.permissions = permissions or PermissionRules()
+        # What the session's finished turns used and cost (None: no price was known).
+        self.spent = spent or Usage()
+        self.cost = cost
+
+    def charge(self, usage: Usage, cost: float | None) -> None:
+        """Count a model request's usage in the session's totals."""
+        self.spent = self.spent + usage
+        if cost is not None:
+            self.cost = (self.cost or 0.0) + cost
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Session) and other.id == self.id
@@ -68,7 +80,7 @@ class Session:
         """Append a message. Returns True when this gave the session its title."""
         self._messages.append(message)
         self.updated_at = max(self.updated_at, message.created_at)
-        if self.title is None and message.role is Role.USER:
+        if self.title is None and message.role is Role.USER and message.is_chat:
             self.title = title_from(message.visible_text())
             return self.title is not None
         return False
@@ -86,6 +98,8 @@ class Session:
             config=self.config,
             messages=messages,
             permissions=self.permissions,
+            spent=self.spent,
+            cost=self.cost,
         )
 
     def fork(self, new_id: SessionId, *, at: datetime) -> "Session":

@@ -16,7 +16,7 @@ from domain.content import (
     ToolUseBlock,
 )
 from domain.ids import MessageId, SessionId
-from domain.message import Message, Role
+from domain.message import Compaction, Message, MessageKind, Role
 from domain.permission import PermissionDecision, PermissionRules
 from domain.session import Session
 from domain.tool_call import (
@@ -27,6 +27,7 @@ from domain.tool_call import (
     ToolKind,
     ToolOutput,
 )
+from domain.usage import Usage
 
 
 def block_to_json(block: ContentBlock) -> dict[str, Any]:
@@ -119,16 +120,48 @@ def message_to_row(session_id: str, position: int, message: Message) -> dict[str
         "content": [block_to_json(b) for b in message.content],
         "interrupted": message.interrupted,
         "created_at": message.created_at,
+        "kind": message.kind.value,
+        "meta": _meta_to_json(message),
     }
 
 
+def _meta_to_json(message: Message) -> dict[str, Any] | None:
+    meta: dict[str, Any] = {}
+    if message.context_tokens is not None:
+        meta["context_tokens"] = message.context_tokens
+    if (c := message.compaction) is not None:
+        meta["compaction"] = {
+            "keep_from": c.keep_from,
+            "tokens_before": c.tokens_before,
+            "tokens_after": c.tokens_after,
+            "focus": c.focus,
+        }
+    return meta or None
+
+
+def _compaction_from_json(data: Mapping[str, Any] | None) -> Compaction | None:
+    if not data:
+        return None
+    keep_from = data.get("keep_from")
+    return Compaction(
+        keep_from=MessageId(keep_from) if keep_from else None,
+        tokens_before=int(data.get("tokens_before") or 0),
+        tokens_after=int(data.get("tokens_after") or 0),
+        focus=data.get("focus"),
+    )
+
+
 def message_from_row(row: Mapping[Any, Any]) -> Message:
+    meta = row.get("meta") or {}
     return Message(
         id=MessageId(row["id"]),
         role=Role(row["role"]),
         content=tuple(block_from_json(b) for b in row["content"]),
         created_at=row["created_at"],
         interrupted=bool(row["interrupted"]),
+        kind=MessageKind(row.get("kind") or MessageKind.CHAT),
+        context_tokens=meta.get("context_tokens"),
+        compaction=_compaction_from_json(meta.get("compaction")),
     )
 
 
@@ -147,7 +180,10 @@ def session_to_row(session: Session) -> dict[str, Any]:
 
 
 def session_from_row(
-    row: Mapping[Any, Any], messages: list[Message], rules: PermissionRules | None = None
+    row: Mapping[Any, Any],
+    messages: list[Message],
+    rules: PermissionRules | None = None,
+    spent: tuple[Usage, float | None] = (Usage(), None),
 ) -> Session:
     return Session(
         id=SessionId(row["id"]),
@@ -160,6 +196,8 @@ def session_from_row(
         config=dict(row["config"] or {}),
         messages=messages,
         permissions=rules,
+        spent=spent[0],
+        cost=spent[1],
     )
 
 

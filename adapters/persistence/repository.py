@@ -1,6 +1,6 @@
 from datetime import datetime
 
-from sqlalchemy import delete, exists, insert, literal, or_, select, update
+from sqlalchemy import delete, exists, func, insert, literal, or_, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,6 +21,7 @@ from domain.permission import PermissionDecision, PermissionOption, PermissionRu
 from domain.session import Session
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
+from domain.usage import Usage
 
 _REMEMBERED = (PermissionOption.ALLOW_ALWAYS.value, PermissionOption.REJECT_ALWAYS.value)
 S, M = tables.sessions, tables.messages
@@ -52,7 +53,31 @@ class SqlAlchemySessionRepository(SessionRepository):
             .all()
         )
         messages = [message_from_row(r) for r in rows]
-        return session_from_row(row, messages, await self._rules(session_id))
+        return session_from_row(
+            row, messages, await self._rules(session_id), await self._spent(session_id)
+        )
+
+    async def _spent(self, session_id: SessionId) -> tuple[Usage, float | None]:
+        """What the session's recorded turns used and cost, summed by the database."""
+        t = tables.turns
+        row = (
+            await self._db.execute(
+                select(
+                    func.coalesce(func.sum(t.c.input_tokens), 0),
+                    func.coalesce(func.sum(t.c.output_tokens), 0),
+                    func.coalesce(func.sum(t.c.cache_read_tokens), 0),
+                    func.coalesce(func.sum(t.c.cache_write_tokens), 0),
+                    func.sum(t.c.cost),
+                ).where(t.c.session_id == session_id)
+            )
+        ).one()
+        usage = Usage(
+            input_tokens=row[0],
+            output_tokens=row[1],
+            cache_read_tokens=row[2],
+            cache_write_tokens=row[3],
+        )
+        return usage, None if row[4] is None else float(row[4])
 
     async def _lineage(self, session_id: str) -> list[tuple[str, int | None]]:
         """The session and its ancestors, each with the position its messages stop at."""
@@ -128,6 +153,7 @@ class SqlAlchemySessionRepository(SessionRepository):
                 cache_read_tokens=turn.usage.cache_read_tokens,
                 cache_write_tokens=turn.usage.cache_write_tokens,
                 error=error,
+                cost=turn.cost,
             )
         )
 

@@ -5,6 +5,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -80,6 +81,9 @@ messages = Table(
     Column("content", JSON, nullable=False),
     Column("interrupted", Boolean, nullable=False, default=False),
     Column("created_at", UtcDateTime, nullable=False),
+    Column("kind", String(16), nullable=False, server_default="chat"),
+    # Facts beside the content: a reply's counted context size, a compaction's boundary.
+    Column("meta", JSON, nullable=True),
 )
 
 turns = Table(
@@ -102,6 +106,7 @@ turns = Table(
     Column("cache_read_tokens", Integer, nullable=False),
     Column("cache_write_tokens", Integer, nullable=False),
     Column("error", Text, nullable=True),
+    Column("cost", Float, nullable=True),  # in the catalogue's currency; NULL: not priced
 )
 
 tool_calls = Table(

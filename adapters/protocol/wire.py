@@ -8,6 +8,7 @@ from acp import schema as acp
 from application.dto import SessionState
 from application.ports.permissions import PermissionRequest
 from application.use_cases.sessions import SessionPage
+from domain.commands import CommandSpec
 from domain.config import SelectOption
 from domain.content import (
     AudioBlock,
@@ -21,14 +22,17 @@ from domain.content import (
 )
 from domain.events import (
     AgentEvent,
+    CommandsAvailable,
     ConfigOptionsChanged,
     ModeChanged,
     Notice,
+    PlanUpdated,
     SessionTitleChanged,
     TextDelta,
     ThinkingDelta,
     ToolCallStarted,
     ToolCallUpdated,
+    UsageUpdated,
     UserContentReplayed,
 )
 from domain.project_rules import ProjectRule
@@ -136,7 +140,40 @@ def update_for(event: AgentEvent) -> Any:
             return acp.ConfigOptionUpdate(
                 session_update="config_option_update", config_options=_config_options(options)
             )
+        case UsageUpdated(used=used, size=size, cost=cost, currency=currency):
+            return acp.UsageUpdate(
+                session_update="usage_update",
+                used=used,
+                size=size,
+                cost=None if cost is None else acp.Cost(amount=round(cost, 6), currency=currency),
+            )
+        case CommandsAvailable(commands=commands):
+            return acp.AvailableCommandsUpdate(
+                session_update="available_commands_update",
+                available_commands=[_command(c) for c in commands],
+            )
+        case PlanUpdated(entries=entries):
+            return acp.AgentPlanUpdate(
+                session_update="plan",
+                entries=[
+                    acp.PlanEntry(
+                        content=e.content, status=e.status.value, priority=e.priority.value
+                    )
+                    for e in entries
+                ],
+            )
     raise TypeError(f"no ACP update for {type(event).__name__}")
+
+
+def _command(spec: CommandSpec) -> acp.AvailableCommand:
+    hint = spec.hint
+    return acp.AvailableCommand(
+        name=spec.name,
+        description=spec.description,
+        input=None
+        if hint is None
+        else acp.AvailableCommandInput(root=acp.UnstructuredCommandInput(hint=hint)),
+    )
 
 
 def notification_for(session_id: str, event: AgentEvent) -> dict[str, Any]:
