@@ -56,3 +56,10 @@ class ModelRequestRejected(ModelError):
 
 class StorageError(ApplicationError):
     default_message = "The session store failed."
+
+
+class ContextOverflow(ModelRequestRejected):
+    """The provider refused the request as longer than the model's context window."""
+
+    default_message = "The request is longer than the model's context window."
+    kind = "context_overflow"

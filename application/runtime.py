@@ -121,6 +121,9 @@ class SessionRegistry:
             del self._open[SessionId(session_id)]
         return True
 
+    def open_ids(self) -> list[SessionId]:
+        return [sid for sid, active in self._open.items() if not active.closing]
+
     def is_busy(self, session_id: str) -> bool:
         active = self.find(session_id)
         return active is not None and active.busy

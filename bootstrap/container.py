@@ -2,6 +2,7 @@
 path to the `initialize` answer (see bootstrap/stdio.py)."""
 
 import logging
+from collections.abc import Callable
 
 from dependency_injector import containers, providers
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -18,13 +19,23 @@ from adapters.protocol.channels import SessionChannels
 from adapters.protocol.permissions import AcpPermissionAsker
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
+from application.commands import Command, CommandRegistry
 from application.ports.llm import LLMClient
 from application.runtime import SessionRegistry
+from application.use_cases.announce import AnnounceSession
+from application.use_cases.commands.context import ClearCommand, CompactCommand
+from application.use_cases.commands.info import HelpCommand, UsageCommand
+from application.use_cases.commands.run import RunCommand
+from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
+from application.use_cases.compaction import Compactor
+from application.use_cases.context_meter import CompactionPolicy, ContextMeter
 from application.use_cases.initialize import Initialize
 from application.use_cases.lifecycle import CancelTurn, CloseSession
 from application.use_cases.load_session import LoadSession, StoredSessions
+from application.use_cases.model_request import RequestBuilder, TurnLimits
 from application.use_cases.new_session import NewSession
-from application.use_cases.prompt import Prompt, TurnLimits
+from application.use_cases.prompt import Prompt
+from application.use_cases.session_log import SessionLog
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
 from application.use_cases.sessions import (
     DeleteSession,
@@ -73,6 +84,11 @@ def build_llm(settings: Settings) -> LLMClient:
     return DeferredLLMClient(
         factory=lambda: build_anthropic(settings), has_credentials=settings.has_credentials
     )
+
+
+def build_commands(*makers: Callable[[], Command]) -> CommandRegistry:
+    """The built-in slash commands, in the order /help lists them."""
+    return CommandRegistry(makers)
 
 
 def make_initialize(settings: Settings, version: str) -> Initialize:
@@ -160,17 +176,63 @@ class Container(containers.DeclarativeContainer):
         RenameSession, uow=uow, stored=stored, registry=registry, sink=channels, clock=clock
     )
     delete_session = providers.Factory(DeleteSession, uow=uow, registry=registry, clock=clock)
+    policy = providers.Singleton(
+        CompactionPolicy,
+        compact_at=settings.provided.compact_at,
+        keep_turns=settings.provided.compact_keep_turns,
+    )
+    meter = providers.Singleton(ContextMeter, catalog=catalog, policy=policy)
+    log = providers.Factory(SessionLog, uow=uow, sink=channels)
+    requests = providers.Factory(RequestBuilder, catalog=catalog, tools=tool_phase, limits=limits)
+    compactor = providers.Factory(
+        Compactor, llm=llm, log=log, sink=channels, clock=clock, ids=ids, meter=meter
+    )
+    compact_command = providers.Factory(
+        CompactCommand, compactor=compactor, meter=meter, requests=requests
+    )
+    clear_command = providers.Factory(
+        ClearCommand, log=log, sink=channels, clock=clock, meter=meter, requests=requests
+    )
+    rename_command = providers.Factory(RenameCommand, rename=rename_session)
+    model_command = providers.Factory(ModelCommand, settings=change_settings, catalog=catalog)
+    mode_command = providers.Factory(ModeCommand, settings=change_settings, catalog=catalog)
+    usage_command = providers.Factory(UsageCommand, meter=meter, requests=requests, sink=channels)
+    help_command = providers.Factory(HelpCommand)
+    commands = providers.Singleton(
+        build_commands,
+        compact_command.provider,
+        clear_command.provider,
+        rename_command.provider,
+        model_command.provider,
+        mode_command.provider,
+        usage_command.provider,
+        help_command.provider,
+    )
+    run_command = providers.Factory(
+        RunCommand, registry=commands, log=log, sink=channels, clock=clock, ids=ids
+    )
     prompt = providers.Factory(
         Prompt,
-        uow=uow,
         registry=registry,
         llm=llm,
         sink=channels,
         clock=clock,
         ids=ids,
-        limits=limits,
         tools=tool_phase,
-        catalog=catalog,
+        requests=requests,
+        log=log,
+        meter=meter,
+        compactor=compactor,
+        commands=commands,
+        run_command=run_command,
+    )
+    announce = providers.Factory(
+        AnnounceSession,
+        sessions=registry,
+        commands=commands,
+        sink=channels,
+        meter=meter,
+        requests=requests,
     )
     cancel = providers.Factory(CancelTurn, registry=registry)
     close = providers.Factory(CloseSession, registry=registry)
@@ -196,6 +258,7 @@ class Container(containers.DeclarativeContainer):
         close=close.provider,
         set_mode=set_mode.provider,
         set_config_option=set_config_option.provider,
+        announce=announce.provider,
     )
     agent = providers.Singleton(
         AcpAgent,
@@ -211,7 +274,10 @@ def migrated_container(settings: Settings, version: str) -> Container:
 
     if upgrade_to_head(settings.database_url):
         logging.getLogger(__name__).info("database migrated to the newest schema")
-    return Container(settings=settings, version=version)
+    container = Container(settings=settings, version=version)
+    # A command added later (e.g. from an MCP server) reaches every open session.
+    container.commands().subscribe(lambda: container.announce().commands_changed())
+    return container
 
 
 def warm_model(container: Container) -> None:

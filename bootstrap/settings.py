@@ -42,6 +42,8 @@ class Settings:
     bash_max_timeout: float = 600.0
     max_message_bytes: int = 10 * 2**20  # one stdio line; the HTTP body limit's default
     demo_pace: float = 40.0  # the demo model's tokens per second; 0 streams at once
+    compact_at: float = 0.85  # of the context window: past it, the context is compacted
+    compact_keep_turns: int = 2  # the last user turns a compaction keeps verbatim
 
     @property
     def has_credentials(self) -> bool:

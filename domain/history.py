@@ -175,8 +175,22 @@ def repair(messages: tuple[Message, ...] | list[Message]) -> list[Message]:
     Interrupted replies keep only their text; every tool_use gets a result (a synthetic
     error when the tool never finished); results without their tool_use and empty
     messages go. User prompts stay separate (replay shows them as sent); the provider
-    view merges neighbours when the history is sent.
+    view merges neighbours when the history is sent. Commands and context markers stay
+    where they are: each run of conversation between them is repaired on its own.
     """
+    repaired: list[Message] = []
+    run: list[Message] = []
+    for message in messages:
+        if message.is_chat:
+            run.append(message)
+            continue
+        repaired += _repair_chat(run)
+        repaired.append(message)
+        run = []
+    return repaired + _repair_chat(run)
+
+
+def _repair_chat(messages: list[Message]) -> list[Message]:
     kept = []
     for message in messages:
         if message.role is Role.ASSISTANT and message.interrupted:

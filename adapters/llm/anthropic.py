@@ -9,6 +9,7 @@ from anthropic import AsyncAnthropic
 from anthropic.types import Message as ApiMessage
 
 from application.errors import (
+    ContextOverflow,
     ModelAuthFailed,
     ModelError,
     ModelRateLimited,
@@ -131,9 +132,21 @@ def translate_error(exc: anthropic.AnthropicError) -> ModelError:
         return ModelRateLimited(f"Rate limited by the provider: {detail}", status=status)
     if status in (401, 403) or error_type in ("authentication_error", "permission_error"):
         return ModelAuthFailed(f"The provider rejected the credentials ({status}).", status=status)
+    if _is_overflow(detail):
+        return ContextOverflow(f"The request is too long for the model: {detail}", status=status)
     return ModelRequestRejected(
         f"The provider rejected the request ({status}): {detail}", status=status
     )
+
+
+# How the API words a request over the context window ("prompt is too long: 208310 tokens >
+# 200000 maximum", "input length and `max_tokens` exceed context limit: …").
+_OVERFLOW_WORDS = ("prompt is too long", "exceed context limit", "context window")
+
+
+def _is_overflow(detail: str) -> bool:
+    lowered = detail.lower()
+    return any(words in lowered for words in _OVERFLOW_WORDS)
 
 
 def _error_body(exc: anthropic.APIError) -> tuple[str | None, str]:

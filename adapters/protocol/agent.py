@@ -13,11 +13,12 @@ from pydantic import BaseModel, ValidationError
 from adapters.protocol import wire
 from adapters.protocol.attachments import prompt_content
 from adapters.protocol.channels import SessionChannels
-from adapters.protocol.connection import Connection, Dispatcher
+from adapters.protocol.connection import AnswerThen, Connection, Dispatcher
 from adapters.protocol.errors import to_rpc_error
 from adapters.protocol.handshake import API_KEY_METHOD, handle_initialize
 from adapters.protocol.jsonrpc import AUTH_REQUIRED, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
 from application.errors import ApplicationError
+from application.use_cases.announce import AnnounceSession
 from application.use_cases.initialize import Initialize
 from application.use_cases.lifecycle import CancelTurn, CloseSession
 from application.use_cases.load_session import LoadSession, LoadSessionRequest
@@ -69,6 +70,7 @@ class UseCases:
     delete_session: Callable[[], DeleteSession]
     busy: Callable[[str], bool]  # is a prompt running in this session?
     rename_session: Callable[[], RenameSession]
+    announce: Callable[[], AnnounceSession]
 
 
 def parse_params(model: type[M], params: dict[str, Any] | None, method: str) -> M:
@@ -199,7 +201,7 @@ class AcpAgent(Dispatcher):
             )
         state = await self._uc.new_session().execute(NewSessionRequest(cwd=request.cwd))
         self._channels.attach(state.session_id, peer)
-        return wire.new_session_result(state)
+        return self._announcing(state.session_id, wire.new_session_result(state))
 
     async def _load_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.LoadSessionRequest, _no_mcp_default(params), "session/load")
@@ -212,7 +214,12 @@ class AcpAgent(Dispatcher):
         except BaseException:
             self._give_back(request.session_id, previous)
             raise
-        return wire.load_session_result(state)
+        return self._announcing(request.session_id, wire.load_session_result(state))
+
+    def _announcing(self, session_id: str, result: dict[str, Any]) -> AnswerThen:
+        """The result, then the session's commands and context usage: a client routes a
+        session's updates once it has the response that named the session."""
+        return AnswerThen(result, lambda: self._uc.announce().execute(session_id))
 
     def _take_over(self, session_id: str, peer: Connection) -> Connection | None:
         """Attach a session to `peer`. An idle session opened on another connection moves
@@ -321,7 +328,7 @@ class AcpAgent(Dispatcher):
         except BaseException:
             self._give_back(request.session_id, previous)
             raise
-        return wire.resume_session_result(state)
+        return self._announcing(request.session_id, wire.resume_session_result(state))
 
     async def _fork(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.ForkSessionRequest, _no_mcp_default(params), "session/fork")
@@ -329,7 +336,7 @@ class AcpAgent(Dispatcher):
         self._refuse_if_running_elsewhere(request.session_id, peer)
         state = await self._uc.fork_session().execute(request.session_id, request.cwd)
         self._channels.attach(state.session_id, peer)
-        return wire.fork_session_result(state)
+        return self._announcing(state.session_id, wire.fork_session_result(state))
 
     async def _delete(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.DeleteSessionRequest, params, "session/delete")

@@ -5,6 +5,7 @@ import itertools
 import logging
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from adapters.protocol.jsonrpc import (
@@ -24,6 +25,15 @@ from adapters.protocol.jsonrpc import (
 log = logging.getLogger(__name__)
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerThen:
+    """A result to send, and what to do once it is sent: updates a client can only route
+    after it has the response (e.g. for the session that response created)."""
+
+    result: Any
+    then: Callable[[], Awaitable[None]]
 
 
 class Dispatcher(Protocol):
@@ -132,8 +142,11 @@ class Connection:
         task.add_done_callback(self._tasks.discard)
 
     async def _serve(self, request: Request) -> None:
+        after: Callable[[], Awaitable[None]] | None = None
         try:
             result = await self._dispatcher.handle_request(request.method, request.params, self)
+            if isinstance(result, AnswerThen):
+                result, after = result.result, result.then
             reply = result_message(request.id, result)
         except RpcError as exc:
             reply = error_message(request.id, exc)
@@ -148,6 +161,11 @@ class Connection:
                 ),
             )
         await self._send(reply)
+        if after is not None:
+            try:
+                await after()
+            except Exception:  # the answer went out; what follows it is best effort
+                log.exception("failed after answering %s", request.method)
 
     async def _notify(self, notification: Notification) -> None:
         try:

@@ -5,11 +5,14 @@ from application.errors import SessionBusy, SessionNotFound
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
+from application.use_cases.compaction import notice as compaction_notice
 from application.use_cases.session_state import state_of
 from domain.config import Catalog
 from domain.content import ToolResultBlock, ToolUseBlock
 from domain.events import (
     AgentEvent,
+    Notice,
+    PlanUpdated,
     TextDelta,
     ThinkingDelta,
     ToolCallStarted,
@@ -18,7 +21,7 @@ from domain.events import (
 )
 from domain.history import repair
 from domain.ids import ToolCallId
-from domain.message import Message, Role
+from domain.message import Message, MessageKind, Role
 from domain.session import Session
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
 from domain.tools import spec_for, title_for
@@ -68,6 +71,9 @@ def replay_events(
     """The updates that show a stored history again, in the shapes the live turns used."""
     events: list[AgentEvent] = []
     for index, message in enumerate(messages):
+        if not message.is_chat and message.role is Role.ASSISTANT:
+            events.extend(_marker_events(message))
+            continue
         if message.role is Role.USER:
             events.extend(
                 UserContentReplayed(message_id=message.id, block=b)
@@ -84,6 +90,17 @@ def replay_events(
         for use in message.tool_uses:
             events.extend(_tool_events(use, records.get(use.id), results.get(use.id)))
     return events
+
+
+def _marker_events(message: Message) -> list[AgentEvent]:
+    """A command's answer, a /clear or a compaction, shown as it was live."""
+    match message.kind:
+        case MessageKind.COMPACTION:
+            return [Notice(message_id=message.id, text=compaction_notice(message))]
+        case MessageKind.CLEAR:
+            text = message.visible_text()
+            return [Notice(message_id=message.id, text=text), PlanUpdated(entries=())]
+    return [Notice(message_id=message.id, text=message.visible_text())]
 
 
 class StoredSessions:

@@ -1,7 +1,14 @@
 from dataclasses import dataclass, field, replace
 
+from application.commands import CommandRegistry
 from application.dto import PromptResult
-from application.errors import AuthRequired, ModelError, ModelUnavailable
+from application.errors import (
+    AuthRequired,
+    ContextOverflow,
+    ModelError,
+    ModelRequestRejected,
+    ModelUnavailable,
+)
 from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
@@ -12,10 +19,14 @@ from application.ports.llm import (
     TextChunk,
     ThinkingChunk,
 )
-from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry, TurnCancelled, TurnControl
+from application.use_cases.commands.run import RunCommand
+from application.use_cases.compaction import CompactionFailed, Compactor, NothingToCompact
+from application.use_cases.context_meter import ContextMeter
+from application.use_cases.model_request import RequestBuilder
+from application.use_cases.session_log import SessionLog
 from application.use_cases.tool_phase import ToolPhase
-from domain.config import Catalog
+from domain.commands import CommandCall, parse_command, unescape
 from domain.content import (
     AssistantBlock,
     TextBlock,
@@ -23,11 +34,9 @@ from domain.content import (
     UserInputBlock,
     valid_block,
 )
-from domain.events import Notice, SessionTitleChanged, TextDelta, ThinkingDelta
-from domain.history import provider_view
+from domain.events import Notice, TextDelta, ThinkingDelta
 from domain.ids import MessageId
 from domain.message import Message, Role
-from domain.modes import ModeId
 from domain.session import Session
 from domain.stop_reason import ModelStop, StopReason
 from domain.text import valid_text
@@ -39,29 +48,6 @@ from domain.usage import Usage
 class PromptRequest:
     session_id: str
     content: tuple[UserInputBlock, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnLimits:
-    max_turn_requests: int = 50
-    max_tokens: int = 8192
-
-
-PLAN_MODE_PROMPT = (
-    "\n\nThe session is in plan mode. You may read and search, but you must not change "
-    "files or run commands: write_file, edit_file and bash are refused. Study the task, then "
-    "end with a concise, step-by-step plan that names the files to change, and call "
-    "exit_plan_mode with it to ask the user to approve it."
-)
-
-
-def default_system_prompt(session: Session, mode: str = ModeId.DEFAULT) -> str:
-    prompt = (
-        "You are iac-code, an AI coding agent working with a developer through their editor.\n"
-        f"The working directory of this session is {session.cwd}.\n"
-        "Be precise and concise; say what you did and what you did not do."
-    )
-    return prompt + PLAN_MODE_PROMPT if mode == ModeId.PLAN else prompt
 
 
 @dataclass(slots=True)
@@ -84,8 +70,12 @@ class Prompt:
     """Run one prompt turn: the agent loop from the user's message to a stop reason.
 
     - One turn at a time per session: a second prompt meanwhile raises SessionBusy.
+    - A prompt that calls a slash command runs the command instead (RunCommand).
     - Every message is committed as it completes, in its own short transaction; no
       transaction is open while the model streams.
+    - Before each model request the context's size is estimated; past the threshold it is
+      compacted first. A request the provider refuses as too long is compacted and retried
+      once.
     - Cancellation ends the turn with CANCELLED; what the user saw of the reply is kept.
     - A provider failure is shown to the user as a notice, then raised as ModelError.
     - Tool uses run in order through the ToolPhase (permissions included); their results
@@ -95,47 +85,63 @@ class Prompt:
     def __init__(
         self,
         *,
-        uow: UnitOfWork,
         registry: SessionRegistry,
         llm: LLMClient,
         sink: EventSink,
         clock: Clock,
         ids: IdGenerator,
-        limits: TurnLimits,
         tools: ToolPhase,
-        catalog: Catalog,
+        requests: RequestBuilder,
+        log: SessionLog,
+        meter: ContextMeter,
+        compactor: Compactor,
+        commands: CommandRegistry,
+        run_command: RunCommand,
     ) -> None:
-        self._uow = uow
         self._registry = registry
         self._llm = llm
         self._sink = sink
         self._clock = clock
         self._ids = ids
-        self._limits = limits
         self._tools = tools
-        self._catalog = catalog
+        self._requests = requests
+        self._log = log
+        self._meter = meter
+        self._compactor = compactor
+        self._commands = commands
+        self._run_command = run_command
 
     async def execute(self, request: PromptRequest) -> PromptResult:
         active = self._registry.require(request.session_id)
-        if not self._llm.has_credentials():
+        call = self._command_in(request.content)
+        if call is None and not self._llm.has_credentials():
             raise AuthRequired(
                 "No API key is configured for the model provider.", methodId="api-key"
             )
         control = active.begin_turn()
         try:
-            return await self._run(active.session, control, request.content)
+            if call is not None:
+                return await self._run_command.execute(
+                    active.session, control, call, request.content
+                )
+            return await self._run(active.session, control, _unescaped(request.content))
         finally:
             active.end_turn(control)
+
+    def _command_in(self, content: tuple[UserInputBlock, ...]) -> CommandCall | None:
+        first = next((b for b in content if isinstance(b, TextBlock)), None)
+        return parse_command(first.text, self._commands.names) if first else None
 
     async def _run(
         self, session: Session, control: TurnControl, content: tuple[UserInputBlock, ...]
     ) -> PromptResult:
-        turn = Turn(started_at=self._clock.now(), max_requests=self._limits.max_turn_requests)
+        limits = self._requests.limits
+        turn = Turn(started_at=self._clock.now(), max_requests=limits.max_turn_requests)
         # The thought level holds for the whole turn: the provider requires every assistant
         # message of a tool loop to start with thinking once thinking is on, so it may not
         # switch on halfway.
         thought_level = session.thought_level
-        await self._append(
+        await self._log.append(
             session,
             Message(
                 id=self._ids.message_id(),
@@ -158,7 +164,7 @@ class Prompt:
             raise
         finally:
             # Also on failure or outside cancellation: the turn's usage is never lost.
-            await self._record(session, turn, error)
+            await self._log.record(session, turn, error)
         return PromptResult(stop_reason=stop, usage=turn.usage)
 
     async def _loop(
@@ -186,46 +192,100 @@ class Prompt:
     async def _request(
         self, session: Session, control: TurnControl, turn: Turn, thought_level: str
     ) -> ModelStop | None:
-        """One model call. Returns its stop, or None when the turn was cancelled meanwhile."""
-        message_id = self._ids.message_id()
-        reply = _Reply()
-        request = self._model_request(session, thought_level)
+        """One model call (compacting first if needed). Returns its stop, or None when the
+        turn was cancelled meanwhile."""
         try:
-            response = await control.guard(self._consume(session, request, message_id, reply))
+            if not await self._make_room(session, control, turn, thought_level):
+                return ModelStop.END_TURN
+            try:
+                streamed = await self._stream(session, control, turn, thought_level)
+            except ContextOverflow:
+                # The estimate was short of the provider's count: compact, then once more.
+                if not await self._make_room(session, control, turn, thought_level, force=True):
+                    return ModelStop.END_TURN
+                streamed = await self._stream(session, control, turn, thought_level)
         except TurnCancelled:
-            turn.record_request(Usage())
-            await self._keep_partial(session, message_id, reply)
             return None
-        except ModelError:
-            await self._keep_partial(session, message_id, reply)
-            raise
-        turn.record_request(response.usage)
+        if streamed is None:
+            return None
+        message_id, response = streamed
+        cost = self._meter.cost(session, response.usage)
+        turn.record_request(response.usage, cost)
+        session.charge(response.usage, cost)
         if response.content:
-            await self._append(
+            await self._log.append(
                 session,
                 Message(
                     id=message_id,
                     role=Role.ASSISTANT,
                     content=response.content,
                     created_at=self._clock.now(),
+                    context_tokens=response.usage.total_tokens,
                 ),
             )
+        await self._sink.emit(session.id, self._meter.report(session, response.usage.total_tokens))
         return response.stop
 
-    def _model_request(self, session: Session, thought_level: str) -> ModelRequest:
-        """The request for the session's current model and mode (both may change mid-turn)."""
-        model = self._catalog.model(session.model)
-        thinking = model.thinking_plan(thought_level, self._limits.max_tokens)
-        mode = self._tools.mode_of(session)
-        return ModelRequest(
-            model=session.model,
-            system=default_system_prompt(session, mode),
-            # A model that cannot read images gets each one as its `[image: …]` marker.
-            messages=tuple(provider_view(session.messages, images=model.images)),
-            max_tokens=thinking.max_tokens,
-            thinking_budget=thinking.budget,
-            tools=self._tools.definitions(session),
+    async def _stream(
+        self, session: Session, control: TurnControl, turn: Turn, thought_level: str
+    ) -> tuple[MessageId, ModelResponse] | None:
+        message_id = self._ids.message_id()
+        reply = _Reply()
+        request = self._requests.build(session, thought_level)
+        try:
+            response = await control.guard(self._consume(session, request, message_id, reply))
+        except TurnCancelled:
+            turn.record_request(Usage())
+            await self._keep_partial(session, message_id, reply)
+            return None
+        except ContextOverflow:
+            if reply.seen():  # not a refusal up front: the stream had begun
+                await self._keep_partial(session, message_id, reply)
+                raise ModelRequestRejected(
+                    "The provider ran out of context while answering."
+                ) from None
+            raise
+        except ModelError:
+            await self._keep_partial(session, message_id, reply)
+            raise
+        return message_id, response
+
+    async def _make_room(
+        self,
+        session: Session,
+        control: TurnControl,
+        turn: Turn,
+        thought_level: str,
+        *,
+        force: bool = False,
+    ) -> bool:
+        """Compact the context if the next request would not fit well. False: it cannot
+        fit, and the user was told why (the turn ends; nothing is lost)."""
+        max_tokens = self._requests.max_tokens(session, thought_level)
+        overhead = self._requests.overhead(session)
+        used = self._meter.estimate(session, overhead=overhead)
+        if not force and not self._meter.needs_compaction(session, used, max_tokens):
+            return True
+        try:
+            await self._compactor.compact(session, control, turn, before=used, overhead=overhead)
+            return True
+        except NothingToCompact:
+            problem = "there is nothing older to summarise"
+        except CompactionFailed as exc:
+            problem = f"compaction failed: {exc}"
+        if not force and self._meter.fits(session, used, max_tokens):
+            await self._tell(session, f"\n\n[Context not compacted ({problem}); going on.]\n\n")
+            return True
+        await self._tell(
+            session,
+            f"\n\n[The conversation no longer fits in {session.model}'s context window and "
+            f"{problem}. Nothing was lost: try /compact with a focus, /clear, or a model "
+            "with a larger window.]\n\n",
         )
+        return False
+
+    async def _tell(self, session: Session, text: str) -> None:
+        await self._sink.emit(session.id, Notice(message_id=self._ids.message_id(), text=text))
 
     async def _consume(
         self, session: Session, request: ModelRequest, message_id: MessageId, reply: _Reply
@@ -251,7 +311,7 @@ class Prompt:
 
     async def _keep_partial(self, session: Session, message_id: MessageId, reply: _Reply) -> None:
         if seen := reply.seen():
-            await self._append(
+            await self._log.append(
                 session,
                 Message(
                     id=message_id,
@@ -274,7 +334,7 @@ class Prompt:
             else (f"Not run: this turn reached its limit of {turn.max_requests} model requests.")
         )
         results = await self._tools.run(session, control, uses, refusal=refusal)
-        await self._append(
+        await self._log.append(
             session,
             Message(
                 id=self._ids.message_id(),
@@ -284,15 +344,13 @@ class Prompt:
             ),
         )
 
-    async def _append(self, session: Session, message: Message) -> None:
-        titled = session.add_message(message)
-        async with self._uow as uow:
-            await uow.sessions.append_message(session, message)
-            await uow.commit()
-        if titled and session.title:
-            await self._sink.emit(session.id, SessionTitleChanged(title=session.title))
 
-    async def _record(self, session: Session, turn: Turn, error: str | None) -> None:
-        async with self._uow as uow:
-            await uow.sessions.record_turn(session.id, turn, error)
-            await uow.commit()
+def _unescaped(content: tuple[UserInputBlock, ...]) -> tuple[UserInputBlock, ...]:
+    """`//word` in the first text block reaches the model as `/word`."""
+    for index, block in enumerate(content):
+        if isinstance(block, TextBlock):
+            text = unescape(block.text)
+            if text == block.text:
+                return content
+            return (*content[:index], TextBlock(text=text), *content[index + 1 :])
+    return content

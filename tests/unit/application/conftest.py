@@ -1,13 +1,24 @@
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
+from application.commands import CommandRegistry
 from application.runtime import SessionRegistry
+from application.use_cases.announce import AnnounceSession
+from application.use_cases.commands.context import ClearCommand, CompactCommand
+from application.use_cases.commands.info import HelpCommand, UsageCommand
+from application.use_cases.commands.run import RunCommand
+from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
+from application.use_cases.compaction import Compactor
+from application.use_cases.context_meter import CompactionPolicy, ContextMeter
 from application.use_cases.lifecycle import CancelTurn, CloseSession
 from application.use_cases.load_session import LoadSession, StoredSessions
+from application.use_cases.model_request import RequestBuilder, TurnLimits
 from application.use_cases.new_session import NewSession
-from application.use_cases.prompt import Prompt, TurnLimits
+from application.use_cases.prompt import Prompt
+from application.use_cases.session_log import SessionLog
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
+from application.use_cases.sessions import RenameSession
 from application.use_cases.tool_phase import ToolPhase
 from domain.config import Catalog
 from domain.models import ModelInfo
@@ -39,6 +50,9 @@ class World:
     tools: FakeTools
     asker: ScriptedAsker
     permission_timeout: float = 5.0
+    catalog: Catalog = CATALOG
+    policy: CompactionPolicy = field(default_factory=CompactionPolicy)
+    max_turn_requests: int = 50
 
     def tool_phase(self) -> ToolPhase:
         return ToolPhase(
@@ -48,12 +62,12 @@ class World:
             sink=self.sink,
             clock=self.clock,
             permission_timeout=self.permission_timeout,
-            catalog=CATALOG,
+            catalog=self.catalog,
             settings=self.settings(),
         )
 
     def settings(self) -> ChangeSettings:
-        return ChangeSettings(uow=self.uow, sink=self.sink, clock=self.clock, catalog=CATALOG)
+        return ChangeSettings(uow=self.uow, sink=self.sink, clock=self.clock, catalog=self.catalog)
 
     def new_session(self) -> NewSession:
         return NewSession(
@@ -62,25 +76,86 @@ class World:
             llm=self.llm,
             clock=self.clock,
             ids=self.ids,
-            catalog=CATALOG,
+            catalog=self.catalog,
             default_model="m1",
         )
 
-    def prompt(self, max_turn_requests: int = 50) -> Prompt:
-        return Prompt(
+    # The prompt's graph, wired as bootstrap/container.py wires it.
+    def requests(self) -> RequestBuilder:
+        limits = TurnLimits(max_turn_requests=self.max_turn_requests, max_tokens=1000)
+        return RequestBuilder(catalog=self.catalog, tools=self.tool_phase(), limits=limits)
+
+    def log(self) -> SessionLog:
+        return SessionLog(uow=self.uow, sink=self.sink)
+
+    def meter(self) -> ContextMeter:
+        return ContextMeter(catalog=self.catalog, policy=self.policy)
+
+    def compactor(self) -> Compactor:
+        return Compactor(
+            llm=self.llm,
+            log=self.log(),
+            sink=self.sink,
+            clock=self.clock,
+            ids=self.ids,
+            meter=self.meter(),
+        )
+
+    def commands(self) -> CommandRegistry:
+        meter, requests = self.meter(), self.requests()
+        rename = RenameSession(
             uow=self.uow,
+            stored=self.stored(),
+            registry=self.registry,
+            sink=self.sink,
+            clock=self.clock,
+        )
+        return CommandRegistry(
+            [
+                lambda: CompactCommand(compactor=self.compactor(), meter=meter, requests=requests),
+                lambda: ClearCommand(
+                    log=self.log(), sink=self.sink, clock=self.clock, meter=meter, requests=requests
+                ),
+                lambda: RenameCommand(rename=rename),
+                lambda: ModelCommand(settings=self.settings(), catalog=self.catalog),
+                lambda: ModeCommand(settings=self.settings(), catalog=self.catalog),
+                lambda: UsageCommand(meter=meter, requests=requests, sink=self.sink),
+                HelpCommand,
+            ]
+        )
+
+    def prompt(self, max_turn_requests: int | None = None) -> Prompt:
+        if max_turn_requests is not None:
+            self.max_turn_requests = max_turn_requests
+        commands = self.commands()
+        return Prompt(
             registry=self.registry,
             llm=self.llm,
             sink=self.sink,
             clock=self.clock,
             ids=self.ids,
-            limits=TurnLimits(max_turn_requests=max_turn_requests, max_tokens=1000),
             tools=self.tool_phase(),
-            catalog=CATALOG,
+            requests=self.requests(),
+            log=self.log(),
+            meter=self.meter(),
+            compactor=self.compactor(),
+            commands=commands,
+            run_command=RunCommand(
+                registry=commands, log=self.log(), sink=self.sink, clock=self.clock, ids=self.ids
+            ),
+        )
+
+    def announce(self) -> AnnounceSession:
+        return AnnounceSession(
+            sessions=self.registry,
+            commands=self.commands(),
+            sink=self.sink,
+            meter=self.meter(),
+            requests=self.requests(),
         )
 
     def load(self) -> LoadSession:
-        return LoadSession(stored=self.stored(), sink=self.sink, catalog=CATALOG)
+        return LoadSession(stored=self.stored(), sink=self.sink, catalog=self.catalog)
 
     def stored(self) -> StoredSessions:
         return StoredSessions(uow=self.uow, registry=self.registry)

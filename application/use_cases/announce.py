@@ -1,0 +1,42 @@
+from application.commands import CommandRegistry
+from application.ports.event_sink import EventSink
+from application.runtime import SessionRegistry
+from application.use_cases.context_meter import ContextMeter
+from application.use_cases.model_request import RequestBuilder
+from domain.events import CommandsAvailable
+
+
+class AnnounceSession:
+    """What a client learns about a session right after opening it: the slash commands it
+    offers and how full its context is. Sent after the response that opened the session
+    (clients attach their handlers for a session once they know its id)."""
+
+    def __init__(
+        self,
+        *,
+        sessions: SessionRegistry,
+        commands: CommandRegistry,
+        sink: EventSink,
+        meter: ContextMeter,
+        requests: RequestBuilder,
+    ) -> None:
+        self._sessions = sessions
+        self._commands = commands
+        self._sink = sink
+        self._meter = meter
+        self._requests = requests
+
+    async def execute(self, session_id: str) -> None:
+        active = self._sessions.find(session_id)
+        if active is None:
+            return
+        session = active.session
+        await self._sink.emit(session.id, CommandsAvailable(commands=self._commands.specs()))
+        used = self._meter.estimate(session, overhead=self._requests.overhead(session))
+        await self._sink.emit(session.id, self._meter.report(session, used))
+
+    async def commands_changed(self) -> None:
+        """The command list changed: every open session is sent the new one."""
+        event = CommandsAvailable(commands=self._commands.specs())
+        for session_id in self._sessions.open_ids():
+            await self._sink.emit(session_id, event)
