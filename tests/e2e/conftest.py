@@ -1,6 +1,7 @@
 """Drive the real `iac-code acp` process with the official ACP client, validating every
 message on the wire against the SDK's per-method schemas."""
 
+import asyncio
 import json
 import shutil
 import sys
@@ -174,3 +175,12 @@ def anthropic_env(server: ScriptedAnthropic, **extra: str) -> dict[str, str]:
         "IAC_CODE_MAX_RETRIES": "0",
         **extra,
     }
+
+
+async def until(condition: Callable[[], bool], agent: Agent, bound: float = 60) -> None:
+    """Poll a condition the client records (the SDK offers no event for an update)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + bound
+    while not condition():
+        assert loop.time() < deadline, f"gave up waiting; agent stderr:\n{agent.stderr()}"
+        await asyncio.sleep(0.01)

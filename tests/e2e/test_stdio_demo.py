@@ -2,7 +2,6 @@
 permission requests and cancel work without an API key."""
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,7 @@ from acp import text_block
 
 from adapters.llm.demo_script import next_step
 from domain.content import TextBlock
-from tests.e2e.conftest import DEMO, Agent, Spawn
+from tests.e2e.conftest import DEMO, Agent, Spawn, until
 from tests.factories import MessageFactory
 
 pytestmark = pytest.mark.e2e
@@ -97,12 +96,3 @@ async def test_cancel_stops_a_slow_demo_reply_mid_stream(spawn: Spawn, workdir: 
         seen = agent.client.agent_text()
     assert result.stop_reason == "cancelled"
     assert seen and full.startswith(seen) and seen != full  # cut short, not finished
-
-
-async def until(condition: Callable[[], bool], agent: Agent, bound: float = 60) -> None:
-    """Poll a condition the client records (the SDK offers no event for an update)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + bound
-    while not condition():
-        assert loop.time() < deadline, f"gave up waiting; agent stderr:\n{agent.stderr()}"
-        await asyncio.sleep(0.01)
