@@ -41,6 +41,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/sessions.py
 	$(BIN)/python bench/http_load.py
+	$(BIN)/python bench/long_session.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache
