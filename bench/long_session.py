@@ -27,7 +27,7 @@ from acp import spawn_agent_process, text_block
 from acp.schema import RequestPermissionResponse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.support.scripted_anthropic import (  # noqa: E402
+from tests.support.scripted_anthropic import (
     ScriptedAnthropic,
     StreamReply,
     text,
@@ -89,7 +89,7 @@ async def run(turns: int) -> None:
         project = Path(tmp) / "project"
         project.mkdir()
         for i in range(5):
-            (project / f"big{i}.txt").write_text(("line of code %d\n" % i) * (FILE_CHARS // 16))
+            (project / f"big{i}.txt").write_text(f"line of code {i}\n" * (FILE_CHARS // 16))
         server.script(*[AgentLikeReply(sizes=sizes) for _ in range(turns * 3)])
         env = {
             "IAC_CODE_CONFIG_DIR": str(Path(tmp) / "config"),
