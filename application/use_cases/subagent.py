@@ -13,7 +13,7 @@ from application.ports.tools import (
     ToolRunner,
 )
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
-from domain.history import provider_view
+from domain.context import model_view
 from domain.message import Message, Role
 from domain.stop_reason import ModelStop
 from domain.tools import READ_ONLY_TOOLS
@@ -117,7 +117,7 @@ class SubAgentTools(ToolRunner):
         request = ModelRequest(
             model=context.model,
             system=SUBAGENT_SYSTEM.format(cwd=context.cwd),
-            messages=tuple(provider_view(messages)),
+            messages=tuple(model_view(messages)),
             max_tokens=self._max_tokens,
             tools=tools,
         )
