@@ -199,7 +199,7 @@ class Prompt:
         except ModelError:
             await self._keep_partial(session, message_id, reply)
             raise
-        turn.record_request(response.usage)
+        turn.record_request(response.usage, self._catalog.model(request.model).cost(response.usage))
         if response.content:
             await self._append(
                 session,
