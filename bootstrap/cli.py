@@ -28,8 +28,11 @@ def _parser() -> argparse.ArgumentParser:
     session_commands = sessions.add_subparsers(dest="sessions_command", required=True)
     listing = session_commands.add_parser("list", help="stored sessions, newest first")
     listing.add_argument("--cwd", help="only sessions of exactly this directory")
-    show = session_commands.add_parser("show", help="one session and its conversation")
+    show = session_commands.add_parser(
+        "show", help="one session: tokens and cost per turn and in total, and its conversation"
+    )
     show.add_argument("session_id")
+    show.add_argument("--json", action="store_true", help="print JSON (without the conversation)")
     rename = session_commands.add_parser("rename", help="give a session another title")
     rename.add_argument("session_id")
     rename.add_argument("title")
@@ -76,7 +79,7 @@ def _sessions(args: argparse.Namespace, settings: Settings) -> int:
             cwd = str(Path(args.cwd).resolve()) if args.cwd else None
             return cli.run(settings, lambda c: cli.list_sessions(c, cwd, out))
         case "show":
-            return cli.run(settings, lambda c: cli.show_session(c, args.session_id, out))
+            return cli.run(settings, lambda c: cli.show_session(c, args.session_id, args.json, out))
         case "rename":
             return cli.run(
                 settings, lambda c: cli.rename_session(c, args.session_id, args.title, out)

@@ -52,12 +52,14 @@ from domain.modes import offered_modes
 
 
 def build_catalog(settings: Settings) -> Catalog:
+    overrides = settings.catalogue_overrides
     if settings.provider == "demo":
-        models = catalogue("demo")
+        models = catalogue("demo", overrides=overrides)
     else:
-        models = catalogue(settings.provider, only=settings.models)
+        models = catalogue(settings.provider, only=settings.models, overrides=overrides)
         if settings.model not in {m.id for m in models}:  # the configured model comes first
-            models = (*catalogue(settings.provider, only=(settings.model,)), *models)
+            only = (settings.model,)
+            models = (*catalogue(settings.provider, only=only, overrides=overrides), *models)
     return Catalog(
         modes=offered_modes(allow_bypass=settings.allow_bypass),
         models=models,

@@ -1,6 +1,7 @@
-"""`iac-code sessions list|show|import`: the session store for a person at a terminal."""
+"""`iac-code sessions list|show|rename|import`: the session store for a person at a terminal."""
 
 import asyncio
+import json
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -11,6 +12,7 @@ from application.errors import SessionNotFound
 from application.use_cases.import_sessions import ImportSessions
 from application.use_cases.load_session import replay_events
 from bootstrap.container import Container, migrated_container
+from bootstrap.session_usage import currency_of, session_usage_json, turn_rows
 from bootstrap.settings import Settings
 from bootstrap.version import package_version
 from domain.errors import InvalidTitle
@@ -57,13 +59,18 @@ async def list_sessions(container: Container, cwd: str | None, out: TextIO) -> i
     return 0
 
 
-async def show_session(container: Container, session_id: str, out: TextIO) -> int:
+async def show_session(container: Container, session_id: str, as_json: bool, out: TextIO) -> int:
     async with container.uow() as uow:
         session = await uow.sessions.get(SessionId(session_id))
         records = await uow.sessions.tool_calls(SessionId(session_id)) if session else {}
+        turns = await uow.sessions.turn_records(SessionId(session_id)) if session else []
     if session is None:
         sys.stderr.write(f"iac-code: no session {session_id!r}\n")
         return 1
+    currency = currency_of(container.catalog(), session.model)
+    if as_json:
+        out.write(json.dumps(session_usage_json(session, turns, currency), indent=2) + "\n")
+        return 0
     table(
         [
             ["ID", session.id],
@@ -76,6 +83,11 @@ async def show_session(container: Container, session_id: str, out: TextIO) -> in
         ],
         out,
     )
+    out.write("\n")
+    if turns:
+        table(turn_rows(turns, currency), out)
+    else:
+        out.write("No turns.\n")
     out.write("\n")
     for event in replay_events(session.messages, records):
         out.write(_line(event))

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapters.llm.catalogue import ModelOverride
+from bootstrap.catalogue_config import parse_catalogue
 from domain.models import ThoughtLevel
 from domain.modes import ModeId
 
@@ -42,8 +44,12 @@ class Settings:
     bash_max_timeout: float = 600.0
     max_message_bytes: int = 10 * 2**20  # one stdio line; the HTTP body limit's default
     demo_pace: float = 40.0  # the demo model's tokens per second; 0 streams at once
-    compact_at: float = 0.85  # of the context window: past it, the context is compacted
-    compact_keep_turns: int = 2  # the last user turns a compaction keeps verbatim
+    # Compact the history once a request would fill this fraction of the model's context
+    # window, keeping this many of the latest user turns word for word.
+    compact_at: float = 0.85
+    compact_keep_turns: int = 2
+    # config.toml's [catalogue."<model id>"] tables, applied over the built-in catalogue.
+    catalogue_overrides: Mapping[str, ModelOverride] = field(default_factory=dict)
 
     @property
     def has_credentials(self) -> bool:
@@ -75,6 +81,8 @@ _ENV = {  # setting -> environment variables, first set wins
     "bash_max_timeout": ("IAC_CODE_BASH_MAX_TIMEOUT",),
     "max_message_bytes": ("IAC_CODE_MAX_MESSAGE_BYTES",),
     "demo_pace": ("IAC_CODE_DEMO_PACE",),
+    "compact_at": ("IAC_CODE_COMPACT_AT",),
+    "compact_keep_turns": ("IAC_CODE_COMPACT_KEEP_TURNS",),
 }
 _FLOATS = {"request_timeout", "permission_timeout", "bash_timeout", "bash_max_timeout"}
 _INTS = {
@@ -83,8 +91,16 @@ _INTS = {
     "max_retries",
     "max_message_bytes",
     "max_image_bytes",
+    "compact_keep_turns",
 }
-_POSITIVE = {"max_turn_requests", "max_tokens", "max_message_bytes", "max_image_bytes"}
+# compact_keep_turns >= 1: the latest user turn (the one being answered) is never summarised.
+_POSITIVE = {
+    "max_turn_requests",
+    "max_tokens",
+    "max_message_bytes",
+    "max_image_bytes",
+    "compact_keep_turns",
+}
 _CHOICES = {"thought_level": tuple(ThoughtLevel), "default_mode": tuple(ModeId)}
 
 
@@ -100,6 +116,11 @@ def _convert(name: str, value: Any) -> Any:
             if not pace >= 0:
                 raise ValueError("must be 0 or more")
             return pace
+        if name == "compact_at":
+            fraction = float(value)
+            if not 0 < fraction <= 1:
+                raise ValueError("a fraction of the context window, more than 0 and at most 1")
+            return fraction
         if name in _FLOATS:
             seconds = float(value)
             if not seconds > 0:
@@ -131,6 +152,11 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise SettingsError(f"{config_file}: {exc}") from None
         values.update({k: _convert(k, v) for k, v in data.items() if k in _ENV})
+        if "catalogue" in data:
+            try:
+                values["catalogue_overrides"] = parse_catalogue(data["catalogue"])
+            except ValueError as exc:
+                raise SettingsError(f"{config_file}: {exc}") from None
     for name, variables in _ENV.items():
         found = next((env[v] for v in variables if env.get(v)), None)
         if found is not None:

@@ -3,6 +3,7 @@
 from collections.abc import Mapping
 from typing import Any
 
+from application.ports.session_repository import TurnRecord
 from domain.content import (
     AudioBlock,
     ContentBlock,
@@ -257,3 +258,20 @@ def decision_to_row(session_id: str, decision: PermissionDecision) -> dict[str, 
         "decided_by": decision.decided_by.value,
         "decided_at": decision.decided_at,
     }
+
+
+def turn_record_from_row(row: Mapping[Any, Any]) -> TurnRecord:
+    return TurnRecord(
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        stop_reason=row["stop_reason"],
+        requests=row["requests"],
+        usage=Usage(
+            input_tokens=row["input_tokens"],
+            output_tokens=row["output_tokens"],
+            cache_read_tokens=row["cache_read_tokens"],
+            cache_write_tokens=row["cache_write_tokens"],
+        ),
+        cost=row["cost"],
+        error=row["error"],
+    )

@@ -13,8 +13,9 @@ from adapters.persistence.mappers import (
     session_to_row,
     tool_call_from_row,
     tool_call_to_row,
+    turn_record_from_row,
 )
-from application.ports.session_repository import SessionRepository, SessionSummary
+from application.ports.session_repository import SessionRepository, SessionSummary, TurnRecord
 from domain.ids import SessionId
 from domain.message import Message
 from domain.permission import PermissionDecision, PermissionOption, PermissionRules
@@ -173,6 +174,13 @@ class SqlAlchemySessionRepository(SessionRepository):
         await self._db.execute(
             insert(tables.permission_decisions).values(decision_to_row(session_id, decision))
         )
+
+    async def turn_records(self, session_id: SessionId) -> list[TurnRecord]:
+        t = tables.turns
+        rows = await self._db.execute(
+            select(t).where(t.c.session_id == session_id).order_by(t.c.started_at, t.c.id)
+        )
+        return [turn_record_from_row(r) for r in rows.mappings()]
 
     async def tool_calls(self, session_id: SessionId) -> dict[str, ToolCallRecord]:
         ids = [sid for sid, _ in await self._lineage(session_id)]

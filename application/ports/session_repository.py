@@ -9,6 +9,7 @@ from domain.permission import PermissionDecision
 from domain.session import Session
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
+from domain.usage import Usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -18,6 +19,19 @@ class SessionSummary:
     title: str | None
     updated_at: datetime
     message_count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnRecord:
+    """One stored turn: when, how it ended, what it used and cost (None: not priced)."""
+
+    started_at: datetime
+    finished_at: datetime | None
+    stop_reason: str | None
+    requests: int
+    usage: Usage
+    cost: float | None
+    error: str | None
 
 
 class SessionRepository(Protocol):
@@ -51,6 +65,10 @@ class SessionRepository(Protocol):
     @abstractmethod
     async def record_permission(self, session_id: SessionId, decision: PermissionDecision) -> None:
         """Store a permission decision; remembered ones come back as the session's rules."""
+
+    @abstractmethod
+    async def turn_records(self, session_id: SessionId) -> list[TurnRecord]:
+        """The session's own recorded turns (not a fork's source's), oldest first."""
 
     @abstractmethod
     async def tool_calls(self, session_id: SessionId) -> dict[str, ToolCallRecord]:

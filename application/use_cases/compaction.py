@@ -140,7 +140,7 @@ class Compactor:
             response = await control.guard(self._complete(request))
         except ModelError as exc:
             raise CompactionFailed(str(exc)) from exc
-        cost = self._meter.cost(session, response.usage)
+        cost = self._meter.cost(request.model, response.usage)
         turn.add_usage(response.usage, cost)
         session.charge(response.usage, cost)
         summary = "".join(b.text for b in response.content if isinstance(b, TextBlock)).strip()

@@ -50,8 +50,8 @@ class ContextMeter:
         so that work can go on for a while before the next one."""
         return int(self.policy.compact_at * self.window(session) / 2)
 
-    def cost(self, session: Session, usage: Usage) -> float | None:
-        return self._catalog.model(session.model).cost(usage)
+    def cost(self, model: str, usage: Usage) -> float | None:
+        return self._catalog.model(model).cost(usage)
 
     def report(self, session: Session, used: int) -> UsageUpdated:
         prices = self._catalog.model(session.model).prices

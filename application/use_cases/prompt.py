@@ -208,8 +208,9 @@ class Prompt:
             return None
         if streamed is None:
             return None
-        message_id, response = streamed
-        cost = self._meter.cost(session, response.usage)
+        message_id, model, response = streamed
+        # Priced as the model that answered: the session's may have changed meanwhile.
+        cost = self._meter.cost(model, response.usage)
         turn.record_request(response.usage, cost)
         session.charge(response.usage, cost)
         if response.content:
@@ -228,7 +229,7 @@ class Prompt:
 
     async def _stream(
         self, session: Session, control: TurnControl, turn: Turn, thought_level: str
-    ) -> tuple[MessageId, ModelResponse] | None:
+    ) -> tuple[MessageId, str, ModelResponse] | None:
         message_id = self._ids.message_id()
         reply = _Reply()
         request = self._requests.build(session, thought_level)
@@ -248,7 +249,7 @@ class Prompt:
         except ModelError:
             await self._keep_partial(session, message_id, reply)
             raise
-        return message_id, response
+        return message_id, request.model, response
 
     async def _make_room(
         self,

@@ -14,7 +14,7 @@ from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest
 from application.ports.permissions import PermissionAsker, PermissionRequest
 from application.ports.project_rules import ProjectRuleRepository
-from application.ports.session_repository import SessionRepository, SessionSummary
+from application.ports.session_repository import SessionRepository, SessionSummary, TurnRecord
 from application.ports.tools import (
     Progress,
     ToolContext,
@@ -97,7 +97,23 @@ class InMemorySessionRepository(SessionRepository):
         self.stored[session.id].settings = _settings(session)
 
     async def record_turn(self, session_id: SessionId, turn: Turn, error: str | None) -> None:
-        self.turns.append((session_id, turn, error))
+        self.turns.append((session_id, replace(turn), error))  # a snapshot, as stored
+
+    async def turn_records(self, session_id: SessionId) -> list[TurnRecord]:
+        mine = [
+            TurnRecord(
+                started_at=turn.started_at,
+                finished_at=turn.finished_at,
+                stop_reason=turn.stop_reason.value if turn.stop_reason else None,
+                requests=turn.requests,
+                usage=turn.usage,
+                cost=turn.cost,
+                error=error,
+            )
+            for sid, turn, error in self.turns
+            if sid == session_id
+        ]
+        return sorted(mine, key=lambda r: r.started_at)  # stable: recording order breaks ties
 
     async def record_tool_call(self, session_id: SessionId, record: ToolCallRecord) -> None:
         self.stored[session_id].tool_calls[record.id] = record

@@ -2,19 +2,23 @@
 by the use-case tests. If the fake drifts from the real thing, these fail."""
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
+from application.ports.session_repository import TurnRecord
 from application.ports.unit_of_work import UnitOfWork
 from domain.content import TextBlock
 from domain.ids import SessionId, ToolCallId
 from domain.message import Message
 from domain.permission import Decider, PermissionDecision, PermissionOption
 from domain.session import Session
+from domain.stop_reason import StopReason
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolKind
+from domain.turn import Turn
+from domain.usage import Usage
 from tests.factories import T0, MessageFactory, SessionFactory
 from tests.fakes.ports import FakeUnitOfWork, InMemorySessionRepository
 
@@ -212,3 +216,56 @@ async def test_list_orders_by_update_then_id_and_pages_by_key(uow: UowFactory) -
         assert [s.session_id for s in rest] == ["s1", "s0"]
         everything = await u.sessions.list_page(cwd=None, after=None, limit=10)
         assert other.id in [s.session_id for s in everything]
+
+
+def finished_turn(at: datetime, usage: Usage, cost: float | None, reason: StopReason) -> Turn:
+    turn = Turn(started_at=at, max_requests=5)
+    turn.record_request(usage, cost)
+    turn.finish(reason, at=at + timedelta(seconds=2))
+    return turn
+
+
+async def test_turn_records_come_back_oldest_first_with_usage_and_cost(uow: UowFactory) -> None:
+    session = await store(uow, SessionFactory())
+    other = await store(uow, SessionFactory())
+    small = Usage(input_tokens=7, output_tokens=3)
+    later = finished_turn(T0 + timedelta(minutes=5), small, None, StopReason.CANCELLED)
+    earlier = finished_turn(
+        T0,
+        Usage(input_tokens=100, output_tokens=20, cache_read_tokens=50, cache_write_tokens=10),
+        0.00123,
+        StopReason.END_TURN,
+    )
+    async with uow() as u:
+        await u.sessions.record_turn(session.id, later, "the model failed")
+        await u.sessions.record_turn(session.id, earlier, None)
+        await u.sessions.record_turn(other.id, earlier, None)
+        await u.commit()
+    earlier.add_usage(Usage(input_tokens=999), 1.0)  # what was stored stays as it was
+
+    fork = await fork_of(uow, session)
+    async with uow() as u:
+        records = await u.sessions.turn_records(session.id)
+        assert await u.sessions.turn_records(fork.id) == []  # a fork has only its own turns
+    assert records == [
+        TurnRecord(
+            started_at=T0,
+            finished_at=T0 + timedelta(seconds=2),
+            stop_reason="end_turn",
+            requests=1,
+            usage=Usage(
+                input_tokens=100, output_tokens=20, cache_read_tokens=50, cache_write_tokens=10
+            ),
+            cost=0.00123,
+            error=None,
+        ),
+        TurnRecord(
+            started_at=T0 + timedelta(minutes=5),
+            finished_at=T0 + timedelta(minutes=5, seconds=2),
+            stop_reason="cancelled",
+            requests=1,
+            usage=Usage(input_tokens=7, output_tokens=3),
+            cost=None,
+            error="the model failed",
+        ),
+    ]

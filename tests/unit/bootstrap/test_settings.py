@@ -105,3 +105,113 @@ def test_broken_config_file_is_reported(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text("provider = ")
     with pytest.raises(SettingsError, match=r"config\.toml"):
         load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+
+
+def test_compaction_settings_from_file_and_environment(tmp_path: Path) -> None:
+    defaults = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert (defaults.compact_at, defaults.compact_keep_turns) == (0.85, 2)
+    (tmp_path / "config.toml").write_text("compact_at = 0.5\ncompact_keep_turns = 4\n")
+    from_file = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert (from_file.compact_at, from_file.compact_keep_turns) == (0.5, 4)
+    from_env = load_settings(
+        {
+            "IAC_CODE_CONFIG_DIR": str(tmp_path),
+            "IAC_CODE_COMPACT_AT": "1",
+            "IAC_CODE_COMPACT_KEEP_TURNS": "1",
+        }
+    )
+    assert (from_env.compact_at, from_env.compact_keep_turns) == (1.0, 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("IAC_CODE_COMPACT_AT", "0"),
+        ("IAC_CODE_COMPACT_AT", "-0.5"),
+        ("IAC_CODE_COMPACT_AT", "1.01"),
+        ("IAC_CODE_COMPACT_AT", "nan"),
+        ("IAC_CODE_COMPACT_AT", "most"),
+        ("IAC_CODE_COMPACT_KEEP_TURNS", "0"),
+        ("IAC_CODE_COMPACT_KEEP_TURNS", "two"),
+    ],
+)
+def test_bad_compaction_settings_are_refused(tmp_path: Path, name: str, value: str) -> None:
+    setting = name.removeprefix("IAC_CODE_").lower()
+    with pytest.raises(SettingsError, match=setting):
+        load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), name: value})
+
+
+CATALOGUE = """
+[catalogue."claude-sonnet-4-5"]
+context_window = 1000000
+max_output_tokens = 64000
+input_price = 6      # per million tokens; a whole number is a price too
+cache_write_price = 7.5
+name = "Claude Sonnet 4.5 (1M)"
+
+[catalogue."local-model"]
+name = "Local"
+context_window = 32000
+thinking = false
+input_price = 0.5
+output_price = 1.5
+currency = "EUR"
+"""
+
+
+def test_config_catalogue_merges_over_the_built_in_one_and_adds_models(tmp_path: Path) -> None:
+    from bootstrap.container import build_catalog
+
+    (tmp_path / "config.toml").write_text(CATALOGUE)
+    settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    catalog = build_catalog(settings)
+    sonnet = catalog.model("claude-sonnet-4-5")
+    assert (sonnet.name, sonnet.context_window) == ("Claude Sonnet 4.5 (1M)", 1_000_000)
+    assert sonnet.prices is not None
+    assert (sonnet.prices.input, sonnet.prices.output, sonnet.prices.cache_write) == (6, 15, 7.5)
+    assert [m.id for m in catalog.models][-1] == "local-model"  # offered in the model option
+    local = catalog.model("local-model")
+    assert (local.name, local.context_window, local.thinking) == ("Local", 32_000, False)
+    assert local.prices is not None and local.prices.currency == "EUR"
+
+    chosen = load_settings(
+        {
+            "IAC_CODE_CONFIG_DIR": str(tmp_path),
+            "IAC_CODE_MODEL": "local-model",
+            "IAC_CODE_MODELS": "claude-haiku-4-5",
+        }
+    )
+    assert [m.name for m in build_catalog(chosen).models] == ["Local", "Claude Haiku 4.5"]
+
+
+@pytest.mark.parametrize(
+    ("toml", "names"),
+    [
+        ('[catalogue."m"]\ncontext_windw = 5', ['[catalogue."m"]', "context_windw", "unknown"]),
+        ('[catalogue."m"]\ncontext_window = "big"', ["context_window", "'big'"]),
+        ('[catalogue."m"]\ncontext_window = 0', ["context_window", "positive"]),
+        ('[catalogue."m"]\nmax_output_tokens = -1', ["max_output_tokens", "positive"]),
+        ('[catalogue."m"]\ncontext_window = 1.5', ["context_window", "whole number"]),
+        ('[catalogue."m"]\ncontext_window = true', ["context_window"]),
+        ('[catalogue."claude-opus-4-5"]\ninput_price = -1', ["claude-opus-4-5", "input_price"]),
+        ('[catalogue."claude-opus-4-5"]\noutput_price = "5"', ["output_price", "number"]),
+        ('[catalogue."claude-opus-4-5"]\ncache_read_price = nan', ["cache_read_price"]),
+        ('[catalogue."claude-opus-4-5"]\ncurrency = ""', ["currency", "non-empty"]),
+        ('[catalogue."claude-opus-4-5"]\nthinking = "no"', ["thinking", "true or false"]),
+        ('[catalogue."m"]\ninput_price = 1', ['[catalogue."m"]', "output_price"]),
+        ('[catalogue."demo"]\ncurrency = "EUR"', ['[catalogue."demo"]', "input_price"]),
+        ("catalogue = 3", ["catalogue must be a table"]),
+        ("[catalogue]\nm = 3", ['[catalogue."m"]', "table"]),
+    ],
+)
+def test_bad_catalogue_tables_are_refused_by_file_table_and_key(
+    tmp_path: Path, toml: str, names: list[str]
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(toml)
+    with pytest.raises(SettingsError) as caught:
+        load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    message = str(caught.value)
+    assert message.startswith(f"{config}: ")
+    for name in names:
+        assert name in message
