@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from application.errors import ContextOverflow, ModelUnavailable
+from application.errors import ContextOverflow, ModelRequestRejected, ModelUnavailable
 from application.ports.llm import ModelRequest, ModelResponse, TextChunk
 from application.use_cases.compaction import SUMMARY_MAX_TOKENS
 from application.use_cases.context_meter import CompactionPolicy
@@ -454,3 +454,46 @@ async def test_compact_command_cancelled_while_summarising(small: World) -> None
     small.llm.scripts = [answer("fourth answer", 1_000)]
     await small.prompt().execute(PromptRequest(session_id=sid, content=(TextBlock(text="go"),)))
     assert len(small.llm.requests[-1].messages) == 7
+
+
+async def test_a_turn_cancelled_while_compacting_keeps_its_prompt_uncompacted(
+    small: World,
+) -> None:
+    sid = await open_session(small)
+    await two_turns(small, sid, last_context=5_200)
+    asked = asyncio.Event()
+
+    async def hang(_: ModelRequest) -> AsyncIterator:
+        asked.set()
+        await asyncio.Event().wait()
+        yield TextChunk(text="unreachable")
+
+    small.llm.scripts = [hang]
+    running = asyncio.create_task(small.prompt().execute(ask(sid, "third question")))
+    await asked.wait()
+    small.cancel().execute(sid)
+
+    result = await asyncio.wait_for(running, 1)
+
+    assert result.stop_reason is StopReason.CANCELLED
+    assert len(small.llm.requests) == 3  # the summary request only
+    assert chat_texts(stored(small, sid))[-1] == ["third question"]
+    assert all(m.is_chat for m in stored(small, sid))
+
+
+async def test_an_overflow_in_the_middle_of_an_answer_is_not_retried(small: World) -> None:
+    async def overflows_midway(_: ModelRequest) -> AsyncIterator:
+        yield TextChunk(text="Half of")
+        raise ContextOverflow()
+
+    sid = await open_session(small)
+    await two_turns(small, sid, last_context=1_500)
+    small.llm.scripts = [overflows_midway]
+
+    with pytest.raises(ModelRequestRejected) as raised:
+        await small.prompt().execute(ask(sid, "third question"))
+
+    assert not isinstance(raised.value, ContextOverflow)
+    assert len(small.llm.requests) == 3  # no compaction, no retry
+    last = stored(small, sid)[-1]
+    assert last.interrupted and last.visible_text() == "Half of"
