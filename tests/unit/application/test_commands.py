@@ -429,3 +429,18 @@ async def test_the_registry_notifies_listeners_of_additions_only() -> None:
     assert registry.get("missing") is None
     made = registry.get("echo")
     assert isinstance(made, Echo) and made is not registry.get("echo")  # made afresh each use
+
+
+async def test_code_that_starts_with_a_double_slash_comment_reaches_the_model_unchanged(
+    world: World,
+) -> None:
+    # Only `//name` of a command is an escape; a pasted `// comment` is the user's text.
+    sid = await open_session(world)
+    pasted = "// Why does this loop never end?\nfor (;;) {}"
+    world.llm.scripts = [reply("It has no condition.")]
+
+    await world.prompt().execute(ask(sid, pasted))
+
+    (request,) = world.llm.requests
+    assert request.messages[0].content == (TextBlock(text=pasted),)
+    assert stored(world, sid)[0].content == (TextBlock(text=pasted),)

@@ -9,9 +9,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from application.errors import ContextOverflow, ModelRequestRejected, ModelUnavailable
-from application.ports.llm import ModelRequest, ModelResponse, TextChunk
+from application.ports.llm import ModelRequest, ModelResponse, TextChunk, ThinkingChunk
 from application.use_cases.compaction import SUMMARY_MAX_TOKENS
 from application.use_cases.context_meter import CompactionPolicy
+from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.prompt import PromptRequest
 from domain.compaction import SUMMARY_SYSTEM, instruction
 from domain.config import Catalog
@@ -497,3 +498,43 @@ async def test_an_overflow_in_the_middle_of_an_answer_is_not_retried(small: Worl
     assert len(small.llm.requests) == 3  # no compaction, no retry
     last = stored(small, sid)[-1]
     assert last.interrupted and last.visible_text() == "Half of"
+
+
+async def test_a_compaction_keeps_its_turns_across_a_load_after_a_cancelled_reply(
+    small: World,
+) -> None:
+    # The second reply is cancelled while the model thinks: stored with its thinking only.
+    # The compaction keeps from it (its long prompt is over the keep budget); the repair
+    # on load drops it, and the kept turns must not go with it.
+    small.policy = CompactionPolicy(compact_at=0.5, keep_turns=3)
+    sid = await open_session(small)
+    thought = asyncio.Event()
+
+    async def thinks_then_hangs(_: ModelRequest) -> AsyncIterator:
+        yield ThinkingChunk(text="Let me read the paste.")
+        thought.set()
+        await asyncio.Event().wait()
+
+    small.llm.scripts = [answer("first answer", 1_000), thinks_then_hangs]
+    await small.prompt().execute(ask(sid, "first question"))
+    cancelled = asyncio.create_task(small.prompt().execute(ask(sid, "x" * 10_000)))
+    await thought.wait()
+    small.cancel().execute(sid)
+    await cancelled
+    small.llm.scripts = [
+        answer("third answer", 5_200),
+        summary(),
+        answer("fourth answer", 2_000),
+        answer("fifth answer", 2_500),
+    ]
+    await small.prompt().execute(ask(sid, "third question"))
+    await small.prompt().execute(ask(sid, "fourth question"))  # compacted first
+    live = chat_texts(small.llm.requests[-1].messages)
+    await small.close().execute(sid)
+    await small.load().execute(LoadSessionRequest(session_id=sid, cwd="/home/dev/p"))
+
+    await small.prompt().execute(ask(sid, "fifth question"))
+
+    assert live[1:] == [["third answer"], ["fourth question"]]
+    # After the load the model must see what it saw before, and what followed.
+    assert chat_texts(small.llm.requests[-1].messages)[:3] == live

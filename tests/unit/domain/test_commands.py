@@ -67,3 +67,11 @@ def test_anything_else_goes_to_the_model_unchanged(text: str) -> None:
 def test_only_the_given_names_are_known() -> None:
     assert parse_command("/usage", KNOWN) is None
     assert parse_command("/usage", {"usage"}) == CommandCall(name="usage", argument="")
+
+
+def test_an_argument_on_the_next_line_after_a_windows_line_break() -> None:
+    # Clients on Windows send "\r\n": the command must still be read, not sent to the model.
+    assert parse_command("/clear\r\n", KNOWN) == CommandCall(name="clear", argument="")
+    assert parse_command("/compact\r\nthe parser", KNOWN) == CommandCall(
+        name="compact", argument="the parser"
+    )

@@ -17,6 +17,7 @@ from domain.context import (
     model_view,
     split_for_compaction,
 )
+from domain.history import repair
 from domain.ids import MessageId
 from domain.message import Compaction, Message, MessageKind, Role
 
@@ -374,3 +375,27 @@ def test_split_for_compaction_properties(chat: list[Message], keep_turns: int, b
             if chat[i].role is Role.ASSISTANT or not chat[i].tool_results
         ]
         assert later == []
+
+
+def test_a_kept_part_survives_the_repair_of_a_load() -> None:
+    # A reply cancelled while the model was thinking is stored with its thinking only. Here
+    # the split lands on it (the prompt before is over the budget), and the repair on load
+    # drops it: the model must still see what it saw before the load.
+    q1, a1, q2 = user("q1"), reply("a1"), user("p" * 10_000)
+    cut = _message(Role.ASSISTANT, ThinkingBlock(thinking="hmm"), interrupted=True)
+    q3, a3, q4 = user("q3"), reply("a3"), user("q4")
+    chat = [q1, a1, q2, cut, q3, a3, q4]
+    split = split_for_compaction(chat, keep_turns=3, keep_budget=size(chat[3:]))
+    history = [*chat, compaction("S", keep_from=chat[split])]
+
+    loaded = repair(history)
+
+    assert texts(model_view(loaded)) == texts(model_view(history))
+    assert texts(model_view(loaded)) == [[SUMMARY_HEADING + "S", "q3"], ["a3"], ["q4"]]
+
+
+def test_a_compaction_may_keep_from_the_first_message() -> None:
+    # The message at index 0 is a message like any other (0 is not "not found").
+    q1, a1 = user("q1"), reply("a1")
+    history = [q1, a1, compaction("S", keep_from=q1), user("q2")]
+    assert current_context(history).messages == [q1, a1, history[3]]
