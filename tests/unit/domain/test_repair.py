@@ -12,7 +12,7 @@ from domain.content import (
     ToolUseBlock,
 )
 from domain.history import INTERRUPTED_TOOL_RESULT, provider_view, repair
-from domain.message import Message, Role
+from domain.message import Message, MessageKind, Role
 from tests.factories import MessageFactory
 
 
@@ -144,3 +144,102 @@ def test_repair_keeps_prompts_separate_and_what_the_user_saw() -> None:
 def test_a_sound_history_needs_no_repair() -> None:
     history = [user(), reply(use("a")), user(result("a")), reply()]
     assert repair(history) == history
+
+
+# Commands and context markers: kept in place, each run of chat between them repaired alone.
+
+
+def marker(kind: MessageKind, role: Role = Role.ASSISTANT) -> Message:
+    return MessageFactory(role=role, kind=kind, content=(TextBlock(text=kind.value),))
+
+
+def test_markers_and_commands_stay_where_they_are() -> None:
+    history = [
+        user(),
+        reply(),
+        marker(MessageKind.COMMAND, Role.USER),
+        marker(MessageKind.COMMAND_OUTPUT),
+        user(),
+        reply(use("a")),
+        user(result("a")),
+        reply(),
+        marker(MessageKind.COMPACTION),
+        user(),
+        reply(),
+        marker(MessageKind.CLEAR),
+        user(),
+    ]
+    assert repair(history) == history
+
+
+def test_missing_results_are_synthesised_before_the_marker_that_ends_their_run() -> None:
+    prompt = user(TextBlock(text="after the clear"))
+    clear = marker(MessageKind.CLEAR)
+    history = [user(), reply(use("a")), clear, prompt, reply()]
+
+    repaired = repair(history)
+
+    assert [m.kind for m in repaired] == [
+        MessageKind.CHAT,
+        MessageKind.CHAT,
+        MessageKind.CHAT,
+        MessageKind.CLEAR,
+        MessageKind.CHAT,
+        MessageKind.CHAT,
+    ]
+    synthetic = repaired[2]
+    assert synthetic.role is Role.USER
+    assert synthetic.content == (
+        ToolResultBlock(tool_use_id="a", is_error=True, content=INTERRUPTED_TOOL_RESULT),
+    )
+    assert repaired[3] is clear
+    assert repaired[4] == prompt  # the prompt after the marker gets no results of the run before
+    assert repair(repaired) == repaired
+
+
+def test_a_command_between_a_tool_use_and_the_next_prompt_ends_the_run() -> None:
+    command = marker(MessageKind.COMMAND, Role.USER)
+    answer = marker(MessageKind.COMMAND_OUTPUT)
+    prompt = user(TextBlock(text="next"))
+    repaired = repair([user(), reply(use("a")), command, answer, prompt])
+    assert repaired[2].tool_results == (
+        ToolResultBlock(tool_use_id="a", is_error=True, content=INTERRUPTED_TOOL_RESULT),
+    )
+    assert repaired[3:] == [command, answer, prompt]
+
+
+def test_results_do_not_reach_across_a_marker() -> None:
+    # Results after a marker answer nothing in their own run: they go as orphans.
+    history = [user(), reply(use("a")), marker(MessageKind.CLEAR), user(result("a")), reply()]
+    repaired = repair(history)
+    assert [m.kind for m in repaired] == [
+        MessageKind.CHAT,
+        MessageKind.CHAT,
+        MessageKind.CHAT,
+        MessageKind.CLEAR,
+        MessageKind.CHAT,
+    ]
+    assert repaired[2].tool_results[0].content == INTERRUPTED_TOOL_RESULT
+    assert repaired[4] == history[4]
+
+
+def test_an_interrupted_reply_before_a_marker_keeps_its_text() -> None:
+    cut = reply(ThinkingBlock(thinking="t"), TextBlock(text="half"), interrupted=True)
+    compaction = marker(MessageKind.COMPACTION)
+    repaired = repair([user(), cut, compaction, user()])
+    assert repaired[1].content == (TextBlock(text="half"),)
+    assert repaired[2] is compaction
+
+
+@pytest.mark.parametrize("history", BROKEN.values(), ids=BROKEN.keys())
+def test_a_command_anywhere_in_a_broken_history_stays_put(history: list[Message]) -> None:
+    for at in range(len(history) + 1):
+        command = marker(MessageKind.COMMAND, Role.USER)
+        answer = marker(MessageKind.COMMAND_OUTPUT)
+        repaired = repair([*history[:at], command, answer, *history[at:]])
+        assert [m for m in repaired if not m.is_chat] == [command, answer]
+        assert repaired.index(answer) == repaired.index(command) + 1
+        assert repair(repaired) == repaired
+        view = provider_view([m for m in repaired if m.is_chat])
+        if view:
+            assert_strictly_valid(view)
