@@ -77,6 +77,7 @@ def decide(
 ) -> Verdict:
     """The one permission rule, for every mode.
 
+    - The agent's own notes (its plan) touch nothing: they run in every mode, unasked.
     - `plan` refuses edits and commands, whatever was remembered.
     - "Always reject" in the session wins over everything else.
     - A call that must always ask (outside the working directory, or a reason of its own)
@@ -84,6 +85,8 @@ def decide(
     - Reads run; `bypass` runs everything; `accept_edits` runs edits; a rule remembered
       for the project runs what it covers; the rest asks.
     """
+    if spec.category is Category.THINK:
+        return Verdict.ALLOW
     if mode == ModeId.PLAN and spec.category in PLAN_REFUSES:
         return Verdict.REFUSE
     if rejected:

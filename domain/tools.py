@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from domain.plan import TODO_WRITE, PlanStatus
 from domain.tool_call import ToolKind
 
 
@@ -16,6 +17,7 @@ class Category(StrEnum):
     EXECUTE = "execute"  # runs commands (and any tool we do not know)
     DELEGATE = "delegate"  # starts a read-only sub-agent
     SWITCH_MODE = "switch_mode"  # asks the user to leave plan mode
+    THINK = "think"  # the agent's own notes (its plan): touch nothing, never ask
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,6 +42,7 @@ TOOLS: Mapping[str, ToolSpec] = {
         ToolSpec(name="bash", kind=ToolKind.EXECUTE, category=Category.EXECUTE),
         ToolSpec(name="agent", kind=ToolKind.EXECUTE, category=Category.DELEGATE),
         ToolSpec(name=EXIT_PLAN_MODE, kind=ToolKind.SWITCH_MODE, category=Category.SWITCH_MODE),
+        ToolSpec(name=TODO_WRITE, kind=ToolKind.THINK, category=Category.THINK),
     )
 }
 READ_ONLY_TOOLS = tuple(name for name, spec in TOOLS.items() if spec.category is Category.READ)
@@ -53,6 +56,16 @@ def spec_for(name: str) -> ToolSpec:
 def _short(value: object, limit: int = 60) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _plan_title(todos: object) -> str:
+    """Counted from the raw input: a title is shown before the input is checked."""
+    if not isinstance(todos, list):
+        return "Update plan"
+    if not todos:
+        return "Clear plan"
+    done = sum(isinstance(t, Mapping) and t.get("status") == PlanStatus.COMPLETED for t in todos)
+    return f"Update plan ({done}/{len(todos)} done)"
 
 
 def title_for(name: str, arguments: Mapping[str, object]) -> str:
@@ -78,6 +91,8 @@ def title_for(name: str, arguments: Mapping[str, object]) -> str:
             return f"Run `{_short(arguments.get('command'))}`"
         case "exit_plan_mode":
             return "Ready to code?"
+        case "todo_write":
+            return _plan_title(arguments.get("todos"))
         case "agent":
             return f"Sub-agent: {_short(arguments.get('description') or arguments.get('prompt'))}"
     return f"Use {name}"

@@ -22,6 +22,7 @@ from domain.events import (
 from domain.history import repair
 from domain.ids import ToolCallId
 from domain.message import Message, MessageKind, Role
+from domain.plan import written_plan
 from domain.session import Session
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
 from domain.tools import spec_for, title_for
@@ -89,6 +90,9 @@ def replay_events(
         results = {r.tool_use_id: r for r in following.tool_results} if following else {}
         for use in message.tool_uses:
             events.extend(_tool_events(use, records.get(use.id), results.get(use.id)))
+            # A todo_write shows its plan after its call, as it did live.
+            if (plan := written_plan(use, results.get(use.id))) is not None:
+                events.append(PlanUpdated(entries=plan))
     return events
 
 

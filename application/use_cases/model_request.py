@@ -22,13 +22,19 @@ PLAN_MODE_PROMPT = (
     "exit_plan_mode with it to ask the user to approve it."
 )
 
+KEEP_A_PLAN_PROMPT = (
+    "\n\nFor multi-step work (three or more steps, or several tasks at once), keep a plan "
+    "with todo_write: write it before you start, keep one task in_progress at a time, mark "
+    "each completed as soon as it is done, and send the whole list every time."
+)
+
 
 def default_system_prompt(session: Session, mode: str = ModeId.DEFAULT) -> str:
     prompt = (
         "You are iac-code, an AI coding agent working with a developer through their editor.\n"
         f"The working directory of this session is {session.cwd}.\n"
         "Be precise and concise; say what you did and what you did not do."
-    )
+    ) + KEEP_A_PLAN_PROMPT
     return prompt + PLAN_MODE_PROMPT if mode == ModeId.PLAN else prompt
 
 

@@ -11,13 +11,15 @@ from application.ports.permissions import (
 from application.ports.tools import ToolContext, ToolDefinition, ToolPlan, ToolResult, ToolRunner
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import TurnCancelled, TurnControl
+from application.use_cases.plan_tool import TODO_WRITE_TOOL, check_plan, plan_written
 from application.use_cases.session_settings import ChangeSettings
 from domain.config import Catalog
 from domain.content import ToolResultBlock, ToolUseBlock
-from domain.events import ToolCallStarted, ToolCallUpdated
+from domain.events import PlanUpdated, ToolCallStarted, ToolCallUpdated
 from domain.ids import ToolCallId
 from domain.modes import ModeId
 from domain.permission import Decider, PermissionDecision, PermissionOption, Verdict, decide
+from domain.plan import TODO_WRITE, read_plan
 from domain.project_rules import ProjectRule, rule_for
 from domain.session import Session
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
@@ -85,6 +87,8 @@ WITHOUT_ALWAYS_ALLOW = (
     PermissionOption.REJECT_ALWAYS,
 )
 PROGRESS_TAIL = 16_000  # characters of live output re-sent with each progress update
+# Allowed without asking and without a decision worth storing: reads inside cwd, the plan.
+UNRECORDED = frozenset({Category.READ, Category.THINK})
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +115,8 @@ class ToolPhase:
     - The session's rules decide: reads inside cwd run at once; writes, execution and
       anything outside cwd ask the client first; "always" answers are remembered.
     - A rejected call does not run: the model gets "Permission denied." and the turn goes on.
+    - Our own tools run here, not in the runner: `exit_plan_mode` asks the user to leave
+      plan mode, `todo_write` completes at once and sends the whole plan (PlanUpdated).
     - The client cancelling the permission request, or the turn being cancelled, ends the
       turn: the running tool is stopped and every tool use still gets a result, so the
       history stays acceptable to the provider.
@@ -141,7 +147,7 @@ class ToolPhase:
         return self._catalog.usable_mode(session.mode_id)
 
     def definitions(self, session: Session) -> tuple[ToolDefinition, ...]:
-        tools = self._runner.definitions()
+        tools = (*self._runner.definitions(), TODO_WRITE_TOOL)
         return (*tools, EXIT_PLAN_TOOL) if self.mode_of(session) == ModeId.PLAN else tools
 
     async def run(
@@ -174,11 +180,7 @@ class ToolPhase:
             arguments=dict(use.input),
             status=ToolCallStatus.PENDING,
         )
-        plan = (  # exit_plan_mode is ours, not the runner's
-            ToolPlan()
-            if use.name == EXIT_PLAN_MODE
-            else await self._runner.plan(use.name, use.input, self._context(session))
-        )
+        plan = await self._look(session, use)
         call = replace(call, locations=plan.locations)
         await self._emit(
             session,
@@ -202,13 +204,24 @@ class ToolPhase:
             )
         if not answer.allowed:
             return await self._fail(session, call, answer.refusal)
+        if call.name == TODO_WRITE:
+            return await self._write_plan(session, call)
         return await self._execute(session, control, call)
+
+    async def _look(self, session: Session, use: ToolUseBlock) -> ToolPlan:
+        """The call looked at before anything happens; our own tools here, the rest by
+        the runner."""
+        if use.name == EXIT_PLAN_MODE:
+            return ToolPlan()
+        if use.name == TODO_WRITE:
+            return check_plan(use.input)
+        return await self._runner.plan(use.name, use.input, self._context(session))
 
     async def _permit(
         self, session: Session, control: TurnControl, call: ToolCallRecord, plan: ToolPlan
     ) -> _Answer:
         spec = spec_for(call.name)
-        rules = [] if spec.category is Category.READ else await self._project_rules(session)
+        rules = [] if spec.category in UNRECORDED else await self._project_rules(session)
         covering = next((r for r in rules if r.covers(call.name, call.arguments)), None)
         verdict = decide(
             spec,
@@ -218,7 +231,7 @@ class ToolPhase:
             project_allows=covering is not None,
         )
         match verdict:
-            case Verdict.ALLOW if spec.category is Category.READ:
+            case Verdict.ALLOW if spec.category in UNRECORDED:
                 return _Answer(allowed=True)
             case Verdict.ALLOW:
                 decider = Decider.PROJECT_RULE if covering else Decider.MODE
@@ -336,6 +349,18 @@ class ToolPhase:
         return await self._finish(
             session, call, ToolCallStatus.COMPLETED, replace(result, output=output)
         )
+
+    async def _write_plan(self, session: Session, call: ToolCallRecord) -> ToolResultBlock:
+        """The model's plan, checked in _look: the call completes, then the client gets the
+        whole plan (the order a load replays it in)."""
+        entries = read_plan(call.arguments)
+        await self._emit(
+            session, ToolCallUpdated(tool_call_id=call.id, status=ToolCallStatus.IN_PROGRESS)
+        )
+        result = ToolResult(text=plan_written(entries))
+        block = await self._finish(session, call, ToolCallStatus.COMPLETED, result)
+        await self._sink.emit(session.id, PlanUpdated(entries=entries))
+        return block
 
     async def _put(
         self, session: Session, control: TurnControl, request: PermissionRequest

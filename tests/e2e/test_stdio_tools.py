@@ -81,6 +81,7 @@ async def test_a_read_runs_without_asking(
         "edit_file",
         "bash",
         "agent",
+        "todo_write",
     }
     all_valid(server)
 

@@ -276,7 +276,8 @@ async def test_progress_is_streamed_as_tool_call_content(world: World) -> None:
 async def test_the_model_sees_the_tool_definitions(world: World) -> None:
     world.tools.tools = {"read_file": ok, "bash": ok}
     await run_turn(world, final())
-    assert [t.name for t in world.llm.requests[0].tools] == ["read_file", "bash"]
+    # the runner's tools, then ours (todo_write is offered in every mode)
+    assert [t.name for t in world.llm.requests[0].tools] == ["read_file", "bash", "todo_write"]
 
 
 async def test_tool_results_are_stored_before_the_next_model_call(world: World) -> None:

@@ -110,4 +110,5 @@ def test_tool_kinds_follow_the_product_documents() -> None:
         "bash": "execute",
         "agent": "execute",
         "exit_plan_mode": "switch_mode",
+        "todo_write": "think",
     }
