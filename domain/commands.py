@@ -25,16 +25,19 @@ def parse_command(text: str, known: Collection[str]) -> CommandCall | None:
 
     Only a known name counts: clients send paths and regexes that start with "/", and
     those go to the model unchanged."""
-    if not text.startswith("/") or text.startswith("//"):
+    body = text[1:] if text.startswith("/") else ""
+    if not body or body[0].isspace():
         return None
-    head, _, rest = text[1:].partition(" ")
-    name, newline, more = head.partition("\n")
+    # The name ends at any whitespace: a space, a tab, or a line break of any platform.
+    name, *rest = body.split(maxsplit=1)
     if name not in known:
         return None
-    argument = (more + " " + rest) if newline else rest
-    return CommandCall(name=name, argument=argument.strip())
+    return CommandCall(name=name, argument=rest[0].strip() if rest else "")
 
 
-def unescape(text: str) -> str:
-    """`//text` is how a user sends `/text` to the model when `text` is a command's name."""
-    return text[1:] if text.startswith("//") else text
+def unescape(text: str, known: Collection[str]) -> str:
+    """`//name …` is how a user sends `/name …` to the model when `name` is a command.
+    Anything else starting with `//` (a code comment, say) is left as it is."""
+    if text.startswith("//") and parse_command(text[1:], known) is not None:
+        return text[1:]
+    return text

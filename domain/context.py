@@ -67,12 +67,12 @@ def current_context(history: Sequence[Message]) -> Context:
     if marker is None or marker.kind is MessageKind.CLEAR:
         return Context(summary=None, chat=_chat(history, start), start=start)
     compaction = marker.compaction
-    kept_from = start
+    kept_from: int | None = None
     if compaction is not None and compaction.keep_from is not None:
-        kept_from = _index_of(history, compaction.keep_from, before=start) or start
+        kept_from = _index_of(history, compaction.keep_from, before=start)
     return Context(
         summary=marker.visible_text(),
-        chat=_chat(history, kept_from),
+        chat=_chat(history, start if kept_from is None else kept_from),
         start=start,
         marker=marker,
     )
@@ -178,9 +178,12 @@ def split_for_compaction(chat: Sequence[Message], *, keep_turns: int, keep_budge
 
 
 def _may_start_context(message: Message) -> bool:
-    """A kept part may start with a prompt or a reply, never with tool results: they
-    belong to the tool uses before them."""
-    return message.role is Role.ASSISTANT or not message.tool_results
+    """A kept part may start with a prompt or a reply, never with tool results (they belong
+    to the tool uses before them), nor with a reply cut short: a load's repair may drop it
+    (a cut reply with no text), and the kept part must be found by its first message."""
+    if message.role is Role.ASSISTANT:
+        return not message.interrupted
+    return not message.tool_results
 
 
 def _suffix_sizes(chat: Sequence[Message]) -> list[int]:

@@ -110,6 +110,9 @@ class Prompt:
         self._compactor = compactor
         self._commands = commands
         self._run_command = run_command
+        # Set when compaction failed in this turn while the context still fitted: the turn
+        # goes on without trying (and telling) again at every request. One Prompt per turn.
+        self._gave_up_compacting = False
 
     async def execute(self, request: PromptRequest) -> PromptResult:
         active = self._registry.require(request.session_id)
@@ -124,7 +127,9 @@ class Prompt:
                 return await self._run_command.execute(
                     active.session, control, call, request.content
                 )
-            return await self._run(active.session, control, _unescaped(request.content))
+            return await self._run(
+                active.session, control, _unescaped(request.content, self._commands.names)
+            )
         finally:
             active.end_turn(control)
 
@@ -267,6 +272,9 @@ class Prompt:
         used = self._meter.estimate(session, overhead=overhead)
         if not force and not self._meter.needs_compaction(session, used, max_tokens):
             return True
+        fits = self._meter.fits(session, used, max_tokens)
+        if not force and fits and self._gave_up_compacting:
+            return True  # tried once this turn; each request of a tool loop would try again
         try:
             await self._compactor.compact(session, control, turn, before=used, overhead=overhead)
             return True
@@ -274,7 +282,8 @@ class Prompt:
             problem = "there is nothing older to summarise"
         except CompactionFailed as exc:
             problem = f"compaction failed: {exc}"
-        if not force and self._meter.fits(session, used, max_tokens):
+        if not force and fits:
+            self._gave_up_compacting = True
             await self._tell(session, f"\n\n[Context not compacted ({problem}); going on.]\n\n")
             return True
         await self._tell(
@@ -346,11 +355,13 @@ class Prompt:
         )
 
 
-def _unescaped(content: tuple[UserInputBlock, ...]) -> tuple[UserInputBlock, ...]:
-    """`//word` in the first text block reaches the model as `/word`."""
+def _unescaped(
+    content: tuple[UserInputBlock, ...], commands: frozenset[str]
+) -> tuple[UserInputBlock, ...]:
+    """`//name` in the first text block reaches the model as `/name` (name: a command)."""
     for index, block in enumerate(content):
         if isinstance(block, TextBlock):
-            text = unescape(block.text)
+            text = unescape(block.text, commands)
             if text == block.text:
                 return content
             return (*content[:index], TextBlock(text=text), *content[index + 1 :])

@@ -57,7 +57,7 @@ class RunCommand:
             ),
         )
         reply_id = self._ids.message_id()
-        stop = StopReason.END_TURN
+        stop, error = StopReason.END_TURN, None
         try:
             answer = await command.run(
                 CommandInput(
@@ -71,9 +71,12 @@ class RunCommand:
             )
         except TurnCancelled:
             answer, stop = "", StopReason.CANCELLED
+        except Exception as exc:
+            error = f"/{call.name} failed: {exc}"
+            raise
         finally:
             turn.finish(stop, at=self._clock.now())
-            await self._log.record(session, turn, None)
+            await self._log.record(session, turn, error)
         if answer:
             await self._sink.emit(session.id, Notice(message_id=reply_id, text=answer))
             await self._log.append(

@@ -4,11 +4,13 @@ on load, and how clients learn which commands there are."""
 import pytest
 
 from application.commands import CommandInput, CommandRegistry
+from application.runtime import TurnControl
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.commands.context import CLEARED
+from application.use_cases.commands.run import RunCommand
 from application.use_cases.load_session import LoadSessionRequest, replay_events
 from application.use_cases.prompt import PromptRequest
-from domain.commands import CommandSpec
+from domain.commands import CommandCall, CommandSpec
 from domain.config import Catalog
 from domain.content import ImageBlock, TextBlock
 from domain.events import (
@@ -444,3 +446,33 @@ async def test_code_that_starts_with_a_double_slash_comment_reaches_the_model_un
     (request,) = world.llm.requests
     assert request.messages[0].content == (TextBlock(text=pasted),)
     assert stored(world, sid)[0].content == (TextBlock(text=pasted),)
+
+
+class Broken:
+    spec = CommandSpec(name="broken", description="Always fails")
+
+    async def run(self, command: CommandInput) -> str:
+        raise RuntimeError("disk on fire")
+
+
+async def test_a_command_that_fails_keeps_its_prompt_and_records_the_error(world: World) -> None:
+    sid = await open_session(world)
+    runner = RunCommand(
+        registry=CommandRegistry([Broken]),
+        log=world.log(),
+        sink=world.sink,
+        clock=world.clock,
+        ids=world.ids,
+    )
+    session = world.registry.require(sid).session
+    with pytest.raises(RuntimeError):
+        await runner.execute(
+            session,
+            TurnControl(),
+            CommandCall(name="broken", argument=""),
+            (TextBlock(text="/broken"),),
+        )
+    (_sid, _turn, error) = world.uow.sessions.turns[-1]
+    assert error == "/broken failed: disk on fire"
+    [prompt] = stored(world, sid)
+    assert prompt.kind is MessageKind.COMMAND

@@ -269,6 +269,28 @@ async def test_a_failed_summary_with_room_left_goes_on_uncompacted(small: World)
     assert "\n\n[Context not compacted (compaction failed: boom); going on.]\n\n" in notices
 
 
+async def test_a_failed_summary_is_not_tried_again_at_each_request_of_the_turn(
+    small: World,
+) -> None:
+    sid = await open_session(small)
+    await two_turns(small, sid, last_context=5_200)
+    use = ToolUseBlock(id="toolu_1", name="read_file", input={"path": "a"})
+    usage = Usage(input_tokens=5_300, output_tokens=50)
+    small.llm.scripts = [
+        ModelUnavailable("boom"),
+        [ModelResponse(content=(use,), stop=ModelStop.TOOL_USE, usage=usage)],
+        answer("third answer", 5_500),
+    ]
+
+    result = await small.prompt().execute(ask(sid, "third question"))
+
+    assert result.stop_reason is StopReason.END_TURN
+    systems = [r.system for r in small.llm.requests[2:]]
+    assert systems.count(SUMMARY_SYSTEM) == 1 and len(systems) == 3
+    notices = [n.text for n in small.sink.of_type(Notice)]  # type: ignore[attr-defined]
+    assert sum("Context not compacted" in n for n in notices) == 1
+
+
 async def test_a_failed_summary_without_room_ends_the_turn_and_loses_nothing(
     small: World,
 ) -> None:

@@ -31,15 +31,28 @@ def test_the_argument_may_start_on_the_next_line(text: str, argument: str) -> No
     assert parse_command(text, KNOWN) == CommandCall(name="compact", argument=argument)
 
 
-def test_a_doubled_slash_is_no_call_and_unescapes_to_one_slash() -> None:
+def test_a_doubled_slash_is_no_call_and_unescapes_a_command_to_one_slash() -> None:
     assert parse_command("//help", KNOWN) is None
-    assert unescape("//help") == "/help"
-    assert unescape("//help me with /tmp") == "/help me with /tmp"
+    assert unescape("//help", KNOWN) == "/help"
+    assert unescape("//help me with /tmp", KNOWN) == "/help me with /tmp"
 
 
-@pytest.mark.parametrize("text", ["/help", "help", "/usr/bin/env", "", "a // b", " //help"])
-def test_unescape_leaves_text_without_a_leading_pair_alone(text: str) -> None:
-    assert unescape(text) == text
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/help",
+        "help",
+        "/usr/bin/env",
+        "",
+        "a // b",
+        " //help",
+        "// a code comment",  # not a command's name after the pair
+        "//usr/lib",
+        "//helpme",
+    ],
+)
+def test_unescape_leaves_anything_but_a_doubled_command_alone(text: str) -> None:
+    assert unescape(text, KNOWN) == text
 
 
 @pytest.mark.parametrize(
