@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from domain.tool_call import ToolOutput
+from domain.usage import Usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,6 +39,8 @@ class ToolResult:
     is_error: bool = False
     output: tuple[ToolOutput, ...] = ()  # what the user is shown
     raw_output: Mapping[str, object] = field(default_factory=dict)
+    # Model requests the tool made itself (a sub-agent's): the turn pays for them too.
+    usage: Usage = field(default_factory=Usage)
 
 
 Progress = Callable[[str], Awaitable[None]]

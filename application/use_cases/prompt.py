@@ -344,6 +344,11 @@ class Prompt:
             else (f"Not run: this turn reached its limit of {turn.max_requests} model requests.")
         )
         results = await self._tools.run(session, control, uses, refusal=refusal)
+        spent, self._tools.spent = self._tools.spent, Usage()
+        if spent != Usage():  # a sub-agent's requests count in this turn
+            cost = self._meter.cost(session.model, spent)
+            turn.add_usage(spent, cost)
+            session.charge(spent, cost)
         await self._log.append(
             session,
             Message(

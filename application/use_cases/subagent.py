@@ -17,6 +17,7 @@ from domain.context import model_view
 from domain.message import Message, Role
 from domain.stop_reason import ModelStop
 from domain.tools import READ_ONLY_TOOLS
+from domain.usage import Usage
 
 AGENT_TOOL = ToolDefinition(
     name="agent",
@@ -87,19 +88,22 @@ class SubAgentTools(ToolRunner):
             return await self._inner.run(name, arguments, context, progress)
         messages = [self._message(Role.USER, (TextBlock(text=str(arguments["prompt"])),))]
         tools = self._inner.definitions(READ_ONLY_TOOLS)
+        used = Usage()
         for _ in range(self._max_requests):
             try:
                 response = await self._ask_model(context, messages, tools)
             except ModelError as exc:
                 return ToolResult(
-                    text=f"The sub-agent's model request failed: {exc}", is_error=True
+                    text=f"The sub-agent's model request failed: {exc}", is_error=True, usage=used
                 )
+            used = used + response.usage
             messages.append(self._message(Role.ASSISTANT, response.content))
             if response.stop is not ModelStop.TOOL_USE:
                 answer = messages[-1].visible_text().strip()
                 return ToolResult(
                     text=answer or "(the sub-agent gave no answer)",
                     raw_output={"answer": answer, "requests": len(messages) // 2},
+                    usage=used,
                 )
             results = [
                 await self._run_read_only(use, context, progress) for use in messages[-1].tool_uses
@@ -109,6 +113,7 @@ class SubAgentTools(ToolRunner):
             text=f"The sub-agent stopped after {self._max_requests} model "
             "requests without a final answer.",
             is_error=True,
+            usage=used,
         )
 
     async def _ask_model(

@@ -24,6 +24,7 @@ from domain.project_rules import ProjectRule, rule_for
 from domain.session import Session
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
 from domain.tools import EXIT_PLAN_MODE, Category, spec_for, title_for
+from domain.usage import Usage
 
 DENIED = "Permission denied."
 CANCELLED = "Cancelled by the user before the tool finished; its result was discarded."
@@ -142,6 +143,7 @@ class ToolPhase:
         self._timeout = permission_timeout
         self._catalog = catalog
         self._settings = settings
+        self.spent = Usage()  # what the tools' own model requests used (see ToolResult.usage)
 
     def mode_of(self, session: Session) -> str:
         return self._catalog.usable_mode(session.mode_id)
@@ -397,6 +399,7 @@ class ToolPhase:
             return await self._finish(
                 session, call, ToolCallStatus.CANCELLED, ToolResult(text=CANCELLED, is_error=True)
             )
+        self.spent = self.spent + result.usage
         status = ToolCallStatus.FAILED if result.is_error else ToolCallStatus.COMPLETED
         return await self._finish(session, call, status, result)
 

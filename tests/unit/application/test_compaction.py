@@ -10,6 +10,7 @@ import pytest
 
 from application.errors import ContextOverflow, ModelRequestRejected, ModelUnavailable
 from application.ports.llm import ModelRequest, ModelResponse, TextChunk, ThinkingChunk
+from application.ports.tools import ToolResult
 from application.use_cases.compaction import SUMMARY_MAX_TOKENS
 from application.use_cases.context_meter import CompactionPolicy
 from application.use_cases.load_session import LoadSessionRequest
@@ -22,6 +23,7 @@ from domain.events import Notice, TextDelta, UsageUpdated
 from domain.message import Message, MessageKind, Role
 from domain.models import ModelInfo, Prices
 from domain.modes import offered_modes
+from domain.permission import PermissionOption
 from domain.stop_reason import ModelStop, StopReason
 from domain.usage import Usage
 from tests.unit.application.conftest import World
@@ -560,3 +562,28 @@ async def test_a_compaction_keeps_its_turns_across_a_load_after_a_cancelled_repl
     assert live[1:] == [["third answer"], ["fourth question"]]
     # After the load the model must see what it saw before, and what followed.
     assert chat_texts(small.llm.requests[-1].messages)[:3] == live
+
+
+async def test_what_a_tool_spent_on_the_model_counts_in_the_turn_and_its_cost(
+    small: World,
+) -> None:
+    delegated = Usage(input_tokens=4_000, output_tokens=400)
+
+    async def agent(_arguments: object) -> ToolResult:
+        return ToolResult(text="the sub-agent's answer", usage=delegated)
+
+    small.tools.tools["agent"] = agent  # type: ignore[assignment]
+    small.asker.answers = [PermissionOption.ALLOW_ONCE]
+    sid = await open_session(small)
+    use = ToolUseBlock(id="toolu_1", name="agent", input={"prompt": "research"})
+    own = Usage(input_tokens=100, output_tokens=10)
+    small.llm.scripts = [
+        [ModelResponse(content=(use,), stop=ModelStop.TOOL_USE, usage=own)],
+        [ModelResponse(content=(TextBlock(text="ok"),), stop=ModelStop.END_TURN, usage=own)],
+    ]
+
+    result = await small.prompt().execute(ask(sid, "delegate"))
+
+    assert result.usage == own + delegated + own
+    session = small.registry.require(sid).session
+    assert session.cost == pytest.approx(PRICES.cost(own + delegated + own))

@@ -85,3 +85,21 @@ async def test_sub_agent_limits_and_failures_are_error_results() -> None:
     assert result.is_error
     assert "down" in result.text
     assert (await make(failing, FakeTools()).plan("agent", {}, CONTEXT)).problem is not None
+
+
+async def test_a_sub_agents_requests_are_reported_with_its_result() -> None:
+    spent = Usage(input_tokens=300, output_tokens=20)
+    llm = ScriptedLLM(
+        [
+            ModelResponse(
+                content=(ToolUseBlock(id="s0", name="read_file", input={"path": "a"}),),
+                stop=ModelStop.TOOL_USE,
+                usage=spent,
+            )
+        ],
+        [ModelResponse(content=(TextBlock(text="done"),), stop=ModelStop.END_TURN, usage=spent)],
+    )
+    result = await make(llm, FakeTools(read_file=ok)).run(
+        "agent", {"prompt": "p"}, CONTEXT, nothing
+    )
+    assert result.usage == spent + spent
