@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError, text_block
 
-from tests.e2e.conftest import Agent, Spawn, anthropic_env
+from tests.e2e.conftest import Agent, Spawn, anthropic_env, until
 from tests.support.scripted_anthropic import (
     ScriptedAnthropic,
     assert_valid_history,
@@ -28,18 +28,33 @@ async def open_agent(agent: Agent) -> None:
     await agent.initialize()
 
 
-def updates_before_answer(agent: Agent, request_method: str) -> list[dict]:
-    """session/update params sent before the answer to the last `request_method` call."""
+def _answer_span(agent: Agent, request_method: str) -> tuple[int, int]:
+    """Where the last `request_method` call and its answer are in the raw traffic."""
     request = [m for s, m in agent.raw if m.get("method") == request_method][-1]
     answer = next(
         i
         for i, (s, m) in enumerate(agent.raw)
         if s == "agent" and m.get("id") == request["id"] and "method" not in m
     )
-    start = next(i for i, (s, m) in enumerate(agent.raw) if m is request)
+    return next(i for i, (s, m) in enumerate(agent.raw) if m is request), answer
+
+
+def updates_before_answer(agent: Agent, request_method: str) -> list[dict]:
+    """session/update params sent before the answer to the last `request_method` call."""
+    start, answer = _answer_span(agent, request_method)
     return [
         m["params"]["update"]
         for s, m in agent.raw[start:answer]
+        if m.get("method") == "session/update"
+    ]
+
+
+def kinds_after_answer(agent: Agent, request_method: str) -> list[str]:
+    """The kinds of session/update sent after the answer to the last `request_method` call."""
+    _start, answer = _answer_span(agent, request_method)
+    return [
+        m["params"]["update"]["sessionUpdate"]
+        for s, m in agent.raw[answer:]
         if m.get("method") == "session/update"
     ]
 
@@ -82,9 +97,13 @@ async def test_create_prompt_kill_restart_list_load_prompt(
         assert replay[2]["locations"][0]["path"] == str(workdir / "a.txt")
         assert "contents of a" in replay[3]["content"][0]["content"]["text"]
         assert replay[4]["content"]["text"] == "The file says: contents of a"
-        count = len(second.raw)
-        await asyncio.sleep(0.2)
-        assert len(second.raw) == count  # nothing for the session after the answer
+        # After the answer, no replay: only what any opened session is told, the commands
+        # and how full its context is (usage_update comes last).
+        await until(lambda: "usage_update" in kinds_after_answer(second, "session/load"), second)
+        assert kinds_after_answer(second, "session/load") == [
+            "available_commands_update",
+            "usage_update",
+        ]
         result = await second.conn.prompt(session_id=sid, prompt=[text_block("Still there?")])
     assert result.stop_reason == "end_turn"
     history = server.requests[2].body["messages"]
