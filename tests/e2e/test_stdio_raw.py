@@ -262,6 +262,9 @@ async def test_sessions_can_be_renamed_through_the_extension_method(
 ) -> None:
     await raw.initialize()
     sid = (await raw.call(1, "session/new", {"cwd": str(workdir)}))["result"]["sessionId"]
+    # After the answer, the new session's commands, then its usage.
+    announced = [(await raw.recv())["params"]["update"]["sessionUpdate"] for _ in range(2)]
+    assert announced == ["available_commands_update", "usage_update"]
     await raw.send(
         {
             "jsonrpc": "2.0",
