@@ -266,12 +266,15 @@ def turn_record_from_row(row: Mapping[Any, Any]) -> TurnRecord:
         finished_at=row["finished_at"],
         stop_reason=row["stop_reason"],
         requests=row["requests"],
-        usage=Usage(
-            input_tokens=row["input_tokens"],
-            output_tokens=row["output_tokens"],
-            cache_read_tokens=row["cache_read_tokens"],
-            cache_write_tokens=row["cache_write_tokens"],
-        ),
+        usage=usage_from_row(row),
         cost=row["cost"],
         error=row["error"],
     )
+
+
+USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def usage_from_row(row: Mapping[Any, Any]) -> Usage:
+    """The token counts of a turns row (or of sums labelled with its column names)."""
+    return Usage(**{name: int(row[name] or 0) for name in USAGE_COLUMNS})

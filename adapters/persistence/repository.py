@@ -6,6 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.persistence import tables
 from adapters.persistence.mappers import (
+    USAGE_COLUMNS,
     decision_to_row,
     message_from_row,
     message_to_row,
@@ -14,6 +15,7 @@ from adapters.persistence.mappers import (
     tool_call_from_row,
     tool_call_to_row,
     turn_record_from_row,
+    usage_from_row,
 )
 from application.ports.session_repository import SessionRepository, SessionSummary, TurnRecord
 from domain.ids import SessionId
@@ -61,24 +63,19 @@ class SqlAlchemySessionRepository(SessionRepository):
     async def _spent(self, session_id: SessionId) -> tuple[Usage, float | None]:
         """What the session's recorded turns used and cost, summed by the database."""
         t = tables.turns
+        sums = [func.sum(t.c[name]).label(name) for name in USAGE_COLUMNS]
         row = (
-            await self._db.execute(
-                select(
-                    func.coalesce(func.sum(t.c.input_tokens), 0),
-                    func.coalesce(func.sum(t.c.output_tokens), 0),
-                    func.coalesce(func.sum(t.c.cache_read_tokens), 0),
-                    func.coalesce(func.sum(t.c.cache_write_tokens), 0),
-                    func.sum(t.c.cost),
-                ).where(t.c.session_id == session_id)
+            (
+                await self._db.execute(
+                    select(*sums, func.sum(t.c.cost).label("cost")).where(
+                        t.c.session_id == session_id
+                    )
+                )
             )
-        ).one()
-        usage = Usage(
-            input_tokens=row[0],
-            output_tokens=row[1],
-            cache_read_tokens=row[2],
-            cache_write_tokens=row[3],
+            .mappings()
+            .one()
         )
-        return usage, None if row[4] is None else float(row[4])
+        return usage_from_row(row), None if row["cost"] is None else float(row["cost"])
 
     async def _lineage(self, session_id: str) -> list[tuple[str, int | None]]:
         """The session and its ancestors, each with the position its messages stop at."""

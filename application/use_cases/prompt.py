@@ -146,15 +146,7 @@ class Prompt:
         # message of a tool loop to start with thinking once thinking is on, so it may not
         # switch on halfway.
         thought_level = session.thought_level
-        await self._log.append(
-            session,
-            Message(
-                id=self._ids.message_id(),
-                role=Role.USER,
-                content=content,
-                created_at=turn.started_at,
-            ),
-        )
+        await self._log.append_prompt(session, self._ids.message_id(), content, at=turn.started_at)
         error: str | None = None
         try:
             stop = await self._loop(session, control, turn, thought_level)

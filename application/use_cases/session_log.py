@@ -1,7 +1,11 @@
+from datetime import datetime
+
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
+from domain.content import UserInputBlock
 from domain.events import SessionTitleChanged
-from domain.message import Message
+from domain.ids import MessageId
+from domain.message import Message, MessageKind, Role
 from domain.session import Session
 from domain.turn import Turn
 
@@ -21,6 +25,19 @@ class SessionLog:
             await uow.commit()
         if titled and session.title:
             await self._sink.emit(session.id, SessionTitleChanged(title=session.title))
+
+    async def append_prompt(
+        self,
+        session: Session,
+        message_id: MessageId,
+        content: tuple[UserInputBlock, ...],
+        *,
+        at: datetime,
+        kind: MessageKind = MessageKind.CHAT,
+    ) -> None:
+        """Store what the user sent, as a prompt or (COMMAND) a slash command."""
+        message = Message(id=message_id, role=Role.USER, content=content, created_at=at, kind=kind)
+        await self.append(session, message)
 
     async def record(self, session: Session, turn: Turn, error: str | None) -> None:
         async with self._uow as uow:

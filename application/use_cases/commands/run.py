@@ -46,15 +46,12 @@ class RunCommand:
         command = self._registry.get(call.name)
         assert command is not None, "parsed against this registry"
         turn = Turn(started_at=self._clock.now(), max_requests=1)
-        await self._log.append(
+        await self._log.append_prompt(
             session,
-            Message(
-                id=self._ids.message_id(),
-                role=Role.USER,
-                content=content,
-                created_at=turn.started_at,
-                kind=MessageKind.COMMAND,
-            ),
+            self._ids.message_id(),
+            content,
+            at=turn.started_at,
+            kind=MessageKind.COMMAND,
         )
         reply_id = self._ids.message_id()
         stop, error = StopReason.END_TURN, None
