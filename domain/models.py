@@ -68,6 +68,10 @@ class ModelInfo:
     images: bool = True  # reads image content
     max_output_tokens: int | None = None
     context_window: int = DEFAULT_CONTEXT_WINDOW  # tokens one request may hold
+    tools: bool = True  # calls tools (a model that cannot is offered none)
+    # Reasons at an effort the request names (OpenAI-style `reasoning_effort`), rather than
+    # with a token budget: the thought level maps to the effort.
+    reasoning_effort: bool = False
     prices: Prices | None = None  # unknown: no cost is reported
 
     def cost(self, usage: Usage) -> float | None:
@@ -77,6 +81,14 @@ class ModelInfo:
     def levels(self) -> tuple[ThoughtLevel, ...]:
         return tuple(ThoughtLevel) if self.thinking else (ThoughtLevel.OFF,)
 
+    def effort(self, level: str) -> str | None:
+        """The `reasoning_effort` for `level` on a model that takes one; None otherwise."""
+        if not (self.thinking and self.reasoning_effort) or level == ThoughtLevel.OFF:
+            return None
+        return (
+            level if level in (ThoughtLevel.LOW, ThoughtLevel.MEDIUM, ThoughtLevel.HIGH) else None
+        )
+
     def thinking_plan(self, level: str, max_tokens: int) -> ThinkingPlan:
         """The budget for `level` on top of the answer's `max_tokens`, within the model's
         output limit; off for a model that cannot think or an unknown level."""
@@ -84,7 +96,7 @@ class ModelInfo:
             wanted = BUDGETS[ThoughtLevel(level)]
         except ValueError:
             wanted = 0
-        if not self.thinking or not wanted:
+        if not self.thinking or not wanted or self.reasoning_effort:
             return ThinkingPlan(budget=0, max_tokens=max_tokens)
         total = max_tokens + wanted
         if self.max_output_tokens:

@@ -18,6 +18,7 @@ class ModelRequest:
     max_tokens: int
     tools: tuple[ToolDefinition, ...] = ()
     thinking_budget: int = 0  # extended thinking's budget in tokens; 0: off
+    reasoning_effort: str | None = None  # "low" / "medium" / "high" for effort-based models
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -56,7 +56,8 @@ class RequestBuilder:
             messages=tuple(model_view(session.messages, images=model.images)),
             max_tokens=thinking.max_tokens,
             thinking_budget=thinking.budget,
-            tools=self._tools.definitions(session),
+            reasoning_effort=model.effort(thought_level),
+            tools=self._tools.definitions(session) if model.tools else (),
         )
 
     def max_tokens(self, session: Session, thought_level: str) -> int:
