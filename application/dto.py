@@ -29,3 +29,7 @@ class ServerInfo:
     title: str
     version: str
     needs_credentials: bool
+    provider_name: str = "the model provider"
+    key_variable: str = "IAC_CODE_API_KEY"  # where the server reads the key
+    key_link: str | None = None  # where a user gets one
+    images: bool = True  # the session's default model reads images

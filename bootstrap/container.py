@@ -9,9 +9,6 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
-from adapters.llm.catalogue import catalogue
-from adapters.llm.deferred import DeferredLLMClient
-from adapters.llm.demo import DemoLLMClient
 from adapters.persistence.sqlite import make_sqlite_engine
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.protocol.agent import AcpAgent, UseCases
@@ -20,7 +17,6 @@ from adapters.protocol.permissions import AcpPermissionAsker
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
 from application.commands import Command, CommandRegistry
-from application.ports.llm import LLMClient
 from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.commands.context import ClearCommand, CompactCommand
@@ -29,7 +25,6 @@ from application.use_cases.commands.run import RunCommand
 from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
 from application.use_cases.compaction import Compactor
 from application.use_cases.context_meter import CompactionPolicy, ContextMeter
-from application.use_cases.initialize import Initialize
 from application.use_cases.lifecycle import CancelTurn, CloseSession
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.model_request import RequestBuilder, TurnLimits
@@ -46,57 +41,24 @@ from application.use_cases.sessions import (
 )
 from application.use_cases.subagent import SubAgentTools
 from application.use_cases.tool_phase import ToolPhase
+from bootstrap.model_clients import build_llm, make_initialize, offered
 from bootstrap.settings import Settings
 from domain.config import Catalog
 from domain.modes import offered_modes
 
 
 def build_catalog(settings: Settings) -> Catalog:
-    overrides = settings.catalogue_overrides
-    if settings.provider == "demo":
-        models = catalogue("demo", overrides=overrides)
-    else:
-        models = catalogue(settings.provider, only=settings.models, overrides=overrides)
-        if settings.model not in {m.id for m in models}:  # the configured model comes first
-            only = (settings.model,)
-            models = (*catalogue(settings.provider, only=only, overrides=overrides), *models)
     return Catalog(
         modes=offered_modes(allow_bypass=settings.allow_bypass),
-        models=models,
+        models=tuple(model for _, model in offered(settings)),
         default_mode=settings.default_mode,
         default_thought_level=settings.thought_level,
-    )
-
-
-def build_anthropic(settings: Settings) -> LLMClient:
-    from adapters.llm.anthropic import AnthropicLLMClient, make_anthropic_client
-
-    client = make_anthropic_client(
-        api_key=settings.api_key,
-        base_url=settings.base_url,
-        max_retries=settings.max_retries,
-        timeout=settings.request_timeout,
-    )
-    return AnthropicLLMClient(client=client)
-
-
-def build_llm(settings: Settings) -> LLMClient:
-    if settings.provider == "demo":
-        return DemoLLMClient(pace=settings.demo_pace)
-    return DeferredLLMClient(
-        factory=lambda: build_anthropic(settings), has_credentials=settings.has_credentials
     )
 
 
 def build_commands(*makers: Callable[[], Command]) -> CommandRegistry:
     """The built-in slash commands, in the order /help lists them."""
     return CommandRegistry(makers)
-
-
-def make_initialize(settings: Settings, version: str) -> Initialize:
-    return Initialize(
-        name="iac-code", title="iac-code", version=version, has_credentials=settings.has_credentials
-    )
 
 
 class Container(containers.DeclarativeContainer):
@@ -160,6 +122,7 @@ class Container(containers.DeclarativeContainer):
         ids=ids,
         catalog=catalog,
         default_model=settings.provided.default_model,
+        key_variable=settings.provided.key_hint,
     )
     stored = providers.Factory(StoredSessions, uow=uow, registry=registry)
     load_session = providers.Factory(LoadSession, stored=stored, sink=channels, catalog=catalog)
@@ -261,6 +224,7 @@ class Container(containers.DeclarativeContainer):
         set_mode=set_mode.provider,
         set_config_option=set_config_option.provider,
         announce=announce.provider,
+        key_variable=settings.provided.key_hint,
     )
     agent = providers.Singleton(
         AcpAgent,

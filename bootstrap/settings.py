@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from adapters.llm.catalogue import ModelOverride
+from adapters.llm.providers import BY_ID, Adapter, ProviderProfile
 from bootstrap.catalogue_config import parse_catalogue
+from bootstrap.provider_settings import Endpoint, choose_provider, endpoint, parse_providers
 from domain.models import ThoughtLevel
 from domain.modes import ModeId
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
-PROVIDERS = ("anthropic", "demo")
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 
 
@@ -50,22 +51,33 @@ class Settings:
     compact_keep_turns: int = 2
     # config.toml's [catalogue."<model id>"] tables, applied over the built-in catalogue.
     catalogue_overrides: Mapping[str, ModelOverride] = field(default_factory=dict)
+    key_variable: str | None = None  # where the key was looked for; None: the profile's
+    # The selected provider's [providers.<id>] table, and the other providers configured in
+    # config.toml that have a key: their models are offered too, each served by its own.
+    endpoint: Endpoint | None = None
+    others: tuple[Endpoint, ...] = ()
+
+    @property
+    def profile(self) -> ProviderProfile:
+        return BY_ID[self.provider]
 
     @property
     def has_credentials(self) -> bool:
-        return self.provider == "demo" or bool(self.api_key)
+        return bool(self.api_key) or self.profile.key_optional
+
+    @property
+    def key_hint(self) -> str:
+        """The variable a user sets for the key, as errors and `authMethods` name it."""
+        return self.key_variable or self.profile.key_env or "IAC_CODE_API_KEY"
 
     @property
     def default_model(self) -> str:
         return "demo" if self.provider == "demo" else self.model
 
 
-_ENV = {  # setting -> environment variables, first set wins
-    "provider": ("IAC_CODE_PROVIDER",),
+_ENV = {  # setting -> environment variables, first set wins (the provider's: see below)
     "model": ("IAC_CODE_MODEL",),
     "models": ("IAC_CODE_MODELS",),
-    "api_key": ("IAC_CODE_API_KEY", "ANTHROPIC_API_KEY"),
-    "base_url": ("IAC_CODE_BASE_URL", "ANTHROPIC_BASE_URL"),
     "database_url": ("IAC_CODE_DATABASE_URL",),
     "log_level": ("IAC_CODE_LOG_LEVEL",),
     "max_turn_requests": ("IAC_CODE_MAX_TURN_REQUESTS",),
@@ -152,19 +164,19 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise SettingsError(f"{config_file}: {exc}") from None
         values.update({k: _convert(k, v) for k, v in data.items() if k in _ENV})
-        if "catalogue" in data:
-            try:
+        try:
+            if "catalogue" in data:
                 values["catalogue_overrides"] = parse_catalogue(data["catalogue"])
-            except ValueError as exc:
-                raise SettingsError(f"{config_file}: {exc}") from None
+            configs = parse_providers(data.get("providers", {}))
+        except ValueError as exc:
+            raise SettingsError(f"{config_file}: {exc}") from None
+    else:
+        data, configs = {}, {}
     for name, variables in _ENV.items():
         found = next((env[v] for v in variables if env.get(v)), None)
         if found is not None:
             values[name] = _convert(name, found)
-    if values.setdefault("provider", "anthropic") not in PROVIDERS:
-        raise SettingsError(
-            f"IAC_CODE_PROVIDER must be one of {', '.join(PROVIDERS)}, not {values['provider']!r}"
-        )
+    values.update(_provider_values(env, data, configs, values.get("model")))
     if values.get("default_mode") == ModeId.BYPASS and not values.get("allow_bypass"):
         raise SettingsError(
             'IAC_CODE_DEFAULT_MODE=bypass needs IAC_CODE_ALLOW_BYPASS=1: the "don\'t ask" '
@@ -173,3 +185,49 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     values.setdefault("database_url", f"sqlite+aiosqlite:///{config_dir / 'iac-code.db'}")
     values["log_level"] = str(values.get("log_level", "INFO")).upper()
     return Settings(config_dir=config_dir, **values)
+
+
+def _provider_values(
+    env: Mapping[str, str],
+    config: Mapping[str, Any],
+    configs: Mapping[str, Any],
+    model: str | None,
+) -> dict[str, Any]:
+    """The selected provider, its model, key and endpoint, and the other configured ones."""
+    try:
+        provider = choose_provider(env, config, model)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    chosen = endpoint(provider, env, configs, selected=True)
+    profile = chosen.profile
+    model = model or profile.default_model
+    if not model:
+        raise SettingsError(f"the {provider} provider needs a model: set IAC_CODE_MODEL")
+    if provider == "openai_compatible" and not chosen.base_url:
+        raise SettingsError(
+            "the openai_compatible provider needs the server's URL: set IAC_CODE_BASE_URL "
+            "(e.g. http://localhost:11434/v1 for Ollama)"
+        )
+    others = tuple(
+        e
+        for e in (endpoint(p, env, configs, selected=False) for p in configs if p != provider)
+        if (e.usable and e.base_url is not None) or e.api_key
+    )
+    return {
+        "provider": provider,
+        "model": model,
+        "api_key": chosen.api_key,
+        "base_url": chosen.base_url,
+        "key_variable": chosen.key_variable,
+        "endpoint": chosen,
+        "others": others,
+    }
+
+
+def _offered(other: Endpoint) -> bool:
+    """Another configured provider serves its models when it can be called: it has a key
+    (or needs none) and an address."""
+    profile = other.profile
+    if profile.adapter is Adapter.DEMO or not other.usable:
+        return False
+    return other.base_url is not None or profile.id != "openai_compatible"

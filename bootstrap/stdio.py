@@ -12,7 +12,7 @@ from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from adapters.stdio.transport import serve
 from adapters.tools.processes import stop_all_process_groups
-from application.use_cases.initialize import Initialize
+from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings
 from bootstrap.version import package_version
 
@@ -61,9 +61,7 @@ def _warm_model(container: Any) -> None:
 async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
     loop = asyncio.get_running_loop()
     version = package_version()
-    initialize = Initialize(
-        name="iac-code", title="iac-code", version=version, has_credentials=settings.has_credentials
-    )
+    initialize = make_initialize(settings, version)
     agent: asyncio.Future[Dispatcher] = loop.create_future()
     containers: list[Any] = []
 

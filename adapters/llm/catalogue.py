@@ -74,10 +74,128 @@ DEMO = (
     ),
 )
 
-CATALOGUES = {"anthropic": ANTHROPIC, "demo": DEMO}
+
+# OpenAI, DashScope (international) and DeepSeek list prices, USD per million tokens,
+# December 2026; cache_read is the cached-input price where the provider has one.
+def _usd(input: float, output: float, cache_read: float = 0.0) -> Prices:
+    return Prices(input=input, output=output, cache_read=cache_read)
+
+
+OPENAI = (
+    ModelInfo(
+        id="gpt-4.1",
+        name="GPT-4.1",
+        thinking=False,
+        context_window=1_047_576,
+        max_output_tokens=32_768,
+        prices=_usd(2.0, 8.0, 0.5),
+    ),
+    ModelInfo(
+        id="gpt-4.1-mini",
+        name="GPT-4.1 mini",
+        thinking=False,
+        context_window=1_047_576,
+        max_output_tokens=32_768,
+        prices=_usd(0.4, 1.6, 0.1),
+    ),
+    ModelInfo(
+        id="gpt-4o",
+        name="GPT-4o",
+        thinking=False,
+        context_window=128_000,
+        max_output_tokens=16_384,
+        prices=_usd(2.5, 10.0, 1.25),
+    ),
+    ModelInfo(
+        id="o4-mini",
+        name="o4-mini",
+        reasoning_effort=True,
+        context_window=200_000,
+        max_output_tokens=100_000,
+        prices=_usd(1.1, 4.4, 0.275),
+    ),
+    ModelInfo(
+        id="o3",
+        name="o3",
+        reasoning_effort=True,
+        context_window=200_000,
+        max_output_tokens=100_000,
+        prices=_usd(2.0, 8.0, 0.5),
+    ),
+)
+
+DASHSCOPE = (
+    ModelInfo(
+        id="qwen3-coder-plus",
+        name="Qwen3 Coder Plus",
+        description="Qwen's coding model (the reference system's default).",
+        thinking=False,
+        images=False,
+        context_window=1_000_000,
+        max_output_tokens=65_536,
+        prices=_usd(1.0, 5.0, 0.1),
+    ),
+    ModelInfo(
+        id="qwen-plus",
+        name="Qwen Plus",
+        images=False,
+        context_window=131_072,
+        max_output_tokens=16_384,
+        prices=_usd(0.4, 1.2),
+    ),
+    ModelInfo(
+        id="qwen-max",
+        name="Qwen Max",
+        thinking=False,
+        images=False,
+        context_window=32_768,
+        max_output_tokens=8_192,
+        prices=_usd(1.6, 6.4),
+    ),
+    ModelInfo(
+        id="qwen-vl-max",
+        name="Qwen VL Max",
+        description="Reads images.",
+        thinking=False,
+        context_window=131_072,
+        max_output_tokens=8_192,
+        prices=_usd(0.8, 3.2),
+    ),
+)
+
+DEEPSEEK = (
+    ModelInfo(
+        id="deepseek-chat",
+        name="DeepSeek Chat",
+        thinking=False,
+        images=False,
+        context_window=128_000,
+        max_output_tokens=8_192,
+        prices=_usd(0.28, 0.42, 0.028),
+    ),
+    ModelInfo(
+        id="deepseek-reasoner",
+        name="DeepSeek Reasoner",
+        description="Always reasons first; its reasoning is shown as thoughts.",
+        thinking=False,  # no level to choose: it always reasons
+        images=False,
+        context_window=128_000,
+        max_output_tokens=64_000,
+        prices=_usd(0.28, 0.42, 0.028),
+    ),
+)
+
+CATALOGUES = {
+    "anthropic": ANTHROPIC,
+    "openai": OPENAI,
+    "dashscope": DASHSCOPE,
+    "deepseek": DEEPSEEK,
+    "openai_compatible": (),  # whatever the server hosts: named in config.toml or the env
+    "demo": DEMO,
+}
 # Providers whose catalogue config.toml may add models to. The demo answers from its script
 # whatever the model, so tables meant for a real provider do not show up in its list.
-EXTENSIBLE = {"anthropic"}
+EXTENSIBLE = set(CATALOGUES) - {"demo"}
 
 _MODEL_FIELDS = {
     f: f
@@ -149,12 +267,14 @@ def catalogue(
     *,
     only: tuple[str, ...] = (),
     overrides: Mapping[str, ModelOverride] | None = None,
+    adds: bool | None = None,
 ) -> tuple[ModelInfo, ...]:
     """The provider's models with config.toml's `overrides` applied, and the models those
-    add; or only those named (in that order; unknown names too)."""
+    add (`adds`: default, for any provider but the demo); or only those named (in that
+    order; unknown names too)."""
     changes = overrides or {}
     known = CATALOGUES.get(provider, ())
-    if provider in EXTENSIBLE:
+    if provider in EXTENSIBLE if adds is None else adds:
         listed = {m.id for m in known}
         known = (*known, *(_unknown(i) for i in changes if i not in listed))
     if only:

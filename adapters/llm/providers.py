@@ -1,14 +1,12 @@
 """Provider profiles: every model provider this server speaks to, as data. The container
 picks each adapter from its profile; nothing else in the code names a provider.
-
-Prices are list prices in USD per million tokens as the providers publish them (December
-2026); config.toml overrides any of it (`[catalogue."<model id>"]`, `[providers.<id>]`)."""
+Their model catalogues are data in adapters/llm/catalogue.py."""
 
 from dataclasses import dataclass
 from enum import StrEnum
 
-from adapters.llm.catalogue import ANTHROPIC, DEMO
-from domain.models import ModelInfo, Prices
+from adapters.llm.catalogue import ANTHROPIC, DASHSCOPE, DEEPSEEK, DEMO, OPENAI
+from domain.models import ModelInfo
 
 
 class Adapter(StrEnum):
@@ -34,6 +32,7 @@ class ProviderProfile:
     dialect: Dialect = Dialect.GENERIC
     base_url: str | None = None  # None: the SDK's own (or, for openai_compatible, required)
     key_env: str | None = None  # the provider's own key variable
+    base_url_env: str | None = None  # the provider's own base URL variable, if it has one
     key_optional: bool = False  # local servers take any key, or none
     key_link: str | None = None  # where a user gets a key
     default_model: str = ""
@@ -42,120 +41,13 @@ class ProviderProfile:
     prefixes: tuple[str, ...] = ()
 
 
-def _usd(input: float, output: float, cache_read: float = 0.0) -> Prices:
-    return Prices(input=input, output=output, cache_read=cache_read)
-
-
-OPENAI_MODELS = (
-    ModelInfo(
-        id="gpt-4.1",
-        name="GPT-4.1",
-        thinking=False,
-        context_window=1_047_576,
-        max_output_tokens=32_768,
-        prices=_usd(2.0, 8.0, 0.5),
-    ),
-    ModelInfo(
-        id="gpt-4.1-mini",
-        name="GPT-4.1 mini",
-        thinking=False,
-        context_window=1_047_576,
-        max_output_tokens=32_768,
-        prices=_usd(0.4, 1.6, 0.1),
-    ),
-    ModelInfo(
-        id="gpt-4o",
-        name="GPT-4o",
-        thinking=False,
-        context_window=128_000,
-        max_output_tokens=16_384,
-        prices=_usd(2.5, 10.0, 1.25),
-    ),
-    ModelInfo(
-        id="o4-mini",
-        name="o4-mini",
-        reasoning_effort=True,
-        context_window=200_000,
-        max_output_tokens=100_000,
-        prices=_usd(1.1, 4.4, 0.275),
-    ),
-    ModelInfo(
-        id="o3",
-        name="o3",
-        reasoning_effort=True,
-        context_window=200_000,
-        max_output_tokens=100_000,
-        prices=_usd(2.0, 8.0, 0.5),
-    ),
-)
-
-DASHSCOPE_MODELS = (
-    ModelInfo(
-        id="qwen3-coder-plus",
-        name="Qwen3 Coder Plus",
-        description="Qwen's coding model (the reference system's default).",
-        thinking=False,
-        images=False,
-        context_window=1_000_000,
-        max_output_tokens=65_536,
-        prices=_usd(1.0, 5.0, 0.1),
-    ),
-    ModelInfo(
-        id="qwen-plus",
-        name="Qwen Plus",
-        images=False,
-        context_window=131_072,
-        max_output_tokens=16_384,
-        prices=_usd(0.4, 1.2),
-    ),
-    ModelInfo(
-        id="qwen-max",
-        name="Qwen Max",
-        thinking=False,
-        images=False,
-        context_window=32_768,
-        max_output_tokens=8_192,
-        prices=_usd(1.6, 6.4),
-    ),
-    ModelInfo(
-        id="qwen-vl-max",
-        name="Qwen VL Max",
-        description="Reads images.",
-        thinking=False,
-        context_window=131_072,
-        max_output_tokens=8_192,
-        prices=_usd(0.8, 3.2),
-    ),
-)
-
-DEEPSEEK_MODELS = (
-    ModelInfo(
-        id="deepseek-chat",
-        name="DeepSeek Chat",
-        thinking=False,
-        images=False,
-        context_window=128_000,
-        max_output_tokens=8_192,
-        prices=_usd(0.28, 0.42, 0.028),
-    ),
-    ModelInfo(
-        id="deepseek-reasoner",
-        name="DeepSeek Reasoner",
-        description="Always reasons first; its reasoning is shown as thoughts.",
-        thinking=False,  # no level to choose: it always reasons
-        images=False,
-        context_window=128_000,
-        max_output_tokens=64_000,
-        prices=_usd(0.28, 0.42, 0.028),
-    ),
-)
-
 PROFILES: tuple[ProviderProfile, ...] = (
     ProviderProfile(
         id="anthropic",
         name="Anthropic",
         adapter=Adapter.ANTHROPIC,
         key_env="ANTHROPIC_API_KEY",
+        base_url_env="ANTHROPIC_BASE_URL",
         key_link="https://console.anthropic.com/settings/keys",
         default_model="claude-sonnet-4-5",
         models=ANTHROPIC,
@@ -167,9 +59,10 @@ PROFILES: tuple[ProviderProfile, ...] = (
         adapter=Adapter.OPENAI,
         dialect=Dialect.OPENAI,
         key_env="OPENAI_API_KEY",
+        base_url_env="OPENAI_BASE_URL",
         key_link="https://platform.openai.com/api-keys",
         default_model="gpt-4.1",
-        models=OPENAI_MODELS,
+        models=OPENAI,
         prefixes=("gpt-", "o1", "o3", "o4"),
     ),
     ProviderProfile(
@@ -181,7 +74,7 @@ PROFILES: tuple[ProviderProfile, ...] = (
         key_env="DASHSCOPE_API_KEY",
         key_link="https://bailian.console.alibabacloud.com/?apiKey=1",
         default_model="qwen3-coder-plus",
-        models=DASHSCOPE_MODELS,
+        models=DASHSCOPE,
         prefixes=("qwen",),
     ),
     ProviderProfile(
@@ -193,7 +86,7 @@ PROFILES: tuple[ProviderProfile, ...] = (
         key_env="DEEPSEEK_API_KEY",
         key_link="https://platform.deepseek.com/api_keys",
         default_model="deepseek-chat",
-        models=DEEPSEEK_MODELS,
+        models=DEEPSEEK,
         prefixes=("deepseek-",),
     ),
     ProviderProfile(

@@ -71,6 +71,7 @@ class UseCases:
     busy: Callable[[str], bool]  # is a prompt running in this session?
     rename_session: Callable[[], RenameSession]
     announce: Callable[[], AnnounceSession]
+    key_variable: str = "IAC_CODE_API_KEY"  # named when a key is missing
 
 
 def parse_params(model: type[M], params: dict[str, Any] | None, method: str) -> M:
@@ -186,7 +187,8 @@ class AcpAgent(Dispatcher):
         if not self._uc.has_credentials():
             raise RpcError(
                 AUTH_REQUIRED,
-                "No API key found: start the agent with IAC_CODE_API_KEY or ANTHROPIC_API_KEY set.",
+                f"No API key found: start the agent with {self._uc.key_variable} "
+                "(or IAC_CODE_API_KEY) set.",
                 {"methodId": API_KEY_METHOD},
             )
         return wire.dump(acp.AuthenticateResponse())

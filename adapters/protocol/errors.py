@@ -5,6 +5,7 @@ from application.errors import (
     ApplicationError,
     AuthRequired,
     InvalidCursor,
+    ModelAuthFailed,
     ModelError,
     SessionBusy,
     SessionNotFound,
@@ -17,6 +18,8 @@ _CODES: list[tuple[type[Exception], int]] = [
     (SessionBusy, INVALID_PARAMS),
     (InvalidCursor, INVALID_PARAMS),
     (AuthRequired, AUTH_REQUIRED),
+    # The provider refused the key: the client can ask the user for another one.
+    (ModelAuthFailed, AUTH_REQUIRED),
     (ModelError, INTERNAL_ERROR),
     (StorageError, INTERNAL_ERROR),
     (DomainError, INVALID_PARAMS),

@@ -37,33 +37,41 @@ def initialize_result(info: ServerInfo) -> dict[str, Any]:
         "agentCapabilities": {
             "loadSession": True,
             # Audio is accepted but reaches the model as a text marker only.
-            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+            "promptCapabilities": {
+                "image": info.images,  # as the default model reads them
+                "audio": False,
+                "embeddedContext": True,
+            },
             "mcpCapabilities": {"http": False, "sse": False},
             "sessionCapabilities": SESSION_CAPABILITIES,
             # Extensions live under _meta, as ACP asks.
             "_meta": {"iac_code": {"renameSession": "_iac_code/session/rename"}},
         },
         "agentInfo": {"name": info.name, "title": info.title, "version": info.version},
-        "authMethods": [_api_key_method()] if info.needs_credentials else [],
+        "authMethods": [_api_key_method(info)] if info.needs_credentials else [],
     }
 
 
-def _api_key_method() -> dict[str, Any]:
-    return {
+def _api_key_method(info: ServerInfo) -> dict[str, Any]:
+    """The active provider's key, in the variable the server reads it from."""
+    method: dict[str, Any] = {
         "type": "env_var",
         "id": API_KEY_METHOD,
-        "name": "Anthropic API key",
-        "description": "Start the agent with IAC_CODE_API_KEY (or ANTHROPIC_API_KEY) set.",
+        "name": f"{info.provider_name} API key",
+        "description": f"Start the agent with {info.key_variable} set "
+        "(IAC_CODE_API_KEY works for any provider).",
         "vars": [
             {
-                "name": "IAC_CODE_API_KEY",
-                "label": "Anthropic API key",
+                "name": info.key_variable,
+                "label": f"{info.provider_name} API key",
                 "secret": True,
                 "optional": False,
             }
         ],
-        "link": "https://console.anthropic.com/settings/keys",
     }
+    if info.key_link:
+        method["link"] = info.key_link
+    return method
 
 
 def handle_initialize(use_case: Initialize, params: dict[str, Any] | None) -> dict[str, Any]:

@@ -17,6 +17,10 @@ class Initialize:
     title: str
     version: str
     has_credentials: bool
+    provider_name: str = "the model provider"
+    key_variable: str = "IAC_CODE_API_KEY"
+    key_link: str | None = None
+    images: bool = True
 
     def execute(self, requested_version: int) -> ServerInfo:
         return ServerInfo(
@@ -25,4 +29,8 @@ class Initialize:
             title=self.title,
             version=self.version,
             needs_credentials=not self.has_credentials,
+            provider_name=self.provider_name,
+            key_variable=self.key_variable,
+            key_link=self.key_link,
+            images=self.images,
         )

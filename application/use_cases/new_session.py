@@ -34,6 +34,7 @@ class NewSession:
         ids: IdGenerator,
         catalog: Catalog,
         default_model: str,
+        key_variable: str = "IAC_CODE_API_KEY",
     ) -> None:
         self._uow = uow
         self._registry = registry
@@ -42,11 +43,12 @@ class NewSession:
         self._ids = ids
         self._catalog = catalog
         self._default_model = default_model
+        self._key_variable = key_variable
 
     async def execute(self, request: NewSessionRequest) -> SessionState:
         if not self._llm.has_credentials():
             raise AuthRequired(
-                "No API key is configured: set IAC_CODE_API_KEY (or ANTHROPIC_API_KEY) "
+                f"No API key is configured: set {self._key_variable} (or IAC_CODE_API_KEY) "
                 "and restart the agent.",
                 methodId="api-key",
             )

@@ -43,7 +43,7 @@ def test_config_file_is_read_and_environment_wins(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"IAC_CODE_PROVIDER": "openai"}, "IAC_CODE_PROVIDER"),
+        ({"IAC_CODE_PROVIDER": "openia"}, "IAC_CODE_PROVIDER"),
         ({"IAC_CODE_MAX_TURN_REQUESTS": "zero"}, "max_turn_requests"),
         ({"IAC_CODE_MAX_TURN_REQUESTS": "0"}, "max_turn_requests"),
         ({"IAC_CODE_DEFAULT_MODE": "yolo"}, "default_mode"),
