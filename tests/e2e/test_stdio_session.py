@@ -171,12 +171,18 @@ async def test_new_session_checks_cwd(spawn: Spawn, workdir: Path) -> None:
             assert caught.value.data["reason"] == reason
 
 
-async def test_missing_api_key_is_an_auth_error_not_a_crash(spawn: Spawn, workdir: Path) -> None:
-    async with spawn({"IAC_CODE_PROVIDER": "anthropic"}) as agent:
+@pytest.mark.parametrize(
+    ("provider", "variable"),
+    [("anthropic", "ANTHROPIC_API_KEY"), ("DashScope", "DASHSCOPE_API_KEY")],
+)
+async def test_missing_api_key_is_an_auth_error_not_a_crash(
+    spawn: Spawn, workdir: Path, provider: str, variable: str
+) -> None:
+    async with spawn({"IAC_CODE_PROVIDER": provider}) as agent:
         init = await agent.initialize()
         (method,) = init.auth_methods
         assert method.type == "env_var"
-        assert method.vars[0].name == "IAC_CODE_API_KEY"
+        assert method.vars[0].name == variable  # the active provider's own key
         with pytest.raises(RequestError) as caught:
             await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])
         assert caught.value.code == -32000
