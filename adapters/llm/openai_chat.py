@@ -272,8 +272,11 @@ _OVERFLOW_CODES: Final = ("context_length_exceeded", "string_above_max_length")
 _KEYISH: Final = re.compile(r"\b(?:sk|key)-\S+", re.IGNORECASE)
 
 
-def translate_error(exc: openai.OpenAIError, *, key_env: str | None = None) -> ModelError:
-    """SDK errors to ours, with the provider's status and reason but never a key."""
+def translate_error(
+    exc: openai.OpenAIError, *, key_env: str | None = None, key: str | None = None
+) -> ModelError:
+    """SDK errors to ours, with the provider's status and reason but never a key (`key`, the
+    one in use, is struck out wherever the provider quotes it, whatever its shape)."""
     if isinstance(exc, openai.APITimeoutError):
         return ModelUnavailable("The provider did not answer in time.")
     if isinstance(exc, openai.APIConnectionError):
@@ -281,7 +284,10 @@ def translate_error(exc: openai.OpenAIError, *, key_env: str | None = None) -> M
     if not isinstance(exc, openai.APIError):
         return ModelError(f"The provider failed: {type(exc).__name__}")
     status: int | None = getattr(exc, "status_code", None)
-    detail = _KEYISH.sub("[redacted]", _detail(exc))
+    detail = _detail(exc)
+    if key:
+        detail = detail.replace(key, "[redacted]")
+    detail = _KEYISH.sub("[redacted]", detail)
     if status in (401, 403):
         where = f"the key in {key_env}" if key_env else "the key"
         return ModelAuthFailed(f"The provider rejected {where} ({status}): {detail}", status=status)
@@ -348,7 +354,7 @@ class OpenAIChatClient(LLMClient):
                     for event in answer.take(chunk):
                         yield event
         except openai.OpenAIError as exc:
-            raise translate_error(exc, key_env=self._key_env) from exc
+            raise translate_error(exc, key_env=self._key_env, key=self._client.api_key) from exc
         except Exception as exc:
             # The SDK's HTTP layer raises its own transport errors (read timeouts, dropped
             # connections) while the body streams; the port promises ModelError only.
