@@ -1,0 +1,627 @@
+"""A scripted OpenAI chat-completions API on 127.0.0.1, for tests that drive the real SDK.
+
+Standard library only. The server runs in daemon threads of the test process, so it serves
+the SDK in the same process as well as a spawned `iac-code` pointed at it through
+``IAC_CODE_BASE_URL=server.base_url`` (which already ends in ``/v1``, as OpenAI's does).
+
+Every ``POST …/chat/completions`` takes the next scripted reply, in order, and is recorded in
+``server.requests``. Replies:
+
+* :func:`stream` - a streamed completion built from :func:`text`, :func:`reasoning` and
+  :func:`tool_call` parts, sent exactly as the real API streams it: one ``data:`` line per
+  ``chat.completion.chunk`` (the role delta first, then content / ``reasoning_content`` /
+  ``tool_calls`` deltas - a tool call's index, id and name in its first delta, its arguments
+  in ``chunks`` pieces after), a chunk with the ``finish_reason``, a usage chunk with
+  ``choices: []`` when the request asked ``stream_options.include_usage``, then
+  ``data: [DONE]``. ``error`` ends the stream with a mid-stream ``data: {"error": …}`` line.
+* :func:`http_error` and its shortcuts :func:`rate_limited` (429), :func:`auth_failed` (401),
+  :func:`server_error` (500), :func:`context_overflow` (400 ``context_length_exceeded``) - an
+  error status with OpenAI's error JSON and ``retry-after`` (seconds; default 0.001, so the
+  SDK's own retries are immediate).
+* :class:`RawSSE` - any hand-written ``data:`` payloads.
+
+When the script runs dry the server answers 500 with ``x-should-retry: false`` naming the
+unexpected request, and remembers it: :meth:`ScriptedOpenAI.assert_script_consumed` fails on
+it, and on replies left unplayed. :func:`assert_valid_chat` checks a request's ``messages``
+the way the real API does (tool messages answer the tool calls right before them).
+
+Example::
+
+    with ScriptedOpenAI(stream(text("Hel", "lo"), prompt_tokens=3, cached_tokens=1)) as server:
+        client = AsyncOpenAI(api_key="k", base_url=server.base_url)
+        ...
+        assert server.requests[0].body["model"] == "qwen-test"
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+__all__ = [
+    "ErrorReply",
+    "RawSSE",
+    "ReasoningPart",
+    "RecordedRequest",
+    "Reply",
+    "ScriptedOpenAI",
+    "StreamReply",
+    "TextPart",
+    "ToolCallPart",
+    "assert_valid_chat",
+    "auth_failed",
+    "context_overflow",
+    "http_error",
+    "rate_limited",
+    "reasoning",
+    "server_error",
+    "stream",
+    "text",
+    "tool_call",
+]
+
+COMPLETIONS_SUFFIX: Final = "/chat/completions"
+CREATED: Final = 1_767_225_600  # a fixed `created` time keeps recorded streams comparable
+
+# ---------------------------------------------------------------------------------------------
+# Script: parts of a streamed completion, and the replies themselves
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    """Assistant text; each piece is one ``delta.content``."""
+
+    pieces: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningPart:
+    """Reasoning text; each piece is one ``delta.<field>`` (DashScope / DeepSeek / vLLM send
+    ``reasoning_content``; Ollama and OpenRouter ``reasoning``)."""
+
+    pieces: tuple[str, ...]
+    field: str = "reasoning_content"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallPart:
+    """One tool call. ``arguments`` is a mapping (sent as its JSON) or the raw text to send,
+    which need not be valid JSON."""
+
+    name: str
+    arguments: Mapping[str, Any] | str
+    id: str | None = None  # default: call_scripted_<tool call index>
+    chunks: int = 3
+
+    @property
+    def encoded(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(dict(self.arguments), separators=(",", ":"))
+
+
+Part = TextPart | ReasoningPart | ToolCallPart
+
+
+def text(*pieces: str) -> TextPart:
+    if not pieces:
+        raise ValueError("text() needs at least one piece")
+    return TextPart(pieces=pieces)
+
+
+def reasoning(*pieces: str, field: str = "reasoning_content") -> ReasoningPart:
+    if not pieces:
+        raise ValueError("reasoning() needs at least one piece")
+    return ReasoningPart(pieces=pieces, field=field)
+
+
+def tool_call(
+    name: str, arguments: Mapping[str, Any] | str, *, id: str | None = None, chunks: int = 3
+) -> ToolCallPart:
+    args = arguments if isinstance(arguments, str) else dict(arguments)
+    return ToolCallPart(name=name, arguments=args, id=id, chunks=max(1, chunks))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamReply:
+    """A 200 ``text/event-stream`` answer built from parts."""
+
+    parts: tuple[Part, ...] = ()
+    # None: "tool_calls" when a part is a tool call, else "stop". "length", "content_filter"…
+    finish_reason: str | None = None
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+    cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens
+    model: str | None = None  # default: the model the request named
+    completion_id: str | None = None  # default: chatcmpl-scripted-<request number>
+    # (type, message): sent as a `data: {"error": …}` line after the parts, instead of the
+    # finish chunk, usage and [DONE].
+    error: tuple[str, str] | None = None
+
+    def payloads(self, request_body: Any = None, *, number: int = 1) -> list[Any]:
+        """The JSON payloads of the ``data:`` lines, in order; the last is "[DONE]"."""
+        body = request_body if isinstance(request_body, dict) else {}
+        base = {
+            "id": self.completion_id or f"chatcmpl-scripted-{number:04d}",
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": self.model or body.get("model") or "scripted-model",
+            "system_fingerprint": "fp_scripted",
+        }
+        with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return {**base, "choices": [choice], **({"usage": None} if with_usage else {})}
+
+        out: list[Any] = [chunk({"role": "assistant", "content": "", "refusal": None})]
+        out += [chunk(delta) for delta in _deltas(self.parts)]
+        if self.error is not None:
+            error_type, message = self.error
+            out.append({"error": _error_object(message, error_type, None)})
+            return out
+        out.append(chunk({}, self.finish_reason or _default_finish(self.parts)))
+        if with_usage:
+            out.append({**base, "choices": [], "usage": self.usage()})
+        out.append("[DONE]")
+        return out
+
+    def usage(self) -> dict[str, Any]:
+        usage: dict[str, Any] = {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "completion_tokens_details": {"reasoning_tokens": 0},
+        }
+        if self.cached_tokens is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": self.cached_tokens}
+        return usage
+
+
+def _default_finish(parts: Sequence[Part]) -> str:
+    return "tool_calls" if any(isinstance(p, ToolCallPart) for p in parts) else "stop"
+
+
+def _deltas(parts: Sequence[Part]) -> Iterator[dict[str, Any]]:
+    calls = 0
+    for part in parts:
+        match part:
+            case TextPart(pieces=pieces):
+                for piece in pieces:
+                    yield {"content": piece}
+            case ReasoningPart(pieces=pieces, field=name):
+                for piece in pieces:
+                    yield {name: piece}
+            case ToolCallPart(name=name, id=id_, chunks=chunks):
+                index = calls
+                calls += 1
+                yield {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": id_ or f"call_scripted_{index:02d}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                }
+                encoded = part.encoded
+                size = max(1, -(-len(encoded) // chunks))
+                for offset in range(0, len(encoded), size):
+                    piece = encoded[offset : offset + size]
+                    yield {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+            case _:
+                raise TypeError(f"not a stream part: {part!r}")
+
+
+def stream(
+    *parts: Part,
+    finish_reason: str | None = None,
+    prompt_tokens: int = 10,
+    completion_tokens: int = 5,
+    cached_tokens: int | None = None,
+    **options: Any,
+) -> StreamReply:
+    """A streamed completion. ``options`` are the other :class:`StreamReply` fields."""
+    return StreamReply(
+        parts=parts,
+        finish_reason=finish_reason,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cached_tokens=cached_tokens,
+        **options,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorReply:
+    """An HTTP error status with OpenAI's error JSON."""
+
+    status: int
+    message: str
+    error_type: str = "invalid_request_error"
+    code: str | None = None
+    retry_after: float | None = 0.001  # seconds, the `retry-after` header; None: not sent
+    should_retry: bool | None = None  # sets x-should-retry, overriding the SDK's policy
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def http_error(
+    status: int,
+    message: str = "The server had an error while processing your request.",
+    *,
+    error_type: str = "server_error",
+    code: str | None = None,
+    retry_after: float | None = 0.001,
+    should_retry: bool | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> ErrorReply:
+    return ErrorReply(
+        status=status,
+        message=message,
+        error_type=error_type,
+        code=code,
+        retry_after=retry_after,
+        should_retry=should_retry,
+        headers=dict(headers or {}),
+    )
+
+
+def rate_limited(message: str = "Rate limit reached for requests", **kwargs: Any) -> ErrorReply:
+    return http_error(429, message, error_type="requests", code="rate_limit_exceeded", **kwargs)
+
+
+def auth_failed(message: str = "Incorrect API key provided.", **kwargs: Any) -> ErrorReply:
+    return http_error(
+        401, message, error_type="invalid_request_error", code="invalid_api_key", **kwargs
+    )
+
+
+def server_error(
+    message: str = "The server had an error while processing your request.", **kwargs: Any
+) -> ErrorReply:
+    return http_error(500, message, error_type="server_error", **kwargs)
+
+
+def context_overflow(
+    message: str = (
+        "This model's maximum context length is 128000 tokens. However, your messages "
+        "resulted in 130512 tokens. Please reduce the length of the messages."
+    ),
+    **kwargs: Any,
+) -> ErrorReply:
+    return http_error(
+        400, message, error_type="invalid_request_error", code="context_length_exceeded", **kwargs
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawSSE:
+    """A 200 event stream of exactly these ``data:`` payloads (JSON-able, or a str sent as
+    is, e.g. "[DONE]")."""
+
+    payloads: Sequence[Any]
+
+
+Reply = StreamReply | ErrorReply | RawSSE
+
+
+def _error_object(message: str, error_type: str, code: str | None) -> dict[str, Any]:
+    return {"message": message, "type": error_type, "param": None, "code": code}
+
+
+# ---------------------------------------------------------------------------------------------
+# The server
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedRequest:
+    number: int  # 1-based, in arrival order
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-cased names
+    body: Any  # parsed JSON, or the raw text when it was not JSON
+    reply: Reply | None  # None when the script was exhausted (or the path was wrong)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = self.body["messages"]
+        return messages
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, owner: ScriptedOpenAI, address: tuple[str, int]) -> None:
+        self.owner = owner
+        super().__init__(address, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Never print tracebacks from handler threads; keep them for the test to inspect.
+        self.owner._record_error(sys.exc_info()[1])
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        recorded = self.server.owner._take(
+            self.command,
+            urlsplit(self.path).path,
+            {k.lower(): v for k, v in self.headers.items()},
+            body,
+        )
+        try:
+            match recorded.reply:
+                case None:
+                    self._send_unexpected(recorded)
+                case ErrorReply() as reply:
+                    self._send_error(reply, recorded.number)
+                case StreamReply() as reply:
+                    self._send_sse(reply.payloads(body, number=recorded.number), recorded.number)
+                case RawSSE(payloads=payloads):
+                    self._send_sse(list(payloads), recorded.number)
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            self.close_connection = True
+
+    def _send_json(self, status: int, payload: Any, headers: Mapping[str, str]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_error(self, reply: ErrorReply, number: int) -> None:
+        headers = {"x-request-id": f"req_scripted_{number:04d}"}
+        if reply.retry_after is not None:
+            headers["retry-after"] = f"{reply.retry_after:g}"
+        if reply.should_retry is not None:
+            headers["x-should-retry"] = "true" if reply.should_retry else "false"
+        headers.update(reply.headers)
+        payload = {"error": _error_object(reply.message, reply.error_type, reply.code)}
+        self._send_json(reply.status, payload, headers)
+
+    def _send_unexpected(self, recorded: RecordedRequest) -> None:
+        if recorded.method != "POST" or not recorded.path.endswith(COMPLETIONS_SUFFIX):
+            status, message = (
+                404,
+                (
+                    f"scripted_openai: request #{recorded.number} {recorded.method} "
+                    f"{recorded.path} is not served; only POST …{COMPLETIONS_SUFFIX} is"
+                ),
+            )
+        else:
+            status, message = (
+                500,
+                (
+                    f"scripted_openai: script exhausted; unexpected request #{recorded.number} "
+                    f"to {recorded.path} (no reply was queued for it)"
+                ),
+            )
+        payload = {"error": _error_object(message, "server_error", None)}
+        self._send_json(status, payload, {"x-should-retry": "false"})
+        self.close_connection = True
+
+    def _send_sse(self, payloads: list[Any], number: int) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("x-request-id", f"req_scripted_{number:04d}")
+        self.end_headers()
+        for payload in payloads:
+            data = payload if isinstance(payload, str) else json.dumps(payload)
+            self._write_chunk(f"data: {data}\n\n".encode())
+        self._write_chunk(b"")
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+
+class ScriptedOpenAI:
+    """The scripted server. Use as a context manager, or call start() / stop()."""
+
+    def __init__(self, *replies: Reply, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._address = (host, port)
+        self._lock = threading.Condition()
+        self._queue: deque[Reply] = deque(replies)
+        self._requests: list[RecordedRequest] = []
+        self._errors: list[BaseException] = []
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> ScriptedOpenAI:
+        if self._httpd is not None:
+            raise RuntimeError("the scripted server is already running")
+        self._httpd = _HTTPServer(self, self._address)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            name=f"scripted-openai:{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        httpd, thread = self._httpd, self._thread
+        if httpd is None or thread is None:
+            return
+        httpd.shutdown()
+        thread.join(timeout)
+        with contextlib.suppress(OSError):
+            httpd.server_close()
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> ScriptedOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the scripted server is not running")
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """Where the SDK points: requests go to ``<base_url>/chat/completions``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        """Queue more replies after those already queued."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request so far, in arrival order (a snapshot)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def last_request(self) -> RecordedRequest:
+        with self._lock:
+            if not self._requests:
+                raise AssertionError("the scripted server received no request")
+            return self._requests[-1]
+
+    @property
+    def errors(self) -> list[BaseException]:
+        """Exceptions raised in handler threads (should stay empty)."""
+        with self._lock:
+            return list(self._errors)
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
+        """Block until at least `count` requests arrived; AssertionError on timeout."""
+        with self._lock:
+            if not self._lock.wait_for(lambda: len(self._requests) >= count, timeout):
+                raise AssertionError(
+                    f"expected {count} request(s) within {timeout}s, got {len(self._requests)}"
+                )
+            return list(self._requests)
+
+    def assert_script_consumed(self) -> None:
+        """Every scripted reply was played, no request went unanswered, no handler failed."""
+        with self._lock:
+            problems = []
+            if self._queue:
+                problems.append(f"{len(self._queue)} scripted reply(ies) never requested")
+            unexpected = [r for r in self._requests if r.reply is None]
+            if unexpected:
+                problems.append(
+                    "unexpected request(s): "
+                    + ", ".join(f"#{r.number} {r.method} {r.path}" for r in unexpected)
+                )
+            if self._errors:
+                problems.append(f"handler errors: {self._errors!r}")
+        if problems:
+            raise AssertionError("scripted OpenAI server: " + "; ".join(problems))
+
+    # -- called from handler threads --
+
+    def _take(self, method: str, path: str, headers: dict[str, str], body: Any) -> RecordedRequest:
+        with self._lock:
+            reply = None
+            if method == "POST" and path.endswith(COMPLETIONS_SUFFIX) and self._queue:
+                reply = self._queue.popleft()
+            recorded = RecordedRequest(
+                number=len(self._requests) + 1,
+                method=method,
+                path=path,
+                headers=headers,
+                body=body,
+                reply=reply,
+            )
+            self._requests.append(recorded)
+            self._lock.notify_all()
+            return recorded
+
+    def _record_error(self, error: BaseException | None) -> None:
+        if error is None or isinstance(error, ConnectionError):
+            return  # the peer went away between requests: not a server failure
+        with self._lock:
+            self._errors.append(error)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the real API accepts as a conversation
+# ---------------------------------------------------------------------------------------------
+
+
+def assert_valid_chat(messages: Iterable[Mapping[str, Any]] | Any) -> None:
+    """Fail with a precise AssertionError unless OpenAI would accept `messages`: known roles,
+    every assistant tool call answered by a `tool` message right after it (and no other
+    `tool` message), no empty user message."""
+    if not isinstance(messages, list | tuple) or not messages:
+        raise AssertionError(f"messages must be a non-empty list, got {messages!r:.200}")
+    open_calls: list[str] = []
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        role = message.get("role") if isinstance(message, Mapping) else None
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            raise AssertionError(f"{where}: unknown role {role!r}")
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in open_calls:
+                raise AssertionError(
+                    f"{where}: tool message for {call_id!r} answers no open tool call "
+                    f"(open: {open_calls})"
+                )
+            open_calls.remove(call_id)
+            continue
+        if open_calls:
+            raise AssertionError(f"{where}: tool call(s) {open_calls} were never answered")
+        if role == "user" and not message.get("content"):
+            raise AssertionError(f"{where}: empty user message")
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            if not calls and not message.get("content"):
+                raise AssertionError(f"{where}: assistant message with no content or calls")
+            for call in calls:
+                function = call.get("function") or {}
+                if not call.get("id") or not function.get("name"):
+                    raise AssertionError(f"{where}: tool call without id or name: {call!r}")
+                json.loads(function.get("arguments", ""))  # must be a JSON text
+                open_calls.append(call["id"])
+    if open_calls:
+        raise AssertionError(f"tool call(s) {open_calls} are never answered")
