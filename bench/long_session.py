@@ -7,9 +7,12 @@ Run by hand (not in CI):  .venv/bin/python bench/long_session.py [--turns 300]
 Each turn the model reads a ~30 KB file (the tool result goes into the context), then
 answers. The scripted server counts every request's size as the real API would roughly
 count it (characters / 4) and reports it as the request's input tokens, so the agent's
-compaction works from "provider" numbers. Reported: the largest request against the window
-(it must stay under it), how many compactions ran, and turn latency per block of turns
-(it should stay flat as the session grows).
+compaction works from "provider" numbers. The server also simulates the provider's prompt
+cache (ScriptedAnthropic(cache=True)): what an earlier request marked with cache_control
+and this one repeats is reported as cache-read tokens. Reported: the largest request
+against the window (it must stay under it), how many compactions ran, the share of input
+tokens read from the cache, and turn latency per block of turns (it should stay flat as
+the session grows).
 """
 
 import argparse
@@ -47,7 +50,8 @@ def counted(body: dict[str, Any]) -> int:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentLikeReply(StreamReply):
     """Answers as a model would at each step: read a file, then answer; a summary when asked
-    for one. Records each request's size."""
+    for one. Records each request's size (the server's cache simulation then splits it
+    into uncached, cache-read and cache-written tokens)."""
 
     sizes: list[int]
 
@@ -85,7 +89,7 @@ class Client:
 
 async def run(turns: int) -> None:
     sizes: list[int] = []
-    with tempfile.TemporaryDirectory() as tmp, ScriptedAnthropic() as server:
+    with tempfile.TemporaryDirectory() as tmp, ScriptedAnthropic(cache=True) as server:
         project = Path(tmp) / "project"
         project.mkdir()
         for i in range(5):
@@ -115,7 +119,9 @@ async def run(turns: int) -> None:
                 )
                 latencies.append((time.perf_counter() - started) * 1000)
                 assert result.stop_reason == "end_turn", result
+        usages = [r.usage for r in server.requests if r.usage is not None]
         report(turns, sizes, latencies, client.compactions)
+        report_cache(usages)
 
 
 def report(turns: int, sizes: list[int], latencies: list[float], compactions: int) -> None:
@@ -134,6 +140,19 @@ def report(turns: int, sizes: list[int], latencies: list[float], compactions: in
             f"  turns {start:>3}-{start + len(part) - 1:<3}  "
             f"{statistics.median(part):7.1f} {p90:7.1f} {part[-1]:7.1f}"
         )
+
+
+def report_cache(usages: list[Any]) -> None:
+    """Input tokens over the run: read from the cache, written to it, neither."""
+    read = sum(u["cache_read_input_tokens"] for u in usages)
+    written = sum(u["cache_creation_input_tokens"] for u in usages)
+    plain = sum(u["input_tokens"] for u in usages)
+    total = read + written + plain
+    hits = sum(u["cache_read_input_tokens"] > 0 for u in usages)
+    print(f"input tokens: {total:,} over {len(usages)} requests")
+    print(f"  read from the cache   {read:>12,} ({read / total:.0%}); {hits} requests read it")
+    print(f"  written to the cache  {written:>12,} ({written / total:.0%})")
+    print(f"  not cached            {plain:>12,} ({plain / total:.0%})")
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ from application.ports.llm import (
     TextChunk,
     ThinkingChunk,
 )
+from application.ports.tools import ToolDefinition
 from domain.content import (
     AssistantBlock,
     ContentBlock,
@@ -77,6 +78,50 @@ def messages_to_api(messages: Iterable[Message]) -> list[dict[str, Any]]:
     return [
         {"role": m.role.value, "content": [block_to_api(b) for b in m.content]} for m in messages
     ]
+
+
+# Prompt caching: a breakpoint caches the request's prefix up to and including its block
+# (the API orders the prefix tools, system, messages). We mark the end of the tools, the
+# system prompt and the whole conversation: every later request of a turn repeats that
+# conversation and adds to it, so it reads all of it from the cache. Three of the API's
+# four allowed breakpoints.
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+# Thinking blocks (signed or redacted) cannot carry a breakpoint.
+_CACHEABLE = frozenset({"text", "tool_use", "tool_result", "image"})
+
+
+def system_to_api(system: str) -> str | list[dict[str, Any]]:
+    """The system prompt as one text block with a breakpoint; an empty one as it is (the
+    API refuses an empty text block)."""
+    if not system:
+        return system
+    return [{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}]
+
+
+def tools_to_api(tools: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
+    """The tool definitions, with a breakpoint on the last."""
+    api = [
+        {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
+        for t in tools
+    ]
+    if api:
+        api[-1]["cache_control"] = dict(EPHEMERAL)
+    return api
+
+
+def with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy of API messages with a breakpoint on the last block that can carry one
+    (normally the last block of the last message). The input is left as it was."""
+    marked = list(messages)
+    for i in range(len(marked) - 1, -1, -1):
+        content = marked[i]["content"]
+        for j in range(len(content) - 1, -1, -1):
+            if content[j].get("type") in _CACHEABLE:
+                blocks = list(content)
+                blocks[j] = {**content[j], "cache_control": dict(EPHEMERAL)}
+                marked[i] = {**marked[i], "content": blocks}
+                return marked
+    return marked
 
 
 def blocks_from_api(message: ApiMessage) -> tuple[AssistantBlock, ...]:
@@ -174,14 +219,11 @@ class AnthropicLLMClient(LLMClient):
         kwargs: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_tokens,
-            "system": request.system,
-            "messages": messages_to_api(request.messages),
+            "system": system_to_api(request.system),
+            "messages": with_cache_breakpoint(messages_to_api(request.messages)),
         }
         if request.tools:
-            kwargs["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
-                for t in request.tools
-            ]
+            kwargs["tools"] = tools_to_api(request.tools)
         if request.thinking_budget:
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
         try:

@@ -12,6 +12,7 @@ from tests.support.scripted_anthropic import (
     HANG,
     ScriptedAnthropic,
     api_error,
+    assert_valid_cache_markers,
     assert_valid_history,
     overloaded,
     stream,
@@ -33,6 +34,7 @@ def every_history_valid(server: ScriptedAnthropic) -> None:
     assert server.requests, "the model was never called"
     for request in server.requests:
         assert_valid_history(request.body["messages"])
+        assert_valid_cache_markers(request.body)
 
 
 async def test_a_real_model_turn_streams_thinking_and_text(
@@ -65,12 +67,11 @@ async def test_a_real_model_turn_streams_thinking_and_text(
     ]
     assert "".join(thoughts) == "Let me think."
     assert agent.client.agent_text() == "Hello, world"
-    body = server.requests[0].body
-    assert body["model"] == "claude-test"
-    assert body["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": "Say hello"}]}
-    ]
-    assert str(workdir) in body["system"]
+    sent = server.requests[0]
+    assert sent.body["model"] == "claude-test"
+    assert sent.messages == [{"role": "user", "content": [{"type": "text", "text": "Say hello"}]}]
+    assert sent.cache_markers[-2:] == ["system[0]", "messages[0].content[0]"]
+    assert str(workdir) in sent.system
     assert "sk-test-secret" not in agent.stderr()
     server.assert_script_consumed()
 
@@ -195,3 +196,40 @@ async def test_a_persistent_provider_failure_is_shown_and_answered_as_an_error(
     assert result.stop_reason == "end_turn"
     assert len(server.requests) == 4  # 1 try + 2 retries, then the next prompt
     every_history_valid(server)
+
+
+async def test_the_second_request_of_a_turn_reads_the_prompt_from_the_cache(
+    spawn: Spawn, workdir: Path
+) -> None:
+    (workdir / "notes.txt").write_text("The answer is 42.\n" * 50)
+    with ScriptedAnthropic(cache=True) as caching:
+        caching.script(
+            stream(
+                tool_use("read_file", {"path": "notes.txt"}, id="toolu_r"), stop_reason="tool_use"
+            ),
+            stream(text("It says 42.")),
+        )
+        async with spawn(anthropic_env(caching)) as agent:
+            await agent.initialize()
+            session = await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])
+            result = await agent.conn.prompt(
+                session_id=session.session_id, prompt=[text_block("What do the notes say?")]
+            )
+        caching.assert_script_consumed()
+    assert result.stop_reason == "end_turn"
+    first, second = (r.usage for r in caching.requests)
+    assert first is not None and second is not None
+    assert first["cache_read_input_tokens"] == 0
+    # The second request repeats the first's tools, system prompt and prompt: read back.
+    assert second["cache_read_input_tokens"] == first["cache_creation_input_tokens"] > 0
+    assert result.usage.cached_read_tokens == second["cache_read_input_tokens"]
+    assert result.usage.cached_write_tokens == (
+        first["cache_creation_input_tokens"] + second["cache_creation_input_tokens"]
+    )
+    for request in caching.requests:
+        assert request.cache_markers[-2:] == [
+            "system[0]",
+            f"messages[{len(request.messages) - 1}].content[0]",
+        ]
+        assert_valid_cache_markers(request.body)
+        assert_valid_history(request.body["messages"])

@@ -77,7 +77,7 @@ async def test_todo_write_sends_plans_unasked_and_they_replay_after_a_restart(
     item = offered["todo_write"]["input_schema"]["properties"]["todos"]["items"]
     assert item["properties"]["status"]["enum"] == ["pending", "in_progress", "completed"]
     assert item["properties"]["priority"]["enum"] == ["high", "medium", "low"]
-    assert "todo_write" in server.requests[0].body["system"]
+    assert "todo_write" in server.requests[0].system
 
     # Never asked; each valid call sent the complete list, after its call completed.
     assert first.sent_by_agent("session/request_permission") == []

@@ -34,7 +34,7 @@ async def start(agent: Agent, workdir: Path) -> str:
 
 
 def tool_results(server: ScriptedAnthropic, request: int) -> list[dict]:
-    last = server.requests[request].body["messages"][-1]
+    last = server.requests[request].messages[-1]
     return [b for b in last["content"] if b["type"] == "tool_result"]
 
 

@@ -19,6 +19,18 @@ Every ``POST /v1/messages`` takes the next scripted reply, in order, and is reco
   error JSON and ``retry-after-ms: 1`` so the SDK's own retries are immediate.
 * :class:`RawSSE` - any hand-written event sequence.
 
+Prompt caching: every request's ``cache_control`` breakpoints are recorded
+(:attr:`RecordedRequest.cache_markers`, paths such as ``"system[0]"``, ``"tools[7]"``,
+``"messages[2].content[1]"``); :attr:`RecordedRequest.messages` and
+:attr:`RecordedRequest.system` give the conversation and the system text without them, as
+before caching. ``ScriptedAnthropic(cache=True)`` also simulates the provider's cache: each
+streamed reply's usage is replaced by counts from the request itself (characters / 4 of the
+JSON of its tools, system and messages, in that order, the API's prefix order) - the longest
+prefix that an earlier request marked with a breakpoint (looked up at each breakpoint and up
+to 20 blocks before it, as the API does) is ``cache_read_input_tokens``, what the request's
+last breakpoint adds to it is ``cache_creation_input_tokens``, the rest ``input_tokens``
+(also in :attr:`RecordedRequest.usage`). Off by default: replies report what they say.
+
 When the script runs dry the server answers 500 (with ``x-should-retry: false``) naming the
 unexpected request, and remembers it: :meth:`ScriptedAnthropic.assert_script_consumed`
 fails on it, and on replies left unplayed.
@@ -39,6 +51,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import select
 import socket
@@ -66,6 +79,7 @@ __all__ = [
     "ThinkingPart",
     "ToolUsePart",
     "api_error",
+    "assert_valid_cache_markers",
     "assert_valid_history",
     "auth_failed",
     "http_error",
@@ -380,10 +394,105 @@ class RecordedRequest:
     headers: dict[str, str]  # lower-cased names
     body: Any  # parsed JSON, or the raw text when it was not JSON
     reply: Reply | None  # None when the script was exhausted (or the path was wrong)
+    # The usage the simulated cache reported (ScriptedAnthropic(cache=True)), else None.
+    usage: Mapping[str, int] | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        return self.body["messages"]
+        """The conversation as sent, without its cache_control markers."""
+        return _without_markers(self.body["messages"])
+
+    @property
+    def system(self) -> str:
+        """The system prompt's text, whether sent as a string or as text blocks."""
+        system = self.body.get("system", "")
+        if isinstance(system, str):
+            return system
+        return "".join(block.get("text", "") for block in system)
+
+    @property
+    def cache_markers(self) -> list[str]:
+        """Where the request put cache_control breakpoints, in the API's prefix order."""
+        return [path for path, _, marked in _prefix_items(self.body) if marked]
+
+
+_LOOKBACK: Final = 20  # blocks before a breakpoint the API checks for an earlier entry
+
+
+def _without_markers(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_markers(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_markers(v) for v in value]
+    return value
+
+
+def _prefix_items(body: Any) -> Iterator[tuple[str, str, bool]]:
+    """(path, JSON without markers, marked) for each block of the request's prefix: the
+    tools, the system blocks, then each message's blocks (with its role)."""
+    if not isinstance(body, dict):
+        return
+    for i, tool in enumerate(body.get("tools") or []):
+        yield f"tools[{i}]", json.dumps(_without_markers(tool)), "cache_control" in tool
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        yield "system", json.dumps(system), False
+    elif isinstance(system, list):
+        for i, block in enumerate(system):
+            yield f"system[{i}]", json.dumps(_without_markers(block)), "cache_control" in block
+    for i, message in enumerate(body.get("messages") or []):
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for j, block in enumerate(blocks or []):
+            item = json.dumps([message.get("role"), j, _without_markers(block)])
+            marked = isinstance(block, dict) and "cache_control" in block
+            yield f"messages[{i}].content[{j}]", item, marked
+
+
+class _PromptCache:
+    """The provider's prompt cache, by exact prefix: what one request marked, a later one
+    with the same prefix reads. Entries never expire (a test is shorter than the TTL)."""
+
+    def __init__(self) -> None:
+        self._entries: set[str] = set()
+
+    def usage(self, body: Any) -> dict[str, int]:
+        keys: list[str] = []
+        ends: list[int] = []  # characters of the prefix up to each block
+        breakpoints: list[int] = []
+        digest = hashlib.sha256(str(body.get("model")).encode() if isinstance(body, dict) else b"")
+        chars = 0
+        for index, (_, item, marked) in enumerate(_prefix_items(body)):
+            digest.update(item.encode() + b"\0")
+            keys.append(digest.hexdigest())
+            chars += len(item)
+            ends.append(chars)
+            if marked:
+                breakpoints.append(index)
+        read = 0
+        for point in breakpoints:
+            for index in range(point, max(-1, point - _LOOKBACK - 1), -1):
+                if keys[index] in self._entries:
+                    read = max(read, ends[index] // 4)
+                    break
+        written = max(0, ends[breakpoints[-1]] // 4 - read) if breakpoints else 0
+        self._entries.update(keys[point] for point in breakpoints)
+        return {
+            "input_tokens": chars // 4 - read - written,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": written,
+        }
+
+
+def _with_usage(events: list[tuple[str, Any]], usage: Mapping[str, int]) -> list[tuple[str, Any]]:
+    """The events with message_start's usage counts replaced by `usage`."""
+    replaced = []
+    for event_type, data in events:
+        if event_type == "message_start":
+            message = data["message"]
+            data = {**data, "message": {**message, "usage": {**message["usage"], **usage}}}
+        replaced.append((event_type, data))
+    return replaced
 
 
 class _Disconnected(Exception):
@@ -478,6 +587,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self._send_error(reply, recorded.number)
                 case StreamReply() as reply:
                     events = reply.events(body, number=recorded.number)
+                    if recorded.usage is not None:
+                        events = _with_usage(events, recorded.usage)
                     self._send_events(events, reply.delay, reply.release, recorded.number)
                 case RawSSE(events=events, delay=delay):
                     self._send_events(list(events), delay, None, recorded.number)
@@ -595,8 +706,11 @@ class _Handler(BaseHTTPRequestHandler):
 class ScriptedAnthropic:
     """The scripted server. Use as a context manager, or call start() / stop()."""
 
-    def __init__(self, *replies: Reply, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, *replies: Reply, host: str = "127.0.0.1", port: int = 0, cache: bool = False
+    ) -> None:
         self._address = (host, port)
+        self._cache = _PromptCache() if cache else None
         self._lock = threading.Condition()
         self._queue: deque[Reply] = deque(replies)
         self._requests: list[RecordedRequest] = []
@@ -762,6 +876,9 @@ class ScriptedAnthropic:
             reply = None
             if method == "POST" and path == MESSAGES_PATH and self._queue:
                 reply = self._queue.popleft()
+            usage = None
+            if self._cache is not None and isinstance(reply, StreamReply):
+                usage = self._cache.usage(body)  # under the lock: in arrival order
             recorded = RecordedRequest(
                 number=len(self._requests) + 1,
                 method=method,
@@ -769,6 +886,7 @@ class ScriptedAnthropic:
                 headers=headers,
                 body=body,
                 reply=reply,
+                usage=usage,
             )
             self._requests.append(recorded)
             self._lock.notify_all()
@@ -936,3 +1054,39 @@ def assert_valid_history(messages: Iterable[Mapping[str, Any]] | Any) -> None:
             f"messages[{len(messages) - 1}]: tool_use id(s) {previous_tool_uses} are never "
             "answered (the conversation ends on them)"
         )
+
+
+_UNCACHEABLE: Final = ("thinking", "redacted_thinking")
+
+
+def assert_valid_cache_markers(body: Mapping[str, Any]) -> None:
+    """Fail unless the real API would accept the request's cache_control breakpoints: at
+    most 4, each ``{"type": "ephemeral"}`` (optionally with a ttl), none on a thinking block
+    or an empty text block."""
+    placed: list[tuple[str, Any]] = []
+    for i, tool in enumerate(body.get("tools") or []):
+        if "cache_control" in tool:
+            placed.append((f"tools[{i}]", tool))
+    system = body.get("system")
+    for i, block in enumerate(system if isinstance(system, list) else []):
+        if "cache_control" in block:
+            placed.append((f"system[{i}]", block))
+    for i, message in enumerate(body.get("messages") or []):
+        content = message.get("content")
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            if "cache_control" in block:
+                placed.append((f"messages[{i}].content[{j}]", block))
+    if len(placed) > 4:
+        raise AssertionError(
+            f"{len(placed)} cache_control breakpoints ({[p for p, _ in placed]}); at most 4"
+        )
+    for at, block in placed:
+        marker = block["cache_control"]
+        if not isinstance(marker, Mapping) or marker.get("type") != "ephemeral":
+            raise AssertionError(f"{at}.cache_control: must be {{'type': 'ephemeral'}}")
+        if set(marker) - {"type", "ttl"}:
+            raise AssertionError(f"{at}.cache_control: unknown fields {sorted(marker)}")
+        if block.get("type") in _UNCACHEABLE:
+            raise AssertionError(f"{at}: a {block['type']} block cannot carry cache_control")
+        if block.get("type") == "text" and not block.get("text"):
+            raise AssertionError(f"{at}: an empty text block cannot carry cache_control")
