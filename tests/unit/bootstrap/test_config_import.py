@@ -327,7 +327,7 @@ def test_nothing_to_take_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_a_directory_without_the_files_or_no_directory(tmp_path: Path) -> None:
-    with pytest.raises(ConfigImportError, match="neither settings.yml nor .credentials.yml"):
+    with pytest.raises(ConfigImportError, match=r"neither settings\.yml nor \.credentials\.yml"):
         run(reference(tmp_path, None), tmp_path / "config")
     with pytest.raises(ConfigImportError, match="no such directory"):
         run(tmp_path / "missing", tmp_path / "config")
