@@ -41,7 +41,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     importing.add_argument("--from", dest="source", default="~/.iac-code", type=Path)
     _permissions_parser(commands)
+    _config_parser(commands)
     return parser
+
+
+def _config_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    config = commands.add_parser("config", help="manage config.toml")
+    actions = config.add_subparsers(dest="config_command", required=True)
+    importing = actions.add_parser(
+        "import", help="take the reference system's provider, models and keys into config.toml"
+    )
+    importing.add_argument("--from", dest="source", default="~/.iac-code", type=Path)
+    importing.add_argument("--dry-run", action="store_true", help="show it, keys masked")
+    importing.add_argument("--force", action="store_true", help="merge into an existing file")
 
 
 def _project_dir(value: str) -> str:
@@ -108,6 +120,12 @@ def main(argv: list[str] | None = None) -> int:
         # environment block.
         shed_secrets()
     args = _parser().parse_args(arguments)
+    if args.command == "config":  # before the settings: it may be what repairs them
+        from bootstrap import config_import
+
+        return config_import.main(
+            args.source, environment(), dry_run=args.dry_run, force=args.force
+        )
     try:
         settings = load_settings(environment())
     except SettingsError as exc:
