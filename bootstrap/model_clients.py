@@ -79,7 +79,7 @@ def build_client(endpoint: Endpoint, settings: Settings) -> LLMClient:
             key_optional=profile.key_optional,
         ),
         dialect=profile.dialect,
-        key_variable=endpoint.key_variable,
+        key_env=endpoint.key_variable,
     )
 
 

@@ -55,11 +55,30 @@ def parse_providers(tables: object) -> dict[str, ProviderConfig]:
         raise ValueError("providers must be a table of providers: [providers.<id>]")
     parsed = {}
     for name, table in tables.items():
-        provider = normalise(str(name))
+        provider = aliases(tables).get(normalise(str(name)), normalise(str(name)))
         if provider not in BY_ID:
-            raise ValueError(f"[providers.{name}]: unknown provider (known: {', '.join(BY_ID)})")
+            raise ValueError(
+                f"[providers.{name}]: unknown provider (known: {', '.join(BY_ID)}; any other "
+                "server is served as openai_compatible when its table has a base_url)"
+            )
+        if provider in parsed:
+            raise ValueError(f"[providers.{name}]: a second table for {provider}")
         parsed[provider] = _table(f"[providers.{name}]", table)
     return parsed
+
+
+def aliases(tables: object) -> dict[str, str]:
+    """A table for a provider we have no profile for (a self-hosted vLLM, a gateway) with a
+    base_url is the OpenAI-compatible server: its name selects `openai_compatible`."""
+    if not isinstance(tables, Mapping):
+        return {}
+    return {
+        normalise(str(name)): "openai_compatible"
+        for name, table in tables.items()
+        if normalise(str(name)) not in BY_ID
+        and isinstance(table, Mapping)
+        and isinstance(table.get("base_url"), str)
+    }
 
 
 def _table(where: str, table: object) -> ProviderConfig:
@@ -103,12 +122,13 @@ def _models(where: str, items: object) -> tuple[tuple[str, ...], dict[str, Model
 
 def choose_provider(env: Mapping[str, str], config: Mapping[str, Any], model: str | None) -> str:
     """The provider's id, or raise ValueError naming where the unknown name came from."""
+    known = aliases(config.get("providers", {}))
     for source, name in (
         ("IAC_CODE_PROVIDER", env.get("IAC_CODE_PROVIDER")),
         ("config.toml provider", config.get("provider")),
     ):
         if name:
-            provider = normalise(str(name))
+            provider = known.get(normalise(str(name)), normalise(str(name)))
             if provider not in BY_ID:
                 raise ValueError(f"{source} must be one of {', '.join(BY_ID)}, not {name!r}")
             return provider

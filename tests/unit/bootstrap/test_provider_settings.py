@@ -145,3 +145,16 @@ def test_other_configured_providers_with_a_key_offer_their_models_too(tmp_path: 
     local = dict(((m.id, m) for _, m in offered(settings)))["qwen-local"]
     assert (local.context_window, local.max_output_tokens) == (32_768, 4_096)
     assert local.prices is not None and local.prices.input == 0.2
+
+
+def test_a_server_without_a_profile_is_the_openai_compatible_one(tmp_path: Path) -> None:
+    config = (
+        'provider = "my-vllm"\nmodel = "qwen2.5-coder"\n'
+        '[providers.my-vllm]\nbase_url = "http://gpu-box:8000/v1"\napi_key = "tok"\n'
+    )
+    settings = load(tmp_path, config)
+    assert (settings.provider, settings.base_url, settings.api_key) == (
+        "openai_compatible",
+        "http://gpu-box:8000/v1",
+        "tok",
+    )
