@@ -51,6 +51,8 @@ class ToolContext:
     cwd: str
     model: str  # for tools that call the model themselves (the sub-agent)
     session_id: str = ""  # tools that remember things per session key them by it
+    # The session's extra directories (absolute): inside the session like cwd itself.
+    roots: tuple[str, ...] = ()
 
 
 class ToolRunner(Protocol):
