@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 
 from domain.config import SelectOption
+from domain.mcp import McpServerSpec
 from domain.modes import Mode
 from domain.stop_reason import StopReason
 from domain.usage import Usage
@@ -14,6 +15,18 @@ class SessionState:
     current_mode_id: str
     modes: tuple[Mode, ...]
     options: tuple[SelectOption, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionOpening:
+    """What a client opens a session with (session/new, load, resume, fork): the complete
+    lists of its extra directories (absolute, existing) and its MCP servers."""
+
+    additional_directories: tuple[str, ...] = ()
+    mcp_servers: tuple[McpServerSpec, ...] = ()
+
+
+NOTHING_MORE = SessionOpening()  # no extra directories, no MCP servers
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from application.errors import SessionBusy, SessionNotFound
+from application.ports.mcp import McpServers
 from domain.ids import SessionId
+from domain.mcp import McpServerSpec
 from domain.session import Session
 
 T = TypeVar("T")
@@ -50,6 +52,12 @@ class ActiveSession:
     session: Session
     turn: TurnControl | None = None
     closing: bool = False  # on its way out: no new turn may start in it
+    # Its MCP servers: those connected (or connecting), and those the last open asked for
+    # (None: nothing new asked). Specs hold secrets: they live here, never in storage.
+    mcp: McpServers | None = None
+    mcp_specs: tuple[McpServerSpec, ...] = ()
+    mcp_wanted: tuple[McpServerSpec, ...] | None = None
+    mcp_notified: set[str] = field(default_factory=set)  # servers whose failure was told
 
     def begin_turn(self) -> TurnControl:
         if self.closing:
@@ -119,7 +127,13 @@ class SessionRegistry:
                 await asyncio.wait_for(turn.finished.wait(), CLOSE_GRACE)
         if self._open.get(SessionId(session_id)) is active:
             del self._open[SessionId(session_id)]
+        if active.mcp is not None:
+            await active.mcp.aclose()
         return True
+
+    async def close_all(self) -> None:
+        """Close every open session (the process is stopping): their servers stop too."""
+        await asyncio.gather(*(self.close(sid) for sid in self.open_ids()))
 
     def open_ids(self) -> list[SessionId]:
         return [sid for sid, active in self._open.items() if not active.closing]

@@ -31,6 +31,7 @@ from application.use_cases.model_request import RequestBuilder, TurnLimits
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt
 from application.use_cases.session_log import SessionLog
+from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
 from application.use_cases.sessions import (
     DeleteSession,
@@ -110,9 +111,11 @@ class Container(containers.DeclarativeContainer):
         permission_timeout=settings.provided.permission_timeout,
         catalog=catalog,
         settings=change_settings,
+        registry=registry,
     )
 
     initialize = providers.Singleton(make_initialize, settings, version)
+    open_with = providers.Factory(OpenWith, uow=uow, registry=registry)
     new_session = providers.Factory(
         NewSession,
         uow=uow,
@@ -121,13 +124,18 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         ids=ids,
         catalog=catalog,
+        open_with=open_with,
         default_model=settings.provided.default_model,
         key_variable=settings.provided.key_hint,
     )
     stored = providers.Factory(StoredSessions, uow=uow, registry=registry)
-    load_session = providers.Factory(LoadSession, stored=stored, sink=channels, catalog=catalog)
+    load_session = providers.Factory(
+        LoadSession, stored=stored, sink=channels, catalog=catalog, open_with=open_with
+    )
     list_sessions = providers.Factory(ListSessions, uow=uow)
-    resume_session = providers.Factory(ResumeSession, stored=stored, catalog=catalog)
+    resume_session = providers.Factory(
+        ResumeSession, stored=stored, catalog=catalog, open_with=open_with
+    )
     fork_session = providers.Factory(
         ForkSession,
         uow=uow,
@@ -136,6 +144,7 @@ class Container(containers.DeclarativeContainer):
         ids=ids,
         clock=clock,
         catalog=catalog,
+        open_with=open_with,
     )
     rename_session = providers.Factory(
         RenameSession, uow=uow, stored=stored, registry=registry, sink=channels, clock=clock

@@ -43,6 +43,7 @@ class Settings:
     permission_timeout: float = 300.0
     bash_timeout: float = 120.0
     bash_max_timeout: float = 600.0
+    mcp_connect_timeout: float = 10.0  # per MCP server; the first prompt waits at most this
     max_message_bytes: int = 10 * 2**20  # one stdio line; the HTTP body limit's default
     demo_pace: float = 40.0  # the demo model's tokens per second; 0 streams at once
     # Compact the history once a request would fill this fraction of the model's context
@@ -91,12 +92,19 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "permission_timeout": ("IAC_CODE_PERMISSION_TIMEOUT",),
     "bash_timeout": ("IAC_CODE_BASH_TIMEOUT",),
     "bash_max_timeout": ("IAC_CODE_BASH_MAX_TIMEOUT",),
+    "mcp_connect_timeout": ("IAC_CODE_MCP_CONNECT_TIMEOUT",),
     "max_message_bytes": ("IAC_CODE_MAX_MESSAGE_BYTES",),
     "demo_pace": ("IAC_CODE_DEMO_PACE",),
     "compact_at": ("IAC_CODE_COMPACT_AT",),
     "compact_keep_turns": ("IAC_CODE_COMPACT_KEEP_TURNS",),
 }
-_FLOATS = {"request_timeout", "permission_timeout", "bash_timeout", "bash_max_timeout"}
+_FLOATS = {
+    "request_timeout",
+    "permission_timeout",
+    "bash_timeout",
+    "bash_max_timeout",
+    "mcp_connect_timeout",
+}
 _INTS = {
     "max_turn_requests",
     "max_tokens",

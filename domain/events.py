@@ -7,6 +7,7 @@ from domain.commands import CommandSpec
 from domain.config import SelectOption
 from domain.content import ContentBlock
 from domain.ids import MessageId, ToolCallId
+from domain.mcp import McpServerState
 from domain.plan import PlanEntry
 from domain.tool_call import ToolCallStatus, ToolKind, ToolOutput
 
@@ -99,6 +100,13 @@ class PlanUpdated:
     entries: tuple[PlanEntry, ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpServersChanged:
+    """How each of the session's MCP servers is doing, after any of them changed."""
+
+    servers: tuple[McpServerState, ...]
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -112,4 +120,5 @@ AgentEvent = (
     | UsageUpdated
     | CommandsAvailable
     | PlanUpdated
+    | McpServersChanged
 )

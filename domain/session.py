@@ -39,6 +39,8 @@ class Session:
         permissions: PermissionRules | None = None,
         spent: Usage | None = None,
         cost: float | None = None,
+        additional_directories: tuple[str, ...] = (),
+        mcp_servers: tuple[dict[str, object], ...] = (),
     ) -> None:
         if not isabs(cwd):
             raise InvalidWorkingDirectory(f"cwd must be an absolute path, got {cwd!r}.", cwd=cwd)
@@ -55,6 +57,36 @@ class Session:
         # What the session's finished turns used and cost (None: no price was known).
         self.spent = spent or Usage()
         self.cost = cost
+        # The editor's world as last opened: extra directories inside the session, and its
+        # MCP servers as stored (McpServerSpec.stored(): no secret values).
+        self.additional_directories = tuple(additional_directories)
+        self.mcp_servers = tuple(mcp_servers)
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """Every directory the session works in: cwd first, then the extra ones."""
+        return (self.cwd, *self.additional_directories)
+
+    def open_with(
+        self,
+        additional_directories: tuple[str, ...],
+        mcp_servers: tuple[dict[str, object], ...],
+    ) -> bool:
+        """Take the directories and MCP servers a client opened the session with (the
+        request's lists are complete: what it omits is no longer there). True if changed."""
+        for directory in additional_directories:
+            if not isabs(directory):
+                raise InvalidWorkingDirectory(
+                    f"additional directories must be absolute paths, got {directory!r}.",
+                    cwd=directory,
+                )
+        changed = (self.additional_directories, self.mcp_servers) != (
+            tuple(additional_directories),
+            tuple(mcp_servers),
+        )
+        self.additional_directories = tuple(additional_directories)
+        self.mcp_servers = tuple(mcp_servers)
+        return changed
 
     def charge(self, usage: Usage, cost: float | None) -> None:
         """Count a model request's usage in the session's totals."""
@@ -100,6 +132,8 @@ class Session:
             permissions=self.permissions,
             spent=self.spent,
             cost=self.cost,
+            additional_directories=self.additional_directories,
+            mcp_servers=self.mcp_servers,
         )
 
     def fork(self, new_id: SessionId, *, at: datetime) -> "Session":
@@ -115,6 +149,8 @@ class Session:
             config=self.config,
             messages=list(self._messages),
             permissions=PermissionRules(set(self.permissions.rejected)),
+            additional_directories=self.additional_directories,
+            mcp_servers=self.mcp_servers,
         )
 
     def rename(self, title: str, *, at: datetime) -> str:

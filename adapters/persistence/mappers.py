@@ -177,6 +177,8 @@ def session_to_row(session: Session) -> dict[str, Any]:
         "model": session.model,
         "config": dict(session.config),
         "message_count": session.message_count,
+        "additional_directories": list(session.additional_directories),
+        "mcp_servers": [dict(server) for server in session.mcp_servers],
     }
 
 
@@ -199,6 +201,8 @@ def session_from_row(
         permissions=rules,
         spent=spent[0],
         cost=spent[1],
+        additional_directories=tuple(row["additional_directories"] or ()),
+        mcp_servers=tuple(row["mcp_servers"] or ()),
     )
 
 

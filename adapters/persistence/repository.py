@@ -135,6 +135,8 @@ class SqlAlchemySessionRepository(SessionRepository):
                 model=session.model,
                 config=dict(session.config),
                 updated_at=session.updated_at,
+                additional_directories=list(session.additional_directories),
+                mcp_servers=[dict(server) for server in session.mcp_servers],
             )
         )
 
@@ -189,9 +191,14 @@ class SqlAlchemySessionRepository(SessionRepository):
     async def list_page(
         self, *, cwd: str | None, after: tuple[datetime, str] | None, limit: int
     ) -> list[SessionSummary]:
-        query = select(S.c.id, S.c.cwd, S.c.title, S.c.updated_at, S.c.message_count).where(
-            S.c.deleted_at.is_(None)
-        )
+        query = select(
+            S.c.id,
+            S.c.cwd,
+            S.c.title,
+            S.c.updated_at,
+            S.c.message_count,
+            S.c.additional_directories,
+        ).where(S.c.deleted_at.is_(None))
         if cwd is not None:
             query = query.where(S.c.cwd == cwd)
         if after is not None:
@@ -207,6 +214,7 @@ class SqlAlchemySessionRepository(SessionRepository):
                 title=r.title,
                 updated_at=r.updated_at,
                 message_count=r.message_count,
+                additional_directories=tuple(r.additional_directories or ()),
             )
             for r in (await self._db.execute(query)).all()
         ]

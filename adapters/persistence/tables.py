@@ -64,6 +64,8 @@ sessions = Table(
     Column("fork_position", Integer, nullable=True),
     # Deleted while forks still share its messages: hidden, kept until they are gone.
     Column("deleted_at", UtcDateTime, nullable=True),
+    Column("additional_directories", JSON, nullable=False, default=list),
+    Column("mcp_servers", JSON, nullable=False, default=list),  # without secret values
     Index("ix_sessions_cwd_updated", "cwd", "updated_at", "id"),
     Index("ix_sessions_updated", "updated_at", "id"),
     Index("ix_sessions_parent_id", "parent_id"),

@@ -17,6 +17,7 @@ from adapters.protocol.connection import AnswerThen, Connection, Dispatcher
 from adapters.protocol.errors import to_rpc_error
 from adapters.protocol.handshake import API_KEY_METHOD, handle_initialize
 from adapters.protocol.jsonrpc import AUTH_REQUIRED, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
+from adapters.protocol.opening import session_opening
 from application.errors import ApplicationError
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.initialize import Initialize
@@ -196,22 +197,21 @@ class AcpAgent(Dispatcher):
     async def _new_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.NewSessionRequest, _no_mcp_default(params), "session/new")
         _check_cwd(request.cwd)
-        if request.mcp_servers:
-            log.info(
-                "MCP servers are accepted but not connected yet (%d given)",
-                len(request.mcp_servers),
-            )
-        state = await self._uc.new_session().execute(NewSessionRequest(cwd=request.cwd))
+        opening = session_opening(params)
+        state = await self._uc.new_session().execute(
+            NewSessionRequest(cwd=request.cwd, opening=opening)
+        )
         self._channels.attach(state.session_id, peer)
         return self._announcing(state.session_id, wire.new_session_result(state))
 
     async def _load_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.LoadSessionRequest, _no_mcp_default(params), "session/load")
         _check_cwd(request.cwd)
+        opening = session_opening(params)
         previous = self._take_over(request.session_id, peer)  # the replay goes to this client
         try:
             state = await self._uc.load_session().execute(
-                LoadSessionRequest(session_id=request.session_id, cwd=request.cwd)
+                LoadSessionRequest(session_id=request.session_id, cwd=request.cwd, opening=opening)
             )
         except BaseException:
             self._give_back(request.session_id, previous)
@@ -324,9 +324,12 @@ class AcpAgent(Dispatcher):
     async def _resume(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.ResumeSessionRequest, _no_mcp_default(params), "session/resume")
         _check_cwd(request.cwd)
+        opening = session_opening(params)
         previous = self._take_over(request.session_id, peer)
         try:
-            state = await self._uc.resume_session().execute(request.session_id, request.cwd)
+            state = await self._uc.resume_session().execute(
+                request.session_id, request.cwd, opening
+            )
         except BaseException:
             self._give_back(request.session_id, previous)
             raise
@@ -335,8 +338,9 @@ class AcpAgent(Dispatcher):
     async def _fork(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.ForkSessionRequest, _no_mcp_default(params), "session/fork")
         _check_cwd(request.cwd)
+        opening = session_opening(params)
         self._refuse_if_running_elsewhere(request.session_id, peer)
-        state = await self._uc.fork_session().execute(request.session_id, request.cwd)
+        state = await self._uc.fork_session().execute(request.session_id, request.cwd, opening)
         self._channels.attach(state.session_id, peer)
         return self._announcing(state.session_id, wire.fork_session_result(state))
 

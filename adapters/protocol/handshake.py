@@ -16,6 +16,7 @@ SESSION_CAPABILITIES: dict[str, dict[str, Any]] = {
     "close": {},
     "fork": {},
     "delete": {},
+    "additionalDirectories": {},
 }
 
 
@@ -42,7 +43,7 @@ def initialize_result(info: ServerInfo) -> dict[str, Any]:
                 "audio": False,
                 "embeddedContext": True,
             },
-            "mcpCapabilities": {"http": False, "sse": False},
+            "mcpCapabilities": {"http": True, "sse": True},
             "sessionCapabilities": SESSION_CAPABILITIES,
             # Extensions live under _meta, as ACP asks.
             "_meta": {"iac_code": {"renameSession": "_iac_code/session/rename"}},

@@ -24,6 +24,7 @@ from domain.events import (
     AgentEvent,
     CommandsAvailable,
     ConfigOptionsChanged,
+    McpServersChanged,
     ModeChanged,
     Notice,
     PlanUpdated,
@@ -35,6 +36,7 @@ from domain.events import (
     UsageUpdated,
     UserContentReplayed,
 )
+from domain.mcp import McpServerState
 from domain.project_rules import ProjectRule
 from domain.text import map_strings
 from domain.tool_call import DiffOutput, TextOutput, ToolCallStatus, ToolOutput
@@ -128,6 +130,11 @@ def update_for(event: AgentEvent) -> Any:
             )
         case SessionTitleChanged(title=title):
             return acp.SessionInfoUpdate(session_update="session_info_update", title=title)
+        case McpServersChanged(servers=servers):
+            return acp.SessionInfoUpdate(
+                session_update="session_info_update",
+                field_meta={"iac_code": {"mcpServers": [_server_state(s) for s in servers]}},
+            )
         case ToolCallStarted():
             return tool_call_start(event)
         case ToolCallUpdated():
@@ -245,12 +252,28 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
+def _server_state(state: McpServerState) -> dict[str, Any]:
+    shown: dict[str, Any] = {
+        "name": state.name,
+        "status": state.status.value,
+        "tools": state.tools,
+        "prompts": state.prompts,
+    }
+    if state.error:
+        shown["error"] = state.error
+    return shown
+
+
 def list_result(page: SessionPage) -> dict[str, Any]:
     return dump(
         acp.ListSessionsResponse(
             sessions=[
                 acp.SessionInfo(
-                    session_id=s.session_id, cwd=s.cwd, title=s.title, updated_at=_iso(s.updated_at)
+                    session_id=s.session_id,
+                    cwd=s.cwd,
+                    additional_directories=list(s.additional_directories) or None,
+                    title=s.title,
+                    updated_at=_iso(s.updated_at),
                 )
                 for s in page.sessions
             ],

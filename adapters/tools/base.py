@@ -53,11 +53,16 @@ class Located:
     outside: bool  # resolves (through .. or symlinks) outside the working directory
 
 
-def locate(cwd: str, raw: str) -> Located:
+def locate(cwd: str, raw: str, roots: tuple[str, ...] = ()) -> Located:
+    """`raw` relative to cwd; inside when it resolves into cwd or one of `roots` (the
+    session's extra directories)."""
     path = Path(os.path.normpath(Path(cwd, os.path.expanduser(raw))))
-    root = Path(os.path.realpath(cwd))
     real = Path(os.path.realpath(path))
-    return Located(path=path, outside=not (real == root or real.is_relative_to(root)))
+    inside = any(
+        real == root or real.is_relative_to(root)
+        for root in (Path(os.path.realpath(r)) for r in (cwd, *roots))
+    )
+    return Located(path=path, outside=not inside)
 
 
 def shown(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:

@@ -62,7 +62,7 @@ class ReadFile(Tool):
         self._limits = limits
 
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
-        located = locate(context.cwd, text_arg(arguments, "path") or "")
+        located = locate(context.cwd, text_arg(arguments, "path") or "", context.roots)
         _lines_asked(arguments)  # validates early: bad input fails without asking
         return ToolPlan(locations=(str(located.path),), outside_cwd=located.outside)
 
@@ -97,7 +97,8 @@ class ListFiles(Tool):
         self._limits = limits
 
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
-        located = locate(context.cwd, text_arg(arguments, "path", required=False) or ".")
+        raw = text_arg(arguments, "path", required=False) or "."
+        located = locate(context.cwd, raw, context.roots)
         return ToolPlan(locations=(str(located.path),), outside_cwd=located.outside)
 
     async def run(
@@ -128,7 +129,7 @@ class WriteFile(Tool):
     )
 
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
-        located = locate(context.cwd, text_arg(arguments, "path") or "")
+        located = locate(context.cwd, text_arg(arguments, "path") or "", context.roots)
         content = text_arg(arguments, "content", allow_empty=True) or ""
         if located.path.is_dir():
             raise ToolInputError(f"{located.path} is a directory.")
@@ -172,7 +173,7 @@ class EditFile(Tool):
     )
 
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
-        located = locate(context.cwd, text_arg(arguments, "path") or "")
+        located = locate(context.cwd, text_arg(arguments, "path") or "", context.roots)
         old, new = self._edit(located.path, arguments)
         return ToolPlan(
             locations=(str(located.path),),

@@ -35,8 +35,8 @@ DIR: dict[str, object] = {
 }
 
 
-def _base(arguments: Mapping[str, object], cwd: str) -> tuple[Path, bool]:
-    located = locate(cwd, text_arg(arguments, "path", required=False) or ".")
+def _base(arguments: Mapping[str, object], cwd: str, roots: tuple[str, ...]) -> tuple[Path, bool]:
+    located = locate(cwd, text_arg(arguments, "path", required=False) or ".", roots)
     return located.path, located.outside
 
 
@@ -52,13 +52,13 @@ class Glob(Tool):
 
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
         self._pattern(arguments)
-        base, outside = _base(arguments, context.cwd)
+        base, outside = _base(arguments, context.cwd, context.roots)
         return ToolPlan(locations=(str(base),), outside_cwd=outside)
 
     async def run(
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
-        base, _ = _base(arguments, context.cwd)
+        base, _ = _base(arguments, context.cwd, context.roots)
         pattern = text_arg(arguments, "pattern") or ""
         matches = await asyncio.to_thread(
             self._find, base, boundary_for(base, context.cwd), self._pattern(arguments)
@@ -124,13 +124,13 @@ class Grep(Tool):
         mode = arguments.get("output_mode", "content")
         if mode not in ("content", "files_with_matches", "count"):
             raise ToolInputError("output_mode must be content, files_with_matches or count.")
-        base, outside = _base(arguments, context.cwd)
+        base, outside = _base(arguments, context.cwd, context.roots)
         return ToolPlan(locations=(str(base),), outside_cwd=outside)
 
     async def run(
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
-        base, _ = _base(arguments, context.cwd)
+        base, _ = _base(arguments, context.cwd, context.roots)
         limit = min(
             int_arg(arguments, "max_results") or self._limits.search_results,
             self._limits.search_results * 10,

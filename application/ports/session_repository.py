@@ -19,6 +19,7 @@ class SessionSummary:
     title: str | None
     updated_at: datetime
     message_count: int
+    additional_directories: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,6 +27,7 @@ class ToolPlan:
     # Why this call must be asked about whatever the session's rules say (e.g. a fetch of a
     # private network address). Such a call is never covered by "always allow".
     ask_reason: str | None = None
+    title: str | None = None  # how the call is shown, when the tool knows better than its name
 
     @property
     def always_asks(self) -> bool:

@@ -3,6 +3,8 @@ from application.ports.event_sink import EventSink
 from application.runtime import SessionRegistry
 from application.use_cases.context_meter import ContextMeter
 from application.use_cases.model_request import RequestBuilder
+from application.use_cases.session_servers import SessionServers
+from domain.commands import CommandSpec
 from domain.events import CommandsAvailable
 
 
@@ -19,24 +21,33 @@ class AnnounceSession:
         sink: EventSink,
         meter: ContextMeter,
         requests: RequestBuilder,
+        servers: SessionServers | None = None,
     ) -> None:
         self._sessions = sessions
         self._commands = commands
         self._sink = sink
         self._meter = meter
         self._requests = requests
+        self._servers = servers
 
     async def execute(self, session_id: str) -> None:
         active = self._sessions.find(session_id)
         if active is None:
             return
         session = active.session
-        await self._sink.emit(session.id, CommandsAvailable(commands=self._commands.specs()))
+        if self._servers is not None:
+            await self._servers.connect(active)
+        await self._sink.emit(session.id, CommandsAvailable(commands=self._offered(session.id)))
         used = self._meter.estimate(session, overhead=self._requests.overhead(session))
         await self._sink.emit(session.id, self._meter.report(session, used))
 
     async def commands_changed(self) -> None:
         """The command list changed: every open session is sent the new one."""
-        event = CommandsAvailable(commands=self._commands.specs())
         for session_id in self._sessions.open_ids():
-            await self._sink.emit(session_id, event)
+            await self._sink.emit(session_id, CommandsAvailable(commands=self._offered(session_id)))
+
+    def _offered(self, session_id: str) -> tuple[CommandSpec, ...]:
+        active = self._sessions.find(session_id)
+        if self._servers is None or active is None:
+            return self._commands.specs()
+        return self._servers.offered(active)

@@ -1,11 +1,12 @@
 from dataclasses import dataclass
 
-from application.dto import SessionState
+from application.dto import NOTHING_MORE, SessionOpening, SessionState
 from application.errors import SessionBusy, SessionNotFound
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
 from application.use_cases.compaction import notice as compaction_notice
+from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_state import state_of
 from domain.config import Catalog
 from domain.content import ToolResultBlock, ToolUseBlock
@@ -32,6 +33,7 @@ from domain.tools import spec_for, title_for
 class LoadSessionRequest:
     session_id: str
     cwd: str
+    opening: SessionOpening = NOTHING_MORE
 
 
 def _tool_events(
@@ -162,10 +164,13 @@ class LoadSession:
     - Loading a session that is already open replays it again without a second runtime.
     """
 
-    def __init__(self, *, stored: StoredSessions, sink: EventSink, catalog: Catalog) -> None:
+    def __init__(
+        self, *, stored: StoredSessions, sink: EventSink, catalog: Catalog, open_with: OpenWith
+    ) -> None:
         self._stored = stored
         self._sink = sink
         self._catalog = catalog
+        self._open_with = open_with
 
     async def execute(self, request: LoadSessionRequest) -> SessionState:
         active = self._stored.registry.find(request.session_id)
@@ -176,6 +181,7 @@ class LoadSession:
                 sessionId=request.session_id,
             )
         session = await self._stored.open(request.session_id, request.cwd)
+        await self._open_with.apply(session, request.opening, stored=True)
         records = await self._stored.tool_calls(session.id)
         for event in replay_events(session.messages, records):
             await self._sink.emit(session.id, event)

@@ -1,12 +1,13 @@
 from dataclasses import dataclass
 
-from application.dto import SessionState
+from application.dto import NOTHING_MORE, SessionOpening, SessionState
 from application.errors import AuthRequired
 from application.ports.clock import Clock
 from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
+from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_state import state_of
 from domain.config import THOUGHT_OPTION_ID, Catalog
 from domain.session import Session
@@ -15,6 +16,7 @@ from domain.session import Session
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NewSessionRequest:
     cwd: str
+    opening: SessionOpening = NOTHING_MORE
 
 
 class NewSession:
@@ -33,6 +35,7 @@ class NewSession:
         clock: Clock,
         ids: IdGenerator,
         catalog: Catalog,
+        open_with: OpenWith,
         default_model: str,
         key_variable: str = "IAC_CODE_API_KEY",
     ) -> None:
@@ -42,6 +45,7 @@ class NewSession:
         self._clock = clock
         self._ids = ids
         self._catalog = catalog
+        self._open_with = open_with
         self._default_model = default_model
         self._key_variable = key_variable
 
@@ -61,8 +65,9 @@ class NewSession:
             # Stored with the session: a later change of the server's default leaves it be.
             config={THOUGHT_OPTION_ID: self._catalog.default_thought_level},
         )
+        await self._open_with.apply(session, request.opening, stored=False)
         async with self._uow as uow:
             await uow.sessions.add(session)
             await uow.commit()
-        self._registry.open(session)
+        self._registry.open(session).mcp_wanted = request.opening.mcp_servers
         return state_of(session, self._catalog)

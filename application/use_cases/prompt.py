@@ -19,12 +19,14 @@ from application.ports.llm import (
     TextChunk,
     ThinkingChunk,
 )
-from application.runtime import SessionRegistry, TurnCancelled, TurnControl
+from application.ports.mcp import McpPromptError
+from application.runtime import ActiveSession, SessionRegistry, TurnCancelled, TurnControl
 from application.use_cases.commands.run import RunCommand
 from application.use_cases.compaction import CompactionFailed, Compactor, NothingToCompact
 from application.use_cases.context_meter import ContextMeter
 from application.use_cases.model_request import RequestBuilder
 from application.use_cases.session_log import SessionLog
+from application.use_cases.session_servers import SessionServers
 from application.use_cases.tool_phase import ToolPhase
 from domain.commands import CommandCall, parse_command, unescape
 from domain.content import (
@@ -97,6 +99,7 @@ class Prompt:
         compactor: Compactor,
         commands: CommandRegistry,
         run_command: RunCommand,
+        servers: SessionServers | None = None,
     ) -> None:
         self._registry = registry
         self._llm = llm
@@ -110,6 +113,7 @@ class Prompt:
         self._compactor = compactor
         self._commands = commands
         self._run_command = run_command
+        self._servers = servers
         # Set when compaction failed in this turn while the context still fitted: the turn
         # goes on without trying (and telling) again at every request. One Prompt per turn.
         self._gave_up_compacting = False
@@ -127,11 +131,44 @@ class Prompt:
                 return await self._run_command.execute(
                     active.session, control, call, request.content
                 )
-            return await self._run(
-                active.session, control, _unescaped(request.content, self._commands.names)
-            )
+            try:
+                content = await self._with_servers(active, control, request.content)
+            except TurnCancelled:
+                return PromptResult(stop_reason=StopReason.CANCELLED, usage=Usage())
+            if content is None:
+                return PromptResult(stop_reason=StopReason.END_TURN, usage=Usage())
+            names = self._commands.names | {p.name for p in SessionServers.prompts(active)}
+            return await self._run(active.session, control, _unescaped(content, names))
         finally:
             active.end_turn(control)
+
+    async def _with_servers(
+        self, active: ActiveSession, control: TurnControl, content: tuple[UserInputBlock, ...]
+    ) -> tuple[UserInputBlock, ...] | None:
+        """The prompt once the session's MCP servers are ready (each within its connect
+        timeout), with an MCP prompt command (`/mcp__server__prompt …`) replaced by the
+        prompt's text. None when that prompt could not be fetched (the user is told)."""
+        if self._servers is None:
+            return content
+        await self._servers.connect(active)
+        if active.mcp is not None:
+            await control.guard(active.mcp.ready())
+        index, first = next(
+            ((i, b) for i, b in enumerate(content) if isinstance(b, TextBlock)), (0, None)
+        )
+        found = self._servers.prompt_call(active, first.text) if first is not None else None
+        if found is None:
+            return content
+        prompt, call = found
+        try:
+            text = await control.guard(self._servers.expand(active, prompt, call))
+        except McpPromptError as exc:
+            await self._sink.emit(
+                active.session.id,
+                Notice(message_id=self._ids.message_id(), text=f"/{call.name} failed: {exc}"),
+            )
+            return None
+        return (*content[:index], TextBlock(text=text), *content[index + 1 :])
 
     def _command_in(self, content: tuple[UserInputBlock, ...]) -> CommandCall | None:
         first = next((b for b in content if isinstance(b, TextBlock)), None)

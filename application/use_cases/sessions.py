@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from application.dto import SessionState
+from application.dto import NOTHING_MORE, SessionOpening, SessionState
 from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
@@ -11,6 +11,7 @@ from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
 from application.use_cases.cursor import decode_cursor, encode_cursor
 from application.use_cases.load_session import StoredSessions
+from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_state import state_of
 from domain.config import Catalog
 from domain.events import SessionTitleChanged
@@ -51,12 +52,17 @@ class ListSessions:
 class ResumeSession:
     """Reattach to a session without replaying it (loading it from storage if needed)."""
 
-    def __init__(self, *, stored: StoredSessions, catalog: Catalog) -> None:
+    def __init__(self, *, stored: StoredSessions, catalog: Catalog, open_with: OpenWith) -> None:
         self._stored = stored
         self._catalog = catalog
+        self._open_with = open_with
 
-    async def execute(self, session_id: str, cwd: str) -> SessionState:
-        return state_of(await self._stored.open(session_id, cwd), self._catalog)
+    async def execute(
+        self, session_id: str, cwd: str, opening: SessionOpening = NOTHING_MORE
+    ) -> SessionState:
+        session = await self._stored.open(session_id, cwd)
+        await self._open_with.apply(session, opening, stored=True)
+        return state_of(session, self._catalog)
 
 
 class ForkSession:
@@ -75,24 +81,29 @@ class ForkSession:
         ids: IdGenerator,
         clock: Clock,
         catalog: Catalog,
+        open_with: OpenWith,
     ) -> None:
         self._uow = uow
+        self._open_with = open_with
         self._stored = stored
         self._registry = registry
         self._ids = ids
         self._clock = clock
         self._catalog = catalog
 
-    async def execute(self, session_id: str, cwd: str) -> SessionState:
+    async def execute(
+        self, session_id: str, cwd: str, opening: SessionOpening = NOTHING_MORE
+    ) -> SessionState:
         active = self._registry.find(session_id)
         source = active.session if active else await self._stored.fetch(session_id)
         if source.cwd != cwd:
             await self._stored.open(session_id, cwd)  # raises the "lives elsewhere" error
         fork = source.fork(self._ids.session_id(), at=self._clock.now())
+        await self._open_with.apply(fork, opening, stored=False)
         async with self._uow as uow:
             await uow.sessions.fork(source, fork)
             await uow.commit()
-        self._registry.open(fork)
+        self._registry.open(fork).mcp_wanted = opening.mcp_servers
         return state_of(fork, self._catalog)
 
 

@@ -10,9 +10,10 @@ from application.ports.permissions import (
 )
 from application.ports.tools import ToolContext, ToolDefinition, ToolPlan, ToolResult, ToolRunner
 from application.ports.unit_of_work import UnitOfWork
-from application.runtime import TurnCancelled, TurnControl
+from application.runtime import SessionRegistry, TurnCancelled, TurnControl
 from application.use_cases.plan_tool import TODO_WRITE_TOOL, check_plan, plan_written
 from application.use_cases.session_settings import ChangeSettings
+from application.use_cases.session_tools import SessionTools
 from domain.config import Catalog
 from domain.content import ToolResultBlock, ToolUseBlock
 from domain.events import PlanUpdated, ToolCallStarted, ToolCallUpdated
@@ -134,9 +135,11 @@ class ToolPhase:
         permission_timeout: float,
         catalog: Catalog,
         settings: ChangeSettings,
+        registry: SessionRegistry | None = None,
     ) -> None:
         self._uow = uow
         self._runner = runner
+        self._registry = registry
         self._asker = asker
         self._sink = sink
         self._clock = clock
@@ -148,8 +151,13 @@ class ToolPhase:
     def mode_of(self, session: Session) -> str:
         return self._catalog.usable_mode(session.mode_id)
 
+    def _tools(self, session: Session) -> ToolRunner:
+        """The built-in tools and this session's MCP servers' tools."""
+        active = self._registry.find(session.id) if self._registry is not None else None
+        return SessionTools(self._runner, active.mcp if active is not None else None)
+
     def definitions(self, session: Session) -> tuple[ToolDefinition, ...]:
-        tools = (*self._runner.definitions(), TODO_WRITE_TOOL)
+        tools = (*self._tools(session).definitions(), TODO_WRITE_TOOL)
         return (*tools, EXIT_PLAN_TOOL) if self.mode_of(session) == ModeId.PLAN else tools
 
     async def run(
@@ -183,7 +191,7 @@ class ToolPhase:
             status=ToolCallStatus.PENDING,
         )
         plan = await self._look(session, use)
-        call = replace(call, locations=plan.locations)
+        call = replace(call, locations=plan.locations, title=plan.title or call.title)
         await self._emit(
             session,
             ToolCallStarted(
@@ -217,7 +225,7 @@ class ToolPhase:
             return ToolPlan()
         if use.name == TODO_WRITE:
             return check_plan(use.input)
-        return await self._runner.plan(use.name, use.input, self._context(session))
+        return await self._tools(session).plan(use.name, use.input, self._context(session))
 
     async def _permit(
         self, session: Session, control: TurnControl, call: ToolCallRecord, plan: ToolPlan
@@ -393,7 +401,9 @@ class ToolPhase:
 
         try:
             result = await control.guard(
-                self._runner.run(call.name, call.arguments, self._context(session), progress)
+                self._tools(session).run(
+                    call.name, call.arguments, self._context(session), progress
+                )
             )
         except TurnCancelled:
             return await self._finish(
@@ -449,7 +459,12 @@ class ToolPhase:
 
     @staticmethod
     def _context(session: Session) -> ToolContext:
-        return ToolContext(cwd=session.cwd, model=session.model, session_id=session.id)
+        return ToolContext(
+            cwd=session.cwd,
+            model=session.model,
+            session_id=session.id,
+            roots=session.additional_directories,
+        )
 
     async def _emit(self, session: Session, event: ToolCallStarted | ToolCallUpdated) -> None:
         await self._sink.emit(session.id, event)

@@ -2,7 +2,7 @@
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Self
@@ -12,6 +12,14 @@ from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest
+from application.ports.mcp import (
+    McpConnector,
+    McpPrompt,
+    McpPromptError,
+    McpServers,
+    McpTool,
+    StateChanged,
+)
 from application.ports.permissions import PermissionAsker, PermissionRequest
 from application.ports.project_rules import ProjectRuleRepository
 from application.ports.session_repository import SessionRepository, SessionSummary, TurnRecord
@@ -26,6 +34,7 @@ from application.ports.tools import (
 from application.ports.unit_of_work import UnitOfWork
 from domain.events import AgentEvent
 from domain.ids import MessageId, SessionId
+from domain.mcp import McpServerSpec, McpServerState, McpStatus
 from domain.message import Message
 from domain.permission import PermissionDecision, PermissionOption, PermissionRules
 from domain.project_rules import ProjectRule
@@ -51,6 +60,8 @@ def _settings(session: Session) -> dict[str, object]:
         "model": session.model,
         "mode_id": session.mode_id,
         "config": dict(session.config),
+        "additional_directories": session.additional_directories,
+        "mcp_servers": session.mcp_servers,
     }
 
 
@@ -144,6 +155,7 @@ class InMemorySessionRepository(SessionRepository):
                 title=s.settings["title"],  # type: ignore[arg-type]
                 updated_at=updated,
                 message_count=len(s.messages),
+                additional_directories=s.settings["additional_directories"],  # type: ignore[arg-type]
             )
             for updated, sid, s in rows[:limit]
         ]
@@ -333,3 +345,78 @@ class ScriptedAsker(PermissionAsker):
         if isinstance(answer, Exception):
             raise answer
         return answer
+
+
+@dataclass
+class FakeMcpServers(McpServers):
+    """One session's MCP servers, as scripted: `tools`/`prompts` are offered once `ready`."""
+
+    specs: tuple[McpServerSpec, ...]
+    on_change: StateChanged
+    tools_offered: tuple[McpTool, ...] = ()
+    prompts_offered: tuple[McpPrompt, ...] = ()
+    results: dict[str, ToolResult] = field(default_factory=dict)
+    prompt_texts: dict[str, str] = field(default_factory=dict)
+    calls: list[tuple[str, dict[str, object]]] = field(default_factory=list)
+    prompt_calls: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    closed: bool = False
+    connected: asyncio.Event = field(default_factory=asyncio.Event)
+    _states: dict[str, McpServerState] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for spec in self.specs:
+            self._states[spec.name] = McpServerState(name=spec.name, status=McpStatus.CONNECTING)
+
+    async def settle(self, name: str, status: McpStatus, error: str | None = None) -> None:
+        """The test decides when (and how) a server finishes connecting."""
+        tools = sum(t.server == name for t in self.tools_offered)
+        prompts = sum(p.server == name for p in self.prompts_offered)
+        state = McpServerState(name=name, status=status, tools=tools, prompts=prompts, error=error)
+        self._states[name] = state
+        if all(s.status is not McpStatus.CONNECTING for s in self._states.values()):
+            self.connected.set()
+        await self.on_change(state)
+
+    def states(self) -> tuple[McpServerState, ...]:
+        return tuple(self._states.values())
+
+    async def ready(self) -> None:
+        await self.connected.wait()
+
+    def _up(self, server: str) -> bool:
+        return self._states[server].status is McpStatus.CONNECTED
+
+    def tools(self) -> tuple[McpTool, ...]:
+        return tuple(t for t in self.tools_offered if self._up(t.server))
+
+    def prompts(self) -> tuple[McpPrompt, ...]:
+        return tuple(p for p in self.prompts_offered if self._up(p.server))
+
+    async def call_tool(self, name: str, arguments: Mapping[str, object]) -> ToolResult:
+        self.calls.append((name, dict(arguments)))
+        return self.results.get(name, ToolResult(text=f"{name} done"))
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> str:
+        self.prompt_calls.append((name, dict(arguments)))
+        if name not in self.prompt_texts:
+            raise McpPromptError(f"no prompt {name!r}")
+        return self.prompt_texts[name]
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+@dataclass
+class FakeMcpConnector(McpConnector):
+    """Opens FakeMcpServers, configured by `configure` before the session opens them."""
+
+    opened: list[FakeMcpServers] = field(default_factory=list)
+    configure: Callable[[FakeMcpServers], None] = lambda servers: None
+
+    def open(
+        self, servers: Sequence[McpServerSpec], *, cwd: str, on_change: StateChanged
+    ) -> McpServers:
+        fake = FakeMcpServers(specs=tuple(servers), on_change=on_change)
+        self.configure(fake)
+        self.opened.append(fake)
+        return fake

@@ -17,6 +17,8 @@ from application.use_cases.model_request import RequestBuilder, TurnLimits
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt
 from application.use_cases.session_log import SessionLog
+from application.use_cases.session_opening import OpenWith
+from application.use_cases.session_servers import SessionServers
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
 from application.use_cases.sessions import RenameSession
 from application.use_cases.tool_phase import ToolPhase
@@ -24,6 +26,7 @@ from domain.config import Catalog
 from domain.models import ModelInfo
 from domain.modes import offered_modes
 from tests.fakes.ports import (
+    FakeMcpConnector,
     FakeTools,
     FakeUnitOfWork,
     FixedClock,
@@ -53,6 +56,7 @@ class World:
     catalog: Catalog = CATALOG
     policy: CompactionPolicy = field(default_factory=CompactionPolicy)
     max_turn_requests: int = 50
+    connector: FakeMcpConnector = field(default_factory=FakeMcpConnector)
 
     def tool_phase(self) -> ToolPhase:
         return ToolPhase(
@@ -64,6 +68,7 @@ class World:
             permission_timeout=self.permission_timeout,
             catalog=self.catalog,
             settings=self.settings(),
+            registry=self.registry,
         )
 
     def settings(self) -> ChangeSettings:
@@ -77,7 +82,16 @@ class World:
             clock=self.clock,
             ids=self.ids,
             catalog=self.catalog,
+            open_with=self.open_with(),
             default_model="m1",
+        )
+
+    def open_with(self) -> OpenWith:
+        return OpenWith(uow=self.uow, registry=self.registry)
+
+    def servers(self) -> SessionServers:
+        return SessionServers(
+            connector=self.connector, commands=self.commands(), sink=self.sink, ids=self.ids
         )
 
     # The prompt's graph, wired as bootstrap/container.py wires it.
@@ -143,6 +157,7 @@ class World:
             run_command=RunCommand(
                 registry=commands, log=self.log(), sink=self.sink, clock=self.clock, ids=self.ids
             ),
+            servers=self.servers(),
         )
 
     def announce(self) -> AnnounceSession:
@@ -152,10 +167,13 @@ class World:
             sink=self.sink,
             meter=self.meter(),
             requests=self.requests(),
+            servers=self.servers(),
         )
 
     def load(self) -> LoadSession:
-        return LoadSession(stored=self.stored(), sink=self.sink, catalog=self.catalog)
+        return LoadSession(
+            stored=self.stored(), sink=self.sink, catalog=self.catalog, open_with=self.open_with()
+        )
 
     def stored(self) -> StoredSessions:
         return StoredSessions(uow=self.uow, registry=self.registry)

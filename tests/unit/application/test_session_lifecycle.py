@@ -33,7 +33,12 @@ def forker(world: World) -> ForkSession:
         ids=world.ids,
         clock=world.clock,
         catalog=CATALOG,
+        open_with=world.open_with(),
     )
+
+
+def resumer(world: World) -> ResumeSession:
+    return ResumeSession(stored=world.stored(), catalog=CATALOG, open_with=world.open_with())
 
 
 async def new(world: World, cwd: str = "/p") -> str:
@@ -106,7 +111,9 @@ async def test_resume_reopens_without_replay(world: World) -> None:
     await say(world, sid, "hello")
     await world.close().execute(sid)
     events_before = len(world.sink.events)
-    state = await ResumeSession(stored=world.stored(), catalog=CATALOG).execute(sid, "/p")
+    state = await ResumeSession(
+        stored=world.stored(), catalog=CATALOG, open_with=world.open_with()
+    ).execute(sid, "/p")
     assert state.session_id == sid
     assert len(world.sink.events) == events_before
     await say(world, sid, "again")
@@ -114,7 +121,9 @@ async def test_resume_reopens_without_replay(world: World) -> None:
 
 async def test_unknown_sessions(world: World) -> None:
     with pytest.raises(SessionNotFound):
-        await ResumeSession(stored=world.stored(), catalog=CATALOG).execute("nope", "/p")
+        await ResumeSession(
+            stored=world.stored(), catalog=CATALOG, open_with=world.open_with()
+        ).execute("nope", "/p")
     with pytest.raises(SessionNotFound):
         await forker(world).execute("nope", "/p")
     sid = await new(world)
@@ -137,7 +146,9 @@ async def test_a_session_without_turns_supports_everything(world: World) -> None
     sid = await new(world)
     await world.close().execute(sid)
     assert (await lister(world).execute("/p", None)).sessions[0].session_id == sid
-    await ResumeSession(stored=world.stored(), catalog=CATALOG).execute(sid, "/p")
+    await ResumeSession(
+        stored=world.stored(), catalog=CATALOG, open_with=world.open_with()
+    ).execute(sid, "/p")
     fork = await forker(world).execute(sid, "/p")
     assert world.uow.sessions.messages[fork.session_id] == []
     assert await DeleteSession(uow=world.uow, registry=world.registry, clock=world.clock).execute(

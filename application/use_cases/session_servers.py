@@ -1,0 +1,135 @@
+"""An open session's MCP servers: connected after the session is opened, reported to the
+client as they change, offered as tools and (their prompts) as slash commands."""
+
+import shlex
+from collections.abc import Mapping
+
+from application.commands import CommandRegistry
+from application.ports.event_sink import EventSink
+from application.ports.ids import IdGenerator
+from application.ports.mcp import McpConnector, McpPrompt, McpServers
+from application.runtime import ActiveSession
+from domain.commands import CommandCall, CommandSpec, parse_command
+from domain.events import CommandsAvailable, McpServersChanged, Notice
+from domain.mcp import McpServerState, McpStatus
+
+
+def command_spec(prompt: McpPrompt) -> CommandSpec:
+    hint = " ".join(a.name if a.required else f"[{a.name}]" for a in prompt.arguments)
+    return CommandSpec(
+        name=prompt.name,
+        description=prompt.description or f"Prompt from the MCP server {prompt.server!r}",
+        hint=hint or None,
+    )
+
+
+def prompt_arguments(prompt: McpPrompt, argument: str) -> dict[str, str]:
+    """A prompt's arguments from what the user typed after its name: `name=value` words
+    for any argument, other words in the order the prompt declares them; the last declared
+    one takes whatever is left."""
+    declared = [a.name for a in prompt.arguments]
+    try:
+        words = shlex.split(argument)
+    except ValueError:  # an unbalanced quote: take the words as typed
+        words = argument.split()
+    named: dict[str, str] = {}
+    positional: list[str] = []
+    for word in words:
+        key, eq, value = word.partition("=")
+        if eq and key in declared:
+            named[key] = value
+        else:
+            positional.append(word)
+    free = [name for name in declared if name not in named]
+    for index, name in enumerate(free):
+        if index >= len(positional):
+            break
+        named[name] = " ".join(positional[index:]) if name == free[-1] else positional[index]
+    return named
+
+
+class SessionServers:
+    """Connects and reports the MCP servers of open sessions.
+
+    - `connect` opens what the last session/new, load, resume or fork asked for (nothing
+      when it asked for the same servers again); the servers it replaces are closed.
+    - Every change of a server's state is sent as a `session_info_update` whose `_meta`
+      lists each server's status; a server that fails is also announced once as agent
+      text; the session's command list follows its servers' prompts.
+    """
+
+    def __init__(
+        self,
+        *,
+        connector: McpConnector,
+        commands: CommandRegistry,
+        sink: EventSink,
+        ids: IdGenerator,
+    ) -> None:
+        self._connector = connector
+        self._commands = commands
+        self._sink = sink
+        self._ids = ids
+
+    async def connect(self, active: ActiveSession) -> None:
+        wanted, active.mcp_wanted = active.mcp_wanted, None
+        if wanted is None or (wanted == active.mcp_specs and active.mcp is not None):
+            return
+        old = active.mcp
+        active.mcp_specs, active.mcp, active.mcp_notified = wanted, None, set()
+        if wanted:
+            # Opened before anything is awaited: a prompt arriving now finds the servers.
+            active.mcp = self._connector.open(
+                wanted, cwd=active.session.cwd, on_change=self._listener(active)
+            )
+        if old is not None:
+            await old.aclose()
+        if active.mcp is not None:
+            await self._report(active, active.mcp)
+
+    def _listener(self, active: ActiveSession):  # type: ignore[no-untyped-def]
+        async def changed(state: McpServerState) -> None:
+            servers = active.mcp
+            if servers is None or active.closing:
+                return
+            await self._report(active, servers)
+            if state.status is McpStatus.FAILED and state.name not in active.mcp_notified:
+                active.mcp_notified.add(state.name)
+                reason = state.error or "unknown error"
+                await self._sink.emit(
+                    active.session.id,
+                    Notice(
+                        message_id=self._ids.message_id(),
+                        text=f"MCP server '{state.name}' failed: {reason}\n",
+                    ),
+                )
+            if state.status is McpStatus.CONNECTED and state.prompts:
+                await self._sink.emit(
+                    active.session.id, CommandsAvailable(commands=self.offered(active))
+                )
+
+        return changed
+
+    async def _report(self, active: ActiveSession, servers: McpServers) -> None:
+        await self._sink.emit(active.session.id, McpServersChanged(servers=servers.states()))
+
+    def offered(self, active: ActiveSession) -> tuple[CommandSpec, ...]:
+        """Every slash command the session offers: the built-in ones, then its prompts."""
+        return (*self._commands.specs(), *(command_spec(p) for p in self.prompts(active)))
+
+    @staticmethod
+    def prompts(active: ActiveSession) -> tuple[McpPrompt, ...]:
+        return active.mcp.prompts() if active.mcp is not None else ()
+
+    def prompt_call(self, active: ActiveSession, text: str) -> tuple[McpPrompt, CommandCall] | None:
+        """The MCP prompt a prompt's first text calls (`/mcp__server__prompt …`), if any."""
+        prompts = {p.name: p for p in self.prompts(active)}
+        call = parse_command(text, prompts.keys())
+        return (prompts[call.name], call) if call else None
+
+    @staticmethod
+    async def expand(active: ActiveSession, prompt: McpPrompt, call: CommandCall) -> str:
+        """The prompt's text as its server gives it. Raises McpPromptError."""
+        assert active.mcp is not None, "a prompt is only offered by a connected server"
+        arguments: Mapping[str, str] = prompt_arguments(prompt, call.argument)
+        return await active.mcp.get_prompt(prompt.name, arguments)
