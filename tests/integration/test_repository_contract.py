@@ -269,3 +269,27 @@ async def test_turn_records_come_back_oldest_first_with_usage_and_cost(uow: UowF
             error="the model failed",
         ),
     ]
+
+
+async def test_the_editors_world_is_stored_without_secrets_and_forks_take_it(
+    uow: UowFactory,
+) -> None:
+    session = await store(uow, SessionFactory())
+    servers = ({"name": "fs", "type": "stdio", "command": "c", "args": [], "env": ["TOKEN"]},)
+    session.open_with(("/extra/a", "/extra/b"), servers)
+    async with uow() as u:
+        await u.sessions.save_settings(session)
+        await u.commit()
+    loaded = await load(uow, session.id)
+    assert loaded is not None
+    assert loaded.additional_directories == ("/extra/a", "/extra/b")
+    assert loaded.mcp_servers == servers
+    async with uow() as u:
+        [summary] = await u.sessions.list_page(cwd=None, after=None, limit=5)
+    assert summary.additional_directories == ("/extra/a", "/extra/b")
+    fork = loaded.fork(SessionId("fork-1"), at=T0)
+    async with uow() as u:
+        await u.sessions.fork(loaded, fork)
+        await u.commit()
+    forked = await load(uow, "fork-1")
+    assert forked is not None and forked.additional_directories == ("/extra/a", "/extra/b")

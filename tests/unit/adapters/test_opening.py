@@ -1,0 +1,130 @@
+"""additionalDirectories and mcpServers as clients send them: each entry checked by name."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
+from adapters.protocol.opening import session_opening
+from adapters.tools.base import locate
+from domain.mcp import McpServerSpec, McpTransport
+
+
+def refused(params: dict[str, Any]) -> RpcError:
+    with pytest.raises(RpcError) as caught:
+        session_opening(params)
+    assert caught.value.code == INVALID_PARAMS
+    return caught.value
+
+
+def test_nothing_given_is_nothing_opened() -> None:
+    opening = session_opening({"cwd": "/x"})
+    assert (opening.additional_directories, opening.mcp_servers) == ((), ())
+
+
+def test_directories_are_kept_in_order_once_each(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    opening = session_opening({"additionalDirectories": [str(b), f"{a}/", str(b)]})
+    assert opening.additional_directories == (str(b), str(a))
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [("relative/dir", "not absolute"), (42, "not absolute"), ("/no/such/dir", "no such directory")],
+)
+def test_a_bad_directory_is_named(tmp_path: Path, entry: object, reason: str) -> None:
+    error = refused({"additionalDirectories": [str(tmp_path), entry]})
+    assert error.data == {"field": "additionalDirectories[1]", "path": entry, "reason": reason}
+    assert "additionalDirectories[1]" in error.message
+
+
+def test_a_file_is_not_a_directory(tmp_path: Path) -> None:
+    file = tmp_path / "f.txt"
+    file.write_text("x")
+    assert refused({"additionalDirectories": [str(file)]}).data["reason"] == "no such directory"
+
+
+def test_each_transport_becomes_a_spec_with_its_secrets_in_memory() -> None:
+    opening = session_opening(
+        {
+            "mcpServers": [
+                {
+                    "name": "fs",
+                    "command": "/bin/mcp-fs",
+                    "args": ["--stdio"],
+                    "env": [{"name": "TOKEN", "value": "t0p"}],
+                },
+                {
+                    "type": "http",
+                    "name": "api",
+                    "url": "https://mcp.example.com/mcp",
+                    "headers": [{"name": "Authorization", "value": "Bearer b"}],
+                },
+                {"type": "sse", "name": "events", "url": "http://127.0.0.1:9/sse", "headers": []},
+            ]
+        }
+    )
+    assert opening.mcp_servers == (
+        McpServerSpec(
+            name="fs",
+            transport=McpTransport.STDIO,
+            command="/bin/mcp-fs",
+            args=("--stdio",),
+            env={"TOKEN": "t0p"},
+        ),
+        McpServerSpec(
+            name="api",
+            transport=McpTransport.HTTP,
+            url="https://mcp.example.com/mcp",
+            headers={"Authorization": "Bearer b"},
+        ),
+        McpServerSpec(name="events", transport=McpTransport.SSE, url="http://127.0.0.1:9/sse"),
+    )
+    assert [s.stored() for s in opening.mcp_servers][1] == {
+        "name": "api",
+        "type": "http",
+        "url": "https://mcp.example.com/mcp",
+        "headers": ["Authorization"],
+    }
+    assert "t0p" not in repr(opening) and "Bearer b" not in repr(opening)
+
+
+@pytest.mark.parametrize(
+    ("entry", "words"),
+    [
+        ({"name": "x", "args": [], "env": []}, "is not a valid MCP server"),
+        ({"type": "acp", "name": "x", "serverId": "s"}, "does not connect"),
+        ({"type": "ws", "name": "x", "url": "ws://h"}, "does not connect"),
+        ({"type": "http", "name": "x", "url": "ftp://h", "headers": []}, "http:// or https://"),
+        ({"name": " ", "command": "c", "args": [], "env": []}, "needs a name"),
+        ({"name": "x", "command": " ", "args": [], "env": []}, "needs a command"),
+        ("not an object", "must be an object"),
+    ],
+)
+def test_a_bad_server_is_named(entry: object, words: str) -> None:
+    good = {"name": "ok", "command": "c", "args": [], "env": []}
+    error = refused({"mcpServers": [good, entry]})
+    assert error.data["field"] == "mcpServers[1]"
+    assert words in error.message
+
+
+def test_two_servers_may_not_share_a_name() -> None:
+    server = {"name": "dup", "command": "c", "args": [], "env": []}
+    assert refused({"mcpServers": [server, server]}).data == {
+        "field": "mcpServers[1]",
+        "name": "dup",
+    }
+
+
+def test_extra_directories_count_as_inside(tmp_path: Path) -> None:
+    cwd, extra, elsewhere = tmp_path / "cwd", tmp_path / "extra", tmp_path / "elsewhere"
+    for d in (cwd, extra, elsewhere):
+        d.mkdir()
+    (cwd / "link").symlink_to(elsewhere)
+    assert locate(str(cwd), f"{extra}/a.py").outside
+    assert not locate(str(cwd), f"{extra}/a.py", (str(extra),)).outside
+    assert not locate(str(cwd), "../extra/sub/b.py", (str(extra),)).outside
+    assert locate(str(cwd), "link/c.py", (str(extra),)).outside  # resolves elsewhere
+    assert locate(str(cwd), f"{extra}/../elsewhere/d.py", (str(extra),)).outside
