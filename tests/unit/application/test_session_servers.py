@@ -79,7 +79,7 @@ async def test_servers_connect_after_the_answer_and_are_stored_without_secrets(
 
 
 async def test_a_failed_server_is_told_once_and_the_good_one_serves(world: World) -> None:
-    sid, servers = await opened(world, DOCS, BROKEN)
+    _, servers = await opened(world, DOCS, BROKEN)
     await servers.settle("broken", McpStatus.FAILED, "connection refused")
     await servers.settle("docs", McpStatus.CONNECTED)
     await servers.settle("broken", McpStatus.FAILED, "connection refused")  # again: not retold
@@ -123,7 +123,7 @@ async def test_a_rejected_call_never_reaches_the_server(world: World) -> None:
 
 
 async def test_one_sessions_tools_are_not_offered_in_another(world: World) -> None:
-    sid, servers = await opened(world, DOCS)
+    _, servers = await opened(world, DOCS)
     await servers.settle("docs", McpStatus.CONNECTED)
     world.connector.configure = lambda s: None
     other = await world.new_session().execute(NewSessionRequest(cwd="/work"))
