@@ -27,8 +27,9 @@ async def test_handshake_advertises_only_what_works(spawn: Spawn) -> None:
         caps.prompt_capabilities.embedded_context,
     ) == (True, False, True)
     sessions = caps.session_capabilities
-    for capability in ("list", "resume", "close", "fork", "delete"):
+    for capability in ("list", "resume", "close", "fork", "delete", "additional_directories"):
         assert getattr(sessions, capability) is not None, capability
+    assert (caps.mcp_capabilities.http, caps.mcp_capabilities.sse) == (True, True)
     assert init.agent_info.name == "iac-code"
     assert init.auth_methods == []
 
