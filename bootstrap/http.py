@@ -108,6 +108,7 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
     try:
         await server.serve()
     finally:
+        await container.registry().close_all()  # their MCP servers stop with them
         await container.engine().dispose()
     if not server.started:
         raise SystemExit(1)

@@ -98,6 +98,7 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
         if not building.done():
             await asyncio.gather(building, return_exceptions=True)
         for container in containers:
+            await container.registry().close_all()  # their MCP servers stop with them
             await container.engine().dispose()
 
 
