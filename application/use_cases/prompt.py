@@ -128,8 +128,9 @@ class Prompt:
         control = active.begin_turn()
         try:
             if call is not None:
+                offered = self._servers.offered(active) if self._servers else None
                 return await self._run_command.execute(
-                    active.session, control, call, request.content
+                    active.session, control, call, request.content, offered
                 )
             try:
                 content = await self._with_servers(active, control, request.content)

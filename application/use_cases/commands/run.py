@@ -5,7 +5,7 @@ from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
 from application.runtime import TurnCancelled, TurnControl
 from application.use_cases.session_log import SessionLog
-from domain.commands import CommandCall
+from domain.commands import CommandCall, CommandSpec
 from domain.content import TextBlock, UserInputBlock
 from domain.events import Notice
 from domain.message import Message, MessageKind, Role
@@ -42,7 +42,9 @@ class RunCommand:
         control: TurnControl,
         call: CommandCall,
         content: tuple[UserInputBlock, ...],
+        offered: tuple[CommandSpec, ...] | None = None,
     ) -> PromptResult:
+        """`offered`: every command the session offers (its MCP prompts too), for /help."""
         command = self._registry.get(call.name)
         assert command is not None, "parsed against this registry"
         turn = Turn(started_at=self._clock.now(), max_requests=1)
@@ -63,7 +65,7 @@ class RunCommand:
                     turn=turn,
                     argument=call.argument,
                     reply_id=reply_id,
-                    offered=self._registry.specs(),
+                    offered=offered if offered is not None else self._registry.specs(),
                 )
             )
         except TurnCancelled:

@@ -207,3 +207,10 @@ def test_prompt_arguments_from_what_the_user_typed(typed: str, expected: dict) -
     )
     got = prompt_arguments(prompt, typed)
     assert {k: v for k, v in got.items()} == {k: v for k, v in expected.items() if v}
+
+
+async def test_help_lists_the_sessions_mcp_prompts(world: World) -> None:
+    sid, servers = await opened(world, DOCS)
+    await servers.settle("docs", McpStatus.CONNECTED)
+    await say(world, sid, "/help")
+    assert "/mcp__docs__review" in world.sink.of_type(Notice)[-1].text
