@@ -73,7 +73,10 @@ class SessionServers:
 
     async def connect(self, active: ActiveSession) -> None:
         wanted, active.mcp_wanted = active.mcp_wanted, None
-        if wanted is None or (wanted == active.mcp_specs and active.mcp is not None):
+        if wanted is None:
+            return
+        if wanted == active.mcp_specs and active.mcp is not None:
+            await self._report(active, active.mcp)  # a client reopening it learns their state
             return
         old = active.mcp
         active.mcp_specs, active.mcp, active.mcp_notified = wanted, None, set()
