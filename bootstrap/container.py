@@ -16,6 +16,8 @@ from adapters.protocol.channels import SessionChannels
 from adapters.protocol.permissions import AcpPermissionAsker
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
+from adapters.workspace.client import AcpWorkspaces
+from adapters.workspace.local import LocalWorkspace
 from application.commands import Command, CommandRegistry
 from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
@@ -97,6 +99,8 @@ class Container(containers.DeclarativeContainer):
         max_tokens=settings.provided.max_tokens,
     )
     permissions = providers.Singleton(AcpPermissionAsker, channels)
+    # The editor's files and terminals where it lends them (ACP fs/*, terminal/*).
+    workspaces = providers.Singleton(AcpWorkspaces, channels, providers.Singleton(LocalWorkspace))
     change_settings = providers.Factory(
         ChangeSettings, uow=uow, sink=channels, clock=clock, catalog=catalog
     )
@@ -110,6 +114,7 @@ class Container(containers.DeclarativeContainer):
         permission_timeout=settings.provided.permission_timeout,
         catalog=catalog,
         settings=change_settings,
+        workspaces=workspaces,
     )
 
     initialize = providers.Singleton(make_initialize, settings, version)
