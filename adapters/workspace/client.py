@@ -49,6 +49,17 @@ def client_capabilities(peer: Connection) -> acp.ClientCapabilities:
         return acp.ClientCapabilities()
 
 
+def _fs(capabilities: acp.ClientCapabilities) -> acp.FileSystemCapabilities:
+    # The SDK replaces a malformed field with its defaults as a plain dict: read that too.
+    fs = capabilities.fs
+    if isinstance(fs, acp.FileSystemCapabilities):
+        return fs
+    try:
+        return acp.FileSystemCapabilities.model_validate(fs or {})
+    except ValidationError:
+        return acp.FileSystemCapabilities()
+
+
 def _inside(path: str, directories: tuple[str, ...]) -> bool:
     real = os.path.realpath(path)
     for directory in directories:
@@ -91,18 +102,18 @@ class ClientWorkspace(Workspace):
         if found is None or not _inside(path, self._directories):
             return None
         peer, caps = found
-        return peer if caps.fs is not None and caps.fs.read_text_file else None
+        return peer if _fs(caps).read_text_file is True else None
 
     def _writer(self, path: str) -> Connection | None:
         found = self._client()
         if found is None or not _inside(path, self._directories):
             return None
         peer, caps = found
-        return peer if caps.fs is not None and caps.fs.write_text_file else None
+        return peer if _fs(caps).write_text_file is True else None
 
     def _terminal(self) -> Connection | None:
         found = self._client()
-        return found[0] if found is not None and found[1].terminal else None
+        return found[0] if found is not None and found[1].terminal is True else None
 
     # -- files
 
