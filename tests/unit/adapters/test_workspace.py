@@ -3,7 +3,7 @@ fs/* and terminal/*, here against a scripted client answering from memory)."""
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,8 +117,8 @@ def editor(tmp_path: Path, capabilities: object = EVERYTHING) -> tuple[Workspace
 
 
 @pytest.fixture(params=["local", "editor"])
-async def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Workspace]:
-    yield local(tmp_path) if request.param == "local" else editor(tmp_path)[0]
+def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> Workspace:
+    return local(tmp_path) if request.param == "local" else editor(tmp_path)[0]
 
 
 async def quiet(_: str) -> None:
