@@ -16,6 +16,8 @@ from adapters.protocol.channels import SessionChannels
 from adapters.protocol.permissions import AcpPermissionAsker
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
+from adapters.workspace.client import AcpWorkspaces
+from adapters.workspace.local import LocalWorkspace
 from application.commands import Command, CommandRegistry
 from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
@@ -98,6 +100,8 @@ class Container(containers.DeclarativeContainer):
         max_tokens=settings.provided.max_tokens,
     )
     permissions = providers.Singleton(AcpPermissionAsker, channels)
+    # The editor's files and terminals where it lends them (ACP fs/*, terminal/*).
+    workspaces = providers.Singleton(AcpWorkspaces, channels, providers.Singleton(LocalWorkspace))
     change_settings = providers.Factory(
         ChangeSettings, uow=uow, sink=channels, clock=clock, catalog=catalog
     )
@@ -112,6 +116,7 @@ class Container(containers.DeclarativeContainer):
         catalog=catalog,
         settings=change_settings,
         registry=registry,
+        workspaces=workspaces,
     )
 
     initialize = providers.Singleton(make_initialize, settings, version)

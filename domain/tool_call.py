@@ -77,7 +77,16 @@ class DiffOutput:
     new_text: str
 
 
-ToolOutput = TextOutput | DiffOutput
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TerminalOutput:
+    """A terminal the editor runs and shows live. Once released it can no longer be shown:
+    `text`, the command's output, is what a later replay shows instead."""
+
+    terminal_id: str
+    text: str = ""
+
+
+ToolOutput = TextOutput | DiffOutput | TerminalOutput
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

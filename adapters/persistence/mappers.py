@@ -22,6 +22,7 @@ from domain.permission import PermissionDecision, PermissionRules
 from domain.session import Session
 from domain.tool_call import (
     DiffOutput,
+    TerminalOutput,
     TextOutput,
     ToolCallRecord,
     ToolCallStatus,
@@ -212,10 +213,14 @@ def output_to_json(output: ToolOutput) -> dict[str, Any]:
             return {"type": "diff", "path": path, "old_text": old, "new_text": new}
         case TextOutput(text=text):
             return {"type": "text", "text": text}
+        case TerminalOutput(terminal_id=terminal_id, text=text):
+            return {"type": "terminal", "terminal_id": terminal_id, "text": text}
     raise TypeError(f"unknown tool output {output!r}")
 
 
 def output_from_json(data: Mapping[str, Any]) -> ToolOutput:
+    """A stored terminal was released when its call ended: the editor cannot show it again,
+    so it comes back as the command's output text."""
     if data.get("type") == "diff":
         return DiffOutput(
             path=data["path"], old_text=data.get("old_text"), new_text=data["new_text"]

@@ -175,7 +175,7 @@ class AcpAgent(Dispatcher):
             self._channels.detach(session_id)
 
     async def _initialize(self, params: dict[str, Any] | None, peer: Connection) -> Any:
-        return handle_initialize(self._uc.initialize, params)
+        return handle_initialize(self._uc.initialize, params, peer)
 
     async def _authenticate(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.AuthenticateRequest, params, "authenticate")

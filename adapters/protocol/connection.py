@@ -67,6 +67,9 @@ class Connection:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
+        # `initialize` params' clientCapabilities, as sent (read with the SDK's model where
+        # used: the handshake answers before pydantic is loaded).
+        self.client_capabilities: Any = None
 
     async def receive(self, raw: bytes | str) -> None:
         """Take one framed message. Never raises for bad input: it answers it instead."""

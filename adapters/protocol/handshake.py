@@ -3,6 +3,7 @@ a test checks it against the SDK's InitializeResponse model."""
 
 from typing import Any
 
+from adapters.protocol.connection import Connection
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
 from application.dto import ServerInfo
 from application.use_cases.initialize import Initialize
@@ -75,5 +76,12 @@ def _api_key_method(info: ServerInfo) -> dict[str, Any]:
     return method
 
 
-def handle_initialize(use_case: Initialize, params: dict[str, Any] | None) -> dict[str, Any]:
-    return initialize_result(use_case.execute(requested_version(params)))
+def handle_initialize(
+    use_case: Initialize, params: dict[str, Any] | None, peer: Connection | None = None
+) -> dict[str, Any]:
+    result = initialize_result(use_case.execute(requested_version(params)))
+    if peer is not None:
+        # What this client can do for us (its files, its terminals), kept per connection.
+        capabilities = (params or {}).get("clientCapabilities")
+        peer.client_capabilities = capabilities if isinstance(capabilities, dict) else None
+    return result

@@ -18,7 +18,7 @@ class LazyDispatcher(Dispatcher):
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Any:
         if method == "initialize":
-            return handle_initialize(self._initialize, params)
+            return handle_initialize(self._initialize, params, peer)
         agent = await asyncio.shield(self._agent)
         return await agent.handle_request(method, params, peer)
 

@@ -39,7 +39,13 @@ from domain.events import (
 from domain.mcp import McpServerState
 from domain.project_rules import ProjectRule
 from domain.text import map_strings
-from domain.tool_call import DiffOutput, TextOutput, ToolCallStatus, ToolOutput
+from domain.tool_call import (
+    DiffOutput,
+    TerminalOutput,
+    TextOutput,
+    ToolCallStatus,
+    ToolOutput,
+)
 from domain.usage import Usage
 
 AcpPromptBlock = (
@@ -314,6 +320,9 @@ def tool_output_to_acp(output: ToolOutput) -> Any:
             )
         case TextOutput(text=text):
             return acp.ContentToolCallContent(type="content", content=_text(shown(text)))
+        case TerminalOutput(terminal_id=terminal_id):
+            # The editor shows its terminal live (and keeps showing it once released).
+            return acp.TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
     raise TypeError(f"unknown tool output {output!r}")
 
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
+from application.ports.workspace import Workspace
 from domain.text import valid_text
 
 
@@ -82,6 +83,13 @@ def clip(text: str, limit: int, hint: str = "") -> str:
     head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
     cut = len(text) - len(head) - len(tail)
     return f"{head}\n\n[... {cut} characters truncated{hint} ...]\n\n{tail}"
+
+
+def workspace_of(context: ToolContext) -> Workspace:
+    """The session's workspace (the runner gives every call one)."""
+    if context.workspace is None:
+        raise RuntimeError("the tool context has no workspace")
+    return context.workspace
 
 
 def is_binary(sample: bytes) -> bool:

@@ -1,8 +1,6 @@
 """read_file, list_files, write_file, edit_file."""
 
-import asyncio
 from collections.abc import Mapping
-from pathlib import Path
 
 from adapters.tools.base import (
     Limits,
@@ -14,9 +12,10 @@ from adapters.tools.base import (
     schema,
     shown,
     text_arg,
+    workspace_of,
 )
-from adapters.tools.reading import Window, read_excerpt
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
+from application.ports.workspace import PathKind, Window, Workspace
 from domain.tool_call import DiffOutput, TextOutput
 
 PATH: dict[str, object] = {
@@ -25,13 +24,13 @@ PATH: dict[str, object] = {
 }
 
 
-def _read_text(path: Path) -> str:
-    if not path.is_file():  # FIFOs, devices and sockets could block or never end
-        raise ToolInputError(f"{path} is not a regular file.")
-    data = path.read_bytes()
-    if is_binary(data[:8192]):
-        raise ToolInputError(f"{path} is a binary file ({len(data)} bytes); not shown.")
-    return data.decode("utf-8", errors="replace")
+async def _current_text(workspace: Workspace, path: str) -> str | None:
+    """The file's text as the user sees it (the editor's buffer, where it lends it); None
+    for a new file."""
+    text = await workspace.read_text(path)
+    if text is not None and is_binary(text[:8192].encode("utf-8", "surrogatepass")):
+        raise ToolInputError(f"{path} is a binary file; not changed.")
+    return text
 
 
 def _lines_asked(arguments: Mapping[str, object]) -> tuple[int, int | None]:
@@ -72,7 +71,7 @@ class ReadFile(Tool):
         path = locate(context.cwd, text_arg(arguments, "path") or "").path
         start, end = _lines_asked(arguments)
         window = Window(lines=self._limits.read_lines, chars=self._limits.output_chars)
-        excerpt = await asyncio.to_thread(read_excerpt, path, start, end, window)
+        excerpt = await workspace_of(context).read_lines(str(path), start, end, window)
         body = excerpt.render(start, end)
         return ToolResult(
             text=body,
@@ -105,11 +104,10 @@ class ListFiles(Tool):
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
         path = locate(context.cwd, text_arg(arguments, "path", required=False) or ".").path
-        if not path.is_dir():
+        workspace = workspace_of(context)
+        if await workspace.kind(str(path)) is not PathKind.DIRECTORY:
             return ToolResult(text=f"{shown(path)} is not a directory.", is_error=True)
-        entries = sorted(
-            (shown(e.name) + ("/" if e.is_dir() else "") for e in path.iterdir()), key=str.lower
-        )
+        entries = sorted(await workspace.list_dir(str(path)), key=str.lower)
         listed = entries[: self._limits.list_entries]
         body = "\n".join(listed) or "(empty directory)"
         if len(entries) > len(listed):
@@ -131,9 +129,10 @@ class WriteFile(Tool):
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
         located = locate(context.cwd, text_arg(arguments, "path") or "", context.roots)
         content = text_arg(arguments, "content", allow_empty=True) or ""
-        if located.path.is_dir():
+        workspace = workspace_of(context)
+        if await workspace.kind(str(located.path)) is PathKind.DIRECTORY:
             raise ToolInputError(f"{located.path} is a directory.")
-        old = _read_text(located.path) if located.path.is_file() else None
+        old = await _current_text(workspace, str(located.path))
         return ToolPlan(
             locations=(str(located.path),),
             outside_cwd=located.outside,
@@ -145,9 +144,9 @@ class WriteFile(Tool):
     ) -> ToolResult:
         path = locate(context.cwd, text_arg(arguments, "path") or "").path
         content = text_arg(arguments, "content", allow_empty=True) or ""
-        old = _read_text(path) if path.is_file() else None
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+        workspace = workspace_of(context)
+        old = await _current_text(workspace, str(path))
+        await workspace.write_text(str(path), content)
         verb = "Created" if old is None else "Wrote"
         return ToolResult(
             text=f"{verb} {path} ({len(content.encode())} bytes).",
@@ -174,7 +173,7 @@ class EditFile(Tool):
 
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
         located = locate(context.cwd, text_arg(arguments, "path") or "", context.roots)
-        old, new = self._edit(located.path, arguments)
+        old, new = await self._edit(workspace_of(context), str(located.path), arguments)
         return ToolPlan(
             locations=(str(located.path),),
             outside_cwd=located.outside,
@@ -185,8 +184,10 @@ class EditFile(Tool):
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
         path = locate(context.cwd, text_arg(arguments, "path") or "").path
-        old, new = self._edit(path, arguments)  # again: the file may have changed meanwhile
-        path.write_text(new, encoding="utf-8")
+        workspace = workspace_of(context)
+        # Again: the file may have changed meanwhile.
+        old, new = await self._edit(workspace, str(path), arguments)
+        await workspace.write_text(str(path), new)
         count = old.count(str(arguments["old_string"]))
         return ToolResult(
             text=f"Edited {path}: {count} replacement(s).",
@@ -195,15 +196,22 @@ class EditFile(Tool):
         )
 
     @staticmethod
-    def _edit(path: Path, arguments: Mapping[str, object]) -> tuple[str, str]:
+    async def _edit(
+        workspace: Workspace, path: str, arguments: Mapping[str, object]
+    ) -> tuple[str, str]:
         old_string = text_arg(arguments, "old_string") or ""
         new_string = text_arg(arguments, "new_string", allow_empty=True) or ""
         replace_all = arguments.get("replace_all") is True
-        if not path.is_file():
+        kind = await workspace.kind(path)
+        if kind is PathKind.MISSING:
             raise ToolInputError(f"{path} does not exist.")
+        if kind is not PathKind.FILE:
+            raise ToolInputError(f"{path} is not a regular file.")
         if old_string == new_string:
             raise ToolInputError("old_string and new_string are the same; nothing to change.")
-        text = _read_text(path)
+        text = await _current_text(workspace, path)
+        if text is None:
+            raise ToolInputError(f"{path} does not exist.")
         count = text.count(old_string)
         if count == 0:
             raise ToolInputError(f"old_string was not found in {path}.")

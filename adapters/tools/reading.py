@@ -7,51 +7,17 @@ window of lines and characters; the result tells the model where to continue.
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from adapters.tools.base import ToolInputError, is_binary, shown
+from application.ports.workspace import Excerpt, Window
+
+__all__ = ["Excerpt", "Window", "excerpt_of_text", "read_excerpt"]
 
 SNIFF_BYTES = 8192
 COUNT_BYTES = 64 * 2**20  # files up to this size get their lines counted for "of N"
 SKIP_CHUNK = 2**16
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    lines: int  # most lines one call returns
-    chars: int  # most characters of file text one call returns (also caps one line)
-
-
-@dataclass(frozen=True, slots=True)
-class Excerpt:
-    lines: tuple[str, ...]  # numbered, ready to show
-    last: int  # number of the last line shown (start - 1 when none)
-    total: int | None  # lines in the file, when known
-    size: int  # bytes
-    capped: bool  # stopped by the window, not by end_line or the end of the file
-    window: Window
-
-    def render(self, start: int, end: int | None) -> str:
-        if self.total == 0:
-            return "(empty file)"
-        if not self.lines:
-            return f"(start_line {start} is past the end: the file has {self.total} lines)"
-        body = "\n".join(self.lines)
-        of = f"{self.total}" if self.total is not None else f"more (the file has {self.size} bytes)"
-        if self.capped:
-            return (
-                f"{body}\n[... lines {start}-{self.last} of {of} shown; one call returns at most "
-                f"{self.window.lines} lines and {self.window.chars} characters: continue with "
-                f"start_line={self.last + 1}]"
-            )
-        if start > 1 or self.last != self.total:
-            return (
-                f"{body}\n[... lines {start}-{self.last} of {of} shown; "
-                "read more with start_line/end_line]"
-            )
-        return body
 
 
 def read_excerpt(path: Path, start: int, end: int | None, window: Window) -> Excerpt:
@@ -117,3 +83,34 @@ def _count_rest(file: BinaryIO) -> int:
         count += block.count(b"\n")
         last = block[-1:]
     return count + (last != b"\n")
+
+
+def excerpt_of_text(
+    text: str, start: int, end: int | None, window: Window, *, whole: bool
+) -> Excerpt:
+    """The same excerpt from text read elsewhere (the editor's buffer), which begins at line
+    `start`; `whole` when it runs to the file's end. A file's text, not its bytes: lines are
+    cut at `window.chars` characters and the size is unknown."""
+    if is_binary(text[:SNIFF_BYTES].encode("utf-8", "surrogatepass")):
+        raise ToolInputError("The file is binary; not shown.")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the final newline ends the last line
+    shown_lines: list[str] = []
+    used = 0
+    capped = False
+    for number, line in enumerate(lines, start):
+        line = line.removesuffix("\r")
+        if len(line) > window.chars:
+            line = line[: window.chars] + f" [... line cut at {window.chars} characters]"
+        if shown_lines and (len(shown_lines) >= window.lines or used + len(line) > window.chars):
+            capped = True
+            break
+        shown_lines.append(f"{number:6}\t{line}")
+        used += len(line)
+        if number == end:
+            break
+    last = start + len(shown_lines) - 1
+    ran_out = whole and not capped and len(shown_lines) == len(lines)
+    total = last if ran_out and (shown_lines or start == 1) else None
+    return Excerpt(tuple(shown_lines), last, total, None, capped, window)

@@ -8,6 +8,7 @@ from adapters.tools.files import EditFile, ListFiles, ReadFile, WriteFile
 from adapters.tools.search import Glob, Grep
 from adapters.tools.shell import Bash
 from adapters.tools.web import WebFetch
+from adapters.workspace.local import LocalWorkspace
 from application.ports.tools import (
     Progress,
     ToolContext,
@@ -16,8 +17,9 @@ from application.ports.tools import (
     ToolResult,
     ToolRunner,
 )
+from application.ports.workspace import WorkspaceError
 from domain.text import valid_data, valid_text
-from domain.tool_call import DiffOutput, TextOutput, ToolOutput
+from domain.tool_call import DiffOutput, TerminalOutput, TextOutput, ToolOutput
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +29,7 @@ class LocalToolRunner(ToolRunner):
 
     def __init__(self, limits: Limits | None = None) -> None:
         limits = limits or Limits()
+        self._local = LocalWorkspace()  # for a context that brings no workspace
         tools: list[Tool] = [
             ReadFile(limits),
             ListFiles(limits),
@@ -47,15 +50,19 @@ class LocalToolRunner(ToolRunner):
     async def plan(
         self, name: str, arguments: Mapping[str, object], context: ToolContext
     ) -> ToolPlan:
-        return valid_plan(await self._plan(name, arguments, context))
+        return valid_plan(await self._plan(name, arguments, self._with_workspace(context)))
 
     async def run(
         self, name: str, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
-        async def valid_progress(chunk: str) -> None:
-            await progress(valid_text(chunk))
+        async def valid_progress(chunk: str | ToolOutput) -> None:
+            await progress(valid_text(chunk) if isinstance(chunk, str) else valid_output(chunk))
 
+        context = self._with_workspace(context)
         return valid_result(await self._run(name, arguments, context, valid_progress))
+
+    def _with_workspace(self, context: ToolContext) -> ToolContext:
+        return context if context.workspace else replace(context, workspace=self._local)
 
     async def _plan(
         self, name: str, arguments: Mapping[str, object], context: ToolContext
@@ -65,7 +72,7 @@ class LocalToolRunner(ToolRunner):
             return ToolPlan(problem=f"There is no tool named {name!r}.")
         try:
             return await tool.plan(arguments, context)
-        except ToolInputError as exc:
+        except (ToolInputError, WorkspaceError) as exc:
             return ToolPlan(problem=str(exc))
         except OSError as exc:
             return ToolPlan(problem=f"{type(exc).__name__}: {exc.strerror or exc}")
@@ -81,7 +88,7 @@ class LocalToolRunner(ToolRunner):
             return ToolResult(text=f"There is no tool named {name!r}.", is_error=True)
         try:
             return await tool.run(arguments, context, progress)
-        except ToolInputError as exc:
+        except (ToolInputError, WorkspaceError) as exc:
             return ToolResult(text=str(exc), is_error=True)
         except OSError as exc:
             return ToolResult(
@@ -107,6 +114,10 @@ def _filename(exc: OSError) -> str | None:
 def valid_output(output: ToolOutput) -> ToolOutput:
     if isinstance(output, TextOutput):
         return TextOutput(text=valid_text(output.text))
+    if isinstance(output, TerminalOutput):
+        return TerminalOutput(
+            terminal_id=valid_text(output.terminal_id), text=valid_text(output.text)
+        )
     return DiffOutput(
         path=valid_text(output.path),
         old_text=None if output.old_text is None else valid_text(output.old_text),

@@ -9,7 +9,7 @@ import signal
 from collections.abc import Mapping
 
 from adapters.secrets import is_secret
-from adapters.tools.base import Limits, Tool, ToolInputError, schema, text_arg
+from adapters.tools.base import Limits, Tool, ToolInputError, schema, text_arg, workspace_of
 from adapters.tools.processes import (
     group_alive,
     launch_arguments,
@@ -19,7 +19,8 @@ from adapters.tools.processes import (
     watch_pipe,
 )
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
-from domain.tool_call import TextOutput
+from application.ports.workspace import Chunk, CommandRun
+from domain.tool_call import TerminalOutput, TextOutput, ToolOutput
 
 KILL_GRACE = 2.0
 GONE_BOUND = 30.0  # a killed process dies at once; only a stuck kernel would take this long
@@ -45,6 +46,10 @@ class _Output:
         if len(self._head) < self._limit:
             self._head += text[: self._limit - len(self._head)]
         self._tail = (self._tail + text)[-self._limit :]
+
+    @property
+    def truncated(self) -> bool:
+        return self._total > self._limit
 
     def render(self) -> str:
         if self._total <= self._limit:
@@ -90,6 +95,89 @@ async def _abandon(starting: "asyncio.Future[asyncio.subprocess.Process]") -> No
         release(process.pid)
 
 
+async def run_process(
+    command: str, *, cwd: str, seconds: float, output_limit: int, chunk: Chunk
+) -> CommandRun:
+    """Run `command` here, in its own process group, streaming its output to `chunk`."""
+    # The command may already run before its start returns here: a cancel that came
+    # meanwhile must still stop all of it, so the start is not cancelled half-way.
+    starting = asyncio.ensure_future(_start(command, cwd))
+    try:
+        process = await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        await asyncio.shield(_abandon(starting))
+        raise
+    try:
+        return await _supervise(process, chunk, seconds=seconds, limit=output_limit)
+    finally:
+        release(process.pid)
+
+
+async def _start(command: str, cwd: str) -> asyncio.subprocess.Process:
+    # Forked from the event loop's thread, like every asyncio subprocess.
+    reader, writer = watch_pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *launch_arguments(command),
+            cwd=cwd,
+            env=_child_environment(),
+            stdin=reader,  # the watchman's end of the pipe; the command gets /dev/null
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,  # its own process group: we can stop all of it
+        )
+    except BaseException:
+        os.close(writer)
+        raise
+    finally:
+        os.close(reader)
+    register(process.pid, writer)
+    return process
+
+
+async def _supervise(
+    process: asyncio.subprocess.Process, chunk: Chunk, *, seconds: float, limit: int
+) -> CommandRun:
+    output = _Output(limit)
+    pump = asyncio.ensure_future(_pump(process, output, chunk))
+    timed_out = False
+    try:
+        await asyncio.wait_for(_exited(process), seconds)
+    except TimeoutError:
+        timed_out = True
+    except BaseException:
+        pump.cancel()
+        await asyncio.shield(_stop(process))
+        raise
+    # The shell is done (or out of time): stop whatever it left running in its group,
+    # which also closes the pipe a background child may still hold open.
+    await _stop(process)
+    # A child that left the group (setsid) may hold the pipe open: do not wait for it.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(pump), KILL_GRACE)
+    pump.cancel()
+    await asyncio.gather(pump, return_exceptions=True)
+    transport = getattr(process, "_transport", None)  # the pipe a setsid child still holds
+    if transport is not None:
+        transport.close()
+    return CommandRun(
+        output=output.render(),
+        exit_code=process.returncode,
+        timed_out=timed_out,
+        truncated=output.truncated,
+    )
+
+
+async def _pump(process: asyncio.subprocess.Process, output: _Output, chunk: Chunk) -> None:
+    assert process.stdout is not None
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while data := await process.stdout.read(4096):
+        text = decoder.decode(data)
+        if text:
+            output.add(text)
+            await chunk(text)
+
+
 class Bash(Tool):
     definition = ToolDefinition(
         name="bash",
@@ -122,92 +210,45 @@ class Bash(Tool):
     ) -> ToolResult:
         command = text_arg(arguments, "command") or ""
         timeout = self._timeout(arguments)
-        # The command may already run before its start returns here: a cancel that came
-        # meanwhile must still stop all of it, so the start is not cancelled half-way.
-        starting = asyncio.ensure_future(self._start(command, context.cwd))
-        try:
-            process = await asyncio.shield(starting)
-        except asyncio.CancelledError:
-            await asyncio.shield(_abandon(starting))
-            raise
-        try:
-            return await self._supervise(process, progress, seconds=timeout)
-        finally:
-            release(process.pid)
+        terminals: list[TerminalOutput] = []
+
+        async def show(output: ToolOutput) -> None:
+            if isinstance(output, TerminalOutput):
+                terminals.append(output)
+            await progress(output)
+
+        ran = await workspace_of(context).run(
+            command,
+            cwd=context.cwd,
+            seconds=timeout,
+            output_limit=self._limits.output_chars,
+            chunk=progress,
+            show=show,
+        )
+        return self._result(ran, timeout, tuple(terminals))
 
     @staticmethod
-    async def _start(command: str, cwd: str) -> asyncio.subprocess.Process:
-        # Forked from the event loop's thread, like every asyncio subprocess.
-        reader, writer = watch_pipe()
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *launch_arguments(command),
-                cwd=cwd,
-                env=_child_environment(),
-                stdin=reader,  # the watchman's end of the pipe; the command gets /dev/null
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,  # its own process group: we can stop all of it
-            )
-        except BaseException:
-            os.close(writer)
-            raise
-        finally:
-            os.close(reader)
-        register(process.pid, writer)
-        return process
-
-    async def _supervise(
-        self, process: asyncio.subprocess.Process, progress: Progress, *, seconds: float
-    ) -> ToolResult:
-        output = _Output(self._limits.output_chars)
-        pump = asyncio.ensure_future(self._pump(process, output, progress))
-        timed_out = False
-        try:
-            await asyncio.wait_for(_exited(process), seconds)
-        except TimeoutError:
-            timed_out = True
-        except BaseException:
-            pump.cancel()
-            await asyncio.shield(_stop(process))
-            raise
-        # The shell is done (or out of time): stop whatever it left running in its group,
-        # which also closes the pipe a background child may still hold open.
-        await _stop(process)
-        # A child that left the group (setsid) may hold the pipe open: do not wait for it.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(pump), KILL_GRACE)
-        pump.cancel()
-        await asyncio.gather(pump, return_exceptions=True)
-        transport = getattr(process, "_transport", None)  # the pipe a setsid child still holds
-        if transport is not None:
-            transport.close()
-        return self._result(process.returncode, output, timed_out, seconds)
-
-    @staticmethod
-    async def _pump(
-        process: asyncio.subprocess.Process, output: "_Output", progress: Progress
-    ) -> None:
-        assert process.stdout is not None
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        while chunk := await process.stdout.read(4096):
-            text = decoder.decode(chunk)
-            if text:
-                output.add(text)
-                await progress(text)
-
     def _result(
-        self, code: int | None, output: "_Output", timed_out: bool, timeout: float
+        ran: CommandRun, timeout: float, terminals: tuple[TerminalOutput, ...]
     ) -> ToolResult:
-        body = output.render() or "(no output)"
-        if timed_out:
+        body = ran.output or "(no output)"
+        if ran.timed_out:
             status = f"Timed out after {timeout:g} s; the command was stopped."
+        elif ran.exit_code is None and ran.signal:
+            status = f"Killed by signal {ran.signal}."
         else:
-            status = f"Exit code {code}."
+            status = f"Exit code {ran.exit_code}."
         full = f"{body}\n\n{status}"
+        raw: dict[str, object] = {"exitCode": ran.exit_code, "timedOut": ran.timed_out}
+        if ran.signal:
+            raw["signal"] = ran.signal
+        # A terminal the editor showed stays shown; its text is kept for a later replay.
+        shown: tuple[ToolOutput, ...] = tuple(
+            TerminalOutput(terminal_id=t.terminal_id, text=full) for t in terminals
+        ) or (TextOutput(text=full),)
         return ToolResult(
             text=full,
-            is_error=timed_out or code != 0,
-            output=(TextOutput(text=full),),
-            raw_output={"exitCode": code, "timedOut": timed_out},
+            is_error=ran.timed_out or ran.exit_code != 0,
+            output=shown,
+            raw_output=raw,
         )

@@ -3,6 +3,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from application.ports.workspace import Workspace
 from domain.tool_call import ToolOutput
 from domain.usage import Usage
 
@@ -44,7 +45,8 @@ class ToolResult:
     usage: Usage = field(default_factory=Usage)
 
 
-Progress = Callable[[str], Awaitable[None]]
+# Live output as text, or something to show the user at once (e.g. the editor's terminal).
+Progress = Callable[[str | ToolOutput], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,6 +56,9 @@ class ToolContext:
     session_id: str = ""  # tools that remember things per session key them by it
     # The session's extra directories (absolute): inside the session like cwd itself.
     roots: tuple[str, ...] = ()
+    # Where files are read and written and commands run: this machine or the editor.
+    # None: the runner's own (local) workspace.
+    workspace: Workspace | None = None
 
 
 class ToolRunner(Protocol):

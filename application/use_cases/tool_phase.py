@@ -10,6 +10,7 @@ from application.ports.permissions import (
 )
 from application.ports.tools import ToolContext, ToolDefinition, ToolPlan, ToolResult, ToolRunner
 from application.ports.unit_of_work import UnitOfWork
+from application.ports.workspace import Workspaces
 from application.runtime import SessionRegistry, TurnCancelled, TurnControl
 from application.use_cases.plan_tool import TODO_WRITE_TOOL, check_plan, plan_written
 from application.use_cases.session_settings import ChangeSettings
@@ -23,7 +24,7 @@ from domain.permission import Decider, PermissionDecision, PermissionOption, Ver
 from domain.plan import TODO_WRITE, read_plan
 from domain.project_rules import ProjectRule, rule_for
 from domain.session import Session
-from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
+from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolOutput
 from domain.tools import EXIT_PLAN_MODE, Category, spec_for, title_for
 from domain.usage import Usage
 
@@ -136,8 +137,10 @@ class ToolPhase:
         catalog: Catalog,
         settings: ChangeSettings,
         registry: SessionRegistry | None = None,
+        workspaces: Workspaces | None = None,  # None: the runner's own (local) files
     ) -> None:
         self._uow = uow
+        self._workspaces = workspaces
         self._runner = runner
         self._registry = registry
         self._asker = asker
@@ -392,8 +395,11 @@ class ToolPhase:
         )
         tail = ""
 
-        async def progress(chunk: str) -> None:
+        async def progress(chunk: str | ToolOutput) -> None:
             nonlocal tail
+            if not isinstance(chunk, str):  # e.g. the editor's terminal, shown at once
+                await self._emit(session, ToolCallUpdated(tool_call_id=call.id, output=(chunk,)))
+                return
             tail = (tail + chunk)[-PROGRESS_TAIL:]  # bounded: cost stays flat as output grows
             await self._emit(
                 session, ToolCallUpdated(tool_call_id=call.id, output=(TextOutput(text=tail),))
@@ -457,14 +463,17 @@ class ToolPhase:
                 await uow.rules.add(grant)
             await uow.commit()
 
-    @staticmethod
-    def _context(session: Session) -> ToolContext:
-        return ToolContext(
+    def _context(self, session: Session) -> ToolContext:
+        context = ToolContext(
             cwd=session.cwd,
             model=session.model,
             session_id=session.id,
             roots=session.additional_directories,
         )
+        if self._workspaces is None:
+            return context
+        directories = (context.cwd, *context.roots)
+        return replace(context, workspace=self._workspaces.for_session(session.id, directories))
 
     async def _emit(self, session: Session, event: ToolCallStarted | ToolCallUpdated) -> None:
         await self._sink.emit(session.id, event)

@@ -85,10 +85,10 @@ class Agent:
         self.killed = True
         self.process.kill()
 
-    async def initialize(self) -> Any:
+    async def initialize(self, capabilities: ClientCapabilities | None = None) -> Any:
         return await self.conn.initialize(
             protocol_version=PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(),
+            client_capabilities=capabilities or ClientCapabilities(),
             client_info=Implementation(name="e2e", version="1"),
         )
 
@@ -126,8 +126,10 @@ def spawn(tmp_path: Path, workdir: Path, base_env: dict[str, str]) -> Spawn:
     runs = iter(range(1000))
 
     @asynccontextmanager
-    async def start(env: dict[str, str] | None = None) -> AsyncIterator[Agent]:
-        client = RecordingClient()
+    async def start(
+        env: dict[str, str] | None = None, client: RecordingClient | None = None
+    ) -> AsyncIterator[Agent]:
+        client = client or RecordingClient()
         wire = WireValidator()
         raw: list[tuple[str, dict[str, Any]]] = []
 

@@ -39,6 +39,11 @@ AGENT_METHODS: dict[str, tuple[Any, Any]] = {
     "session/request_permission": (acp.RequestPermissionRequest, acp.RequestPermissionResponse),
     "fs/read_text_file": (acp.ReadTextFileRequest, acp.ReadTextFileResponse),
     "fs/write_text_file": (acp.WriteTextFileRequest, acp.WriteTextFileResponse),
+    "terminal/create": (acp.CreateTerminalRequest, acp.CreateTerminalResponse),
+    "terminal/output": (acp.TerminalOutputRequest, acp.TerminalOutputResponse),
+    "terminal/wait_for_exit": (acp.WaitForTerminalExitRequest, acp.WaitForTerminalExitResponse),
+    "terminal/kill": (acp.KillTerminalRequest, acp.KillTerminalResponse),
+    "terminal/release": (acp.ReleaseTerminalRequest, acp.ReleaseTerminalResponse),
 }
 _OPEN = {"_meta", "rawInput", "rawOutput", "data"}  # free-form by the spec
 
