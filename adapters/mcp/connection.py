@@ -16,7 +16,7 @@ from mcp_types import Implementation
 from adapters.mcp.catalogue import Catalogue, list_catalogue
 from adapters.mcp.failures import describe
 from adapters.mcp.scrubbing import Scrubber
-from adapters.mcp.transports import StderrTail, transport
+from adapters.mcp.transports import Clues, transport
 from domain.mcp import McpServerSpec, McpServerState, McpStatus, McpTransport
 
 logger = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ class Connection:
         self._settled = asyncio.Event()  # connected or failed
         self._wake = asyncio.Event()  # told to stop, or the server went away
         self._stopping = False
-        self._lost: str | None = None
+        self.lost_reason: str | None = None
         self._was_connected = False
 
     @property
@@ -61,7 +61,7 @@ class Connection:
     def start(self) -> None:
         self._settled = asyncio.Event()
         self._wake = asyncio.Event()
-        self._lost = None
+        self.lost_reason = None
         self._set(McpServerState(name=self.spec.name, status=McpStatus.CONNECTING))
         self._task = asyncio.create_task(self._own(), name=f"mcp server {self.spec.name}")
 
@@ -92,24 +92,24 @@ class Connection:
             self._task.cancel()
 
     def lost(self, reason: str) -> None:
-        if self._lost is None:
-            self._lost = reason
+        if self.lost_reason is None:
+            self.lost_reason = reason
             self._wake.set()
 
     async def _own(self) -> None:
-        stderr = StderrTail()
+        clues = Clues()
         try:
-            await self._connection(stderr)
+            await self._connection(clues)
         except Exception as error:  # any failure of this server is this server's alone
-            self._fail(self._lost or describe(error, self.spec, self._timeout), stderr)
+            self._fail(self.lost_reason or describe(error, self.spec, self._timeout, clues), clues)
         except asyncio.CancelledError:
-            self._fail("stopped while connecting", stderr)
+            self._fail("stopped while connecting", clues)
             raise
         finally:
             self.client = None
             self._settled.set()
 
-    async def _connection(self, stderr: StderrTail) -> None:
+    async def _connection(self, clues: Clues) -> None:
         stack = AsyncExitStack()
         try:
             async with asyncio.timeout(self._timeout):
@@ -117,7 +117,7 @@ class Connection:
                     self.spec,
                     cwd=self._cwd,
                     timeout=self._timeout,
-                    stderr=stderr,
+                    clues=clues,
                     on_lost=self.lost,
                 )
                 client = Client(streams, cache=None, client_info=CLIENT_INFO)
@@ -141,13 +141,13 @@ class Connection:
             self.client = None
         finally:
             await stack.aclose()
-        if self._lost is not None and not self._stopping:
-            self._fail(self._lost, stderr)
+        if self.lost_reason is not None and not self._stopping:
+            self._fail(self.lost_reason, clues)
 
-    def _fail(self, reason: str, stderr: StderrTail) -> None:
+    def _fail(self, reason: str, clues: Clues) -> None:
         if self._stopping and self._state.status is McpStatus.CONNECTED:
             return  # an ordinary stop, not a failure
-        tail = stderr.text()
+        tail = clues.text()
         message = self.scrub(f"{reason}: {tail}" if tail else reason)
         logger.warning("MCP server %r failed: %s", self.spec.name, message)
         self._set(McpServerState(name=self.spec.name, status=McpStatus.FAILED, error=message))

@@ -3,10 +3,13 @@
 import httpx2
 from mcp.shared.exceptions import MCPError
 
+from adapters.mcp.transports import Clues
 from domain.mcp import McpServerSpec, McpTransport
 
 
-def describe(error: BaseException, spec: McpServerSpec, timeout: float) -> str:
+def describe(
+    error: BaseException, spec: McpServerSpec, timeout: float, clues: Clues | None = None
+) -> str:
     error = leaf(error)
     match error:
         case TimeoutError():
@@ -21,8 +24,12 @@ def describe(error: BaseException, spec: McpServerSpec, timeout: float) -> str:
             return f"cannot connect to {spec.url}: {error}"
         case httpx2.TransportError():
             return f"cannot reach {spec.url}: {error}"
-        case MCPError():
+        case MCPError() if spec.transport is McpTransport.STDIO:
             return f"the server answered with an error: {error.message}"
+        case MCPError() if clues is not None and clues.http_status is not None:
+            return f"HTTP {clues.http_status} from {spec.url}"
+        case MCPError():
+            return f"the server answered with an error: {error.message} ({spec.url})"
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 

@@ -203,7 +203,7 @@ class SdkMcpServers(McpServers):
 
 def _call_error(connection: Connection, error: MCPError) -> str:
     if error.code == CONNECTION_CLOSED:
-        why = connection.state.error if connection.state.status is McpStatus.FAILED else None
+        why = connection.lost_reason
         return f"the server stopped during the call ({why})" if why else "the connection closed"
     return f"the server answered with an error: {error.message}"
 

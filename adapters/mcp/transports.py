@@ -16,13 +16,13 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppres
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types
 from anyio.abc import Process
 from mcp.client._transport import TransportStreams
 from mcp.client.sse import sse_client
 from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.message import SessionMessage
 
 from domain.mcp import McpServerSpec, McpTransport
@@ -31,14 +31,16 @@ logger = logging.getLogger(__name__)
 
 GRACE = 2.0  # for a server to exit on EOF, then again after SIGTERM
 _POLL = 0.01
+_READ_TIMEOUT = 300.0  # a server may keep a response stream open that long between events
 # Besides the SDK's few (PATH, HOME, USER, ...): what programs need to read and write text.
 _ALSO_INHERITED = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
 
 Lost = Callable[[str], None]  # told why, once, when the server goes away by itself
 
 
-class StderrTail:
-    """The last lines a stdio server wrote on stderr, which often say why it stopped."""
+class Clues:
+    """What tells why a server failed: the last lines a stdio server wrote on stderr, the
+    last HTTP error status (the SDK turns most of them into a bare "error response")."""
 
     LINES = 5
     CHARACTERS = 400
@@ -46,6 +48,11 @@ class StderrTail:
     def __init__(self) -> None:
         self._lines: deque[str] = deque(maxlen=self.LINES)
         self._partial = b""
+        self.http_status: int | None = None
+
+    async def response(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            self.http_status = response.status_code
 
     def feed(self, chunk: bytes) -> None:
         *lines, self._partial = (self._partial + chunk).split(b"\n")
@@ -60,11 +67,11 @@ class StderrTail:
 
 
 def transport(
-    spec: McpServerSpec, *, cwd: str, timeout: float, stderr: StderrTail, on_lost: Lost
+    spec: McpServerSpec, *, cwd: str, timeout: float, clues: Clues, on_lost: Lost
 ) -> AbstractAsyncContextManager[TransportStreams]:
     if spec.transport is McpTransport.STDIO:
-        return stdio_transport(spec, cwd=cwd, stderr=stderr, on_lost=on_lost)
-    return _watched(_http_transport(spec, connect_timeout=timeout), on_lost)
+        return stdio_transport(spec, cwd=cwd, clues=clues, on_lost=on_lost)
+    return _watched(_http_transport(spec, connect_timeout=timeout, clues=clues), on_lost)
 
 
 def server_environment(spec: McpServerSpec) -> dict[str, str]:
@@ -76,7 +83,7 @@ def server_environment(spec: McpServerSpec) -> dict[str, str]:
 
 @asynccontextmanager
 async def stdio_transport(
-    spec: McpServerSpec, *, cwd: str, stderr: StderrTail, on_lost: Lost
+    spec: McpServerSpec, *, cwd: str, clues: Clues, on_lost: Lost
 ) -> AsyncIterator[TransportStreams]:
     process = await anyio.open_process(
         [spec.command, *spec.args],
@@ -116,7 +123,7 @@ async def stdio_transport(
         assert process.stderr is not None
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             async for chunk in process.stderr:
-                stderr.feed(chunk)
+                clues.feed(chunk)
 
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(read)
@@ -180,15 +187,29 @@ def _parse(line: bytes) -> SessionMessage | Exception:
 
 @asynccontextmanager
 async def _http_transport(
-    spec: McpServerSpec, *, connect_timeout: float
+    spec: McpServerSpec, *, connect_timeout: float, clues: Clues
 ) -> AsyncIterator[TransportStreams]:
+    def http_client(
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(
+            headers=headers,
+            timeout=timeout or httpx2.Timeout(connect_timeout, read=_READ_TIMEOUT),
+            auth=auth,
+            event_hooks={"response": [clues.response]},
+        )
+
     headers = dict(spec.headers)
     if spec.transport is McpTransport.SSE:
-        async with sse_client(spec.url, headers=headers, timeout=connect_timeout) as streams:
+        async with sse_client(
+            spec.url, headers=headers, timeout=connect_timeout, httpx_client_factory=http_client
+        ) as streams:
             yield streams
         return
     async with (
-        create_mcp_http_client(headers=headers) as http,
+        http_client(headers=headers) as http,
         streamable_http_client(spec.url, http_client=http) as streams,
     ):
         yield streams

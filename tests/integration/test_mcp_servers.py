@@ -62,6 +62,8 @@ class HttpServers:
         for process in self.processes:
             process.kill()
             process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
 
 
 @pytest.fixture
@@ -195,7 +197,7 @@ async def test_broken_servers_fail_alone(opened: Opened, http_servers: HttpServe
     assert states["missing"].error == "command not found: /no/such/server"
     assert states["exits"].error == "the server exited with status 3: cannot start: no config"
     assert states["refused"].error is not None and "cannot connect" in states["refused"].error
-    assert states["notfound"].error is not None and "404" in states["notfound"].error
+    assert states["notfound"].error == f"HTTP 404 from {http_url}/nope"
     assert states["ssebad"].error
     for name in states:
         assert opened.statuses(name)[0] is McpStatus.CONNECTING
