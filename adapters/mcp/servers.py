@@ -179,6 +179,8 @@ class SdkMcpServers(McpServers):
 
     async def _usable(self, connection: Connection) -> str | None:
         """None when the server can take a call now; else why not."""
+        if self._closing is not None:
+            return "the session's MCP servers are closed"
         if connection.state.status is McpStatus.CONNECTING:
             await connection.settled()
         if connection.crashed:
@@ -188,6 +190,8 @@ class SdkMcpServers(McpServers):
         return connection.state.error or "it is not connected"
 
     def _connected(self) -> list[Connection]:
+        if self._closing is not None:
+            return []
         return [c for c in self._connections if c.state.status is McpStatus.CONNECTED]
 
     def _changed(self, state: McpServerState) -> None:

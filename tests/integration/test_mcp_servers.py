@@ -107,7 +107,9 @@ async def opened(tmp_path: Path) -> AsyncIterator[Opened]:
 
 
 @pytest.fixture(params=["stdio", "http", "sse"])
-def good(request: pytest.FixtureRequest, http_servers: HttpServers) -> Callable[[str], McpServerSpec]:
+def good(
+    request: pytest.FixtureRequest, http_servers: HttpServers
+) -> Callable[[str], McpServerSpec]:
     """A way to make a working test server on each transport."""
     if request.param == "stdio":
         return lambda name: stdio(name)
@@ -130,7 +132,9 @@ def alive(pid: int) -> bool:
     return state != "Z"  # a zombie is dead, only not yet reaped by its parent
 
 
-async def test_tools_are_listed_and_called(good: Callable[[str], McpServerSpec], opened: Opened) -> None:
+async def test_tools_are_listed_and_called(
+    good: Callable[[str], McpServerSpec], opened: Opened
+) -> None:
     servers = await opened(good("t"))
 
     [state] = servers.states()
@@ -165,7 +169,11 @@ async def test_prompts_are_fetched(good: Callable[[str], McpServerSpec], opened:
     servers = await opened(good("t"))
 
     [prompt] = servers.prompts()
-    assert (prompt.name, prompt.server, prompt.description) == ("mcp__t__review", "t", "Review a file.")
+    assert (prompt.name, prompt.server, prompt.description) == (
+        "mcp__t__review",
+        "t",
+        "Review a file.",
+    )
     assert [(a.name, a.required) for a in prompt.arguments] == [("file", True)]
     text = await servers.get_prompt("mcp__t__review", {"file": "x.py"})
     assert text == "Please review x.py.\n\nLooking at it.\n\nfile body"
@@ -266,7 +274,9 @@ async def test_aclose_leaves_no_process_behind(opened: Opened) -> None:
     await servers.aclose()  # idempotent
 
     await until(lambda: not any(map(alive, (server_pid, child_pid, other_pid))))
-    assert servers.tools() == () or all(s.status for s in servers.states())
+    assert servers.tools() == () and servers.prompts() == ()
+    after = await servers.call_tool("mcp__p__pid", {})
+    assert after.is_error and "closed" in after.text
 
 
 async def test_a_crashed_server_leaves_no_child_behind(opened: Opened) -> None:
@@ -311,10 +321,18 @@ async def test_secrets_never_leak(
         stdio("starts", env={"API_KEY": secret}),
         stdio("exits", "--exit-at-once", "--stderr", f"bad key {secret}", env={"API_KEY": secret}),
         http_servers.spec(
-            "wrong", "http", "--require-token", "right", headers={"Authorization": f"Bearer {token}"}
+            "wrong",
+            "http",
+            "--require-token",
+            "right",
+            headers={"Authorization": f"Bearer {token}"},
         ),
         http_servers.spec(
-            "wrongsse", "sse", "--require-token", "right", headers={"Authorization": f"Bearer {token}"}
+            "wrongsse",
+            "sse",
+            "--require-token",
+            "right",
+            headers={"Authorization": f"Bearer {token}"},
         ),
     ]
     servers = await opened(*specs)
