@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
+from adapters.mcp.servers import SdkMcpConnector
 from adapters.persistence.sqlite import make_sqlite_engine
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.protocol.agent import AcpAgent, UseCases
@@ -34,6 +35,7 @@ from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt
 from application.use_cases.session_log import SessionLog
 from application.use_cases.session_opening import OpenWith
+from application.use_cases.session_servers import SessionServers
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
 from application.use_cases.sessions import (
     DeleteSession,
@@ -187,6 +189,12 @@ class Container(containers.DeclarativeContainer):
         usage_command.provider,
         help_command.provider,
     )
+    mcp_connector = providers.Singleton(
+        SdkMcpConnector, connect_timeout=settings.provided.mcp_connect_timeout
+    )
+    servers = providers.Factory(
+        SessionServers, connector=mcp_connector, commands=commands, sink=channels, ids=ids
+    )
     run_command = providers.Factory(
         RunCommand, registry=commands, log=log, sink=channels, clock=clock, ids=ids
     )
@@ -204,6 +212,7 @@ class Container(containers.DeclarativeContainer):
         compactor=compactor,
         commands=commands,
         run_command=run_command,
+        servers=servers,
     )
     announce = providers.Factory(
         AnnounceSession,
@@ -212,6 +221,7 @@ class Container(containers.DeclarativeContainer):
         sink=channels,
         meter=meter,
         requests=requests,
+        servers=servers,
     )
     cancel = providers.Factory(CancelTurn, registry=registry)
     close = providers.Factory(CloseSession, registry=registry)
