@@ -9,7 +9,6 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
-from adapters.mcp.servers import SdkMcpConnector
 from adapters.persistence.sqlite import make_sqlite_engine
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.protocol.agent import AcpAgent, UseCases
@@ -20,6 +19,7 @@ from adapters.tools.runner import LocalToolRunner
 from adapters.workspace.client import AcpWorkspaces
 from adapters.workspace.local import LocalWorkspace
 from application.commands import Command, CommandRegistry
+from application.ports.mcp import McpConnector
 from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.commands.context import ClearCommand, CompactCommand
@@ -59,6 +59,13 @@ def build_catalog(settings: Settings) -> Catalog:
         default_mode=settings.default_mode,
         default_thought_level=settings.thought_level,
     )
+
+
+def make_mcp_connector(settings: Settings) -> McpConnector:
+    """Imported when first needed: the MCP SDK takes ~0.9 s to import (see warm_mcp)."""
+    from adapters.mcp.servers import SdkMcpConnector
+
+    return SdkMcpConnector(connect_timeout=settings.mcp_connect_timeout)
 
 
 def build_commands(*makers: Callable[[], Command]) -> CommandRegistry:
@@ -189,11 +196,9 @@ class Container(containers.DeclarativeContainer):
         usage_command.provider,
         help_command.provider,
     )
-    mcp_connector = providers.Singleton(
-        SdkMcpConnector, connect_timeout=settings.provided.mcp_connect_timeout
-    )
+    mcp_connector = providers.Singleton(make_mcp_connector, settings)
     servers = providers.Factory(
-        SessionServers, connector=mcp_connector, commands=commands, sink=channels, ids=ids
+        SessionServers, connector=mcp_connector.provider, commands=commands, sink=channels, ids=ids
     )
     run_command = providers.Factory(
         RunCommand, registry=commands, log=log, sink=channels, clock=clock, ids=ids
@@ -276,3 +281,9 @@ def warm_model(container: Container) -> None:
     resolve = getattr(container.llm(), "resolve", None)
     if resolve is not None:
         resolve()
+
+
+def warm_mcp(container: Container) -> None:
+    """Import the MCP SDK in the background, so that the first session with MCP servers
+    does not stall every stream while it loads."""
+    container.mcp_connector()

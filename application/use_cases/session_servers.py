@@ -2,7 +2,7 @@
 client as they change, offered as tools and (their prompts) as slash commands."""
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from application.commands import CommandRegistry
 from application.ports.event_sink import EventSink
@@ -53,6 +53,7 @@ class SessionServers:
 
     - `connect` opens what the last session/new, load, resume or fork asked for (nothing
       when it asked for the same servers again); the servers it replaces are closed.
+    - The connector is only made when a session has servers (the MCP SDK is slow to import).
     - Every change of a server's state is sent as a `session_info_update` whose `_meta`
       lists each server's status; a server that fails is also announced once as agent
       text; the session's command list follows its servers' prompts.
@@ -61,7 +62,7 @@ class SessionServers:
     def __init__(
         self,
         *,
-        connector: McpConnector,
+        connector: Callable[[], McpConnector],
         commands: CommandRegistry,
         sink: EventSink,
         ids: IdGenerator,
@@ -82,7 +83,7 @@ class SessionServers:
         active.mcp_specs, active.mcp, active.mcp_notified = wanted, None, set()
         if wanted:
             # Opened before anything is awaited: a prompt arriving now finds the servers.
-            active.mcp = self._connector.open(
+            active.mcp = self._connector().open(
                 wanted, cwd=active.session.cwd, on_change=self._listener(active)
             )
         if old is not None:

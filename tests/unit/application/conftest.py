@@ -91,7 +91,7 @@ class World:
 
     def servers(self) -> SessionServers:
         return SessionServers(
-            connector=self.connector, commands=self.commands(), sink=self.sink, ids=self.ids
+            connector=lambda: self.connector, commands=self.commands(), sink=self.sink, ids=self.ids
         )
 
     # The prompt's graph, wired as bootstrap/container.py wires it.
