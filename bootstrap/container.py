@@ -1,6 +1,7 @@
 """The single composition root. Importing it loads the heavy modules: keep it off the
 path to the `initialize` answer (see bootstrap/stdio.py)."""
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -61,11 +62,24 @@ def build_catalog(settings: Settings) -> Catalog:
     )
 
 
-def make_mcp_connector(settings: Settings) -> McpConnector:
-    """Imported when first needed: the MCP SDK takes ~0.9 s to import (see warm_mcp)."""
-    from adapters.mcp.servers import SdkMcpConnector
+class OnDemand:
+    """The MCP connector, made in a worker thread when a session first has servers:
+    importing the MCP SDK takes ~0.9 s of CPU, which most sessions never need, and which
+    would hold up every stream if done on the event loop."""
 
-    return SdkMcpConnector(connect_timeout=settings.mcp_connect_timeout)
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._made: McpConnector | None = None
+
+    async def __call__(self) -> McpConnector:
+        if self._made is None:
+            self._made = await asyncio.to_thread(self._make)
+        return self._made
+
+    def _make(self) -> McpConnector:
+        from adapters.mcp.servers import SdkMcpConnector
+
+        return SdkMcpConnector(connect_timeout=self._settings.mcp_connect_timeout)
 
 
 def build_commands(*makers: Callable[[], Command]) -> CommandRegistry:
@@ -196,9 +210,9 @@ class Container(containers.DeclarativeContainer):
         usage_command.provider,
         help_command.provider,
     )
-    mcp_connector = providers.Singleton(make_mcp_connector, settings)
+    mcp_connector = providers.Singleton(OnDemand, settings)
     servers = providers.Factory(
-        SessionServers, connector=mcp_connector.provider, commands=commands, sink=channels, ids=ids
+        SessionServers, connector=mcp_connector, commands=commands, sink=channels, ids=ids
     )
     run_command = providers.Factory(
         RunCommand, registry=commands, log=log, sink=channels, clock=clock, ids=ids
@@ -281,9 +295,3 @@ def warm_model(container: Container) -> None:
     resolve = getattr(container.llm(), "resolve", None)
     if resolve is not None:
         resolve()
-
-
-def warm_mcp(container: Container) -> None:
-    """Import the MCP SDK in the background, so that the first session with MCP servers
-    does not stall every stream while it loads."""
-    container.mcp_connector()

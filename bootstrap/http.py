@@ -6,7 +6,6 @@ import ipaddress
 import logging
 import sqlite3
 import sys
-import threading
 from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +17,7 @@ from adapters.http.health import ReadinessCheck
 from adapters.http.host_guard import LOOPBACK_NAMES, hostname
 from adapters.http.slow_clients import uvicorn_options
 from adapters.protocol.connection import Dispatcher
-from bootstrap.container import warm_mcp, warm_model
+from bootstrap.container import warm_model
 from bootstrap.environment import environment
 from bootstrap.http_settings import load_http_config
 from bootstrap.settings import Settings, SettingsError
@@ -79,8 +78,6 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
     dispatcher, container = await asyncio.to_thread(build_agent, settings)
     # Before serving: an import during the first prompts would stall every stream.
     await asyncio.to_thread(warm_model, container)
-    # Not before serving: most sessions have no MCP server, and start-up stays short.
-    threading.Thread(target=warm_mcp, args=(container,), daemon=True, name="warm-mcp").start()
     # Everything loaded so far lives as long as the process: keep it out of the collector's
     # sight, or full collections walking it stall every stream for 100+ ms under load.
     gc.freeze()

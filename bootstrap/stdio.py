@@ -53,10 +53,9 @@ def _build_agent(settings: Settings, version: str) -> tuple[Dispatcher, Any]:
 
 
 def _warm_model(container: Any) -> None:
-    from bootstrap.container import warm_mcp, warm_model
+    from bootstrap.container import warm_model
 
     warm_model(container)
-    warm_mcp(container)
 
 
 async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:

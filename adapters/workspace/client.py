@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 SHELL = "bash"  # the editor runs `bash -c <command>`, as our own bash tool does
+CLEANUP_BOUND = 10.0  # a kill or release the editor never answers does not hold the turn
 
 
 def client_capabilities(peer: Connection) -> acp.ClientCapabilities:
@@ -246,8 +247,8 @@ class ClientWorkspace(Workspace):
         """Kill or release, as cleanup: a client that cannot any more is left alone."""
         model = acp.KillTerminalRequest if method == "terminal/kill" else acp.ReleaseTerminalRequest
         request = model(session_id=self._session_id, terminal_id=terminal_id)
-        with contextlib.suppress(WorkspaceError):
-            await _call(peer, method, request, None)
+        with contextlib.suppress(WorkspaceError, TimeoutError):
+            await asyncio.wait_for(_call(peer, method, request, None), CLEANUP_BOUND)
 
 
 async def _call(

@@ -2,7 +2,7 @@
 client as they change, offered as tools and (their prompts) as slash commands."""
 
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from application.commands import CommandRegistry
 from application.ports.event_sink import EventSink
@@ -53,7 +53,8 @@ class SessionServers:
 
     - `connect` opens what the last session/new, load, resume or fork asked for (nothing
       when it asked for the same servers again); the servers it replaces are closed.
-    - The connector is only made when a session has servers (the MCP SDK is slow to import).
+    - The connector is only made when a session has servers: the MCP SDK is slow to import,
+      and the factory given loads it without holding up the event loop.
     - Every change of a server's state is sent as a `session_info_update` whose `_meta`
       lists each server's status; a server that fails is also announced once as agent
       text; the session's command list follows its servers' prompts.
@@ -62,7 +63,7 @@ class SessionServers:
     def __init__(
         self,
         *,
-        connector: Callable[[], McpConnector],
+        connector: Callable[[], Awaitable[McpConnector]],
         commands: CommandRegistry,
         sink: EventSink,
         ids: IdGenerator,
@@ -73,17 +74,23 @@ class SessionServers:
         self._ids = ids
 
     async def connect(self, active: ActiveSession) -> None:
-        wanted, active.mcp_wanted = active.mcp_wanted, None
+        wanted = active.mcp_wanted
         if wanted is None:
             return
         if wanted == active.mcp_specs and active.mcp is not None:
+            active.mcp_wanted = None
             await self._report(active, active.mcp)  # a client reopening it learns their state
             return
+        connector = await self._connector() if wanted else None
+        if active.mcp_wanted is not wanted or active.closing:
+            return  # another call took it meanwhile, or a newer open asked for others
+        # Taken and opened with nothing awaited between: a concurrent call (a prompt) that
+        # returns having found nothing to take finds the servers opened.
+        active.mcp_wanted = None
         old = active.mcp
         active.mcp_specs, active.mcp, active.mcp_notified = wanted, None, set()
-        if wanted:
-            # Opened before anything is awaited: a prompt arriving now finds the servers.
-            active.mcp = self._connector().open(
+        if connector is not None:
+            active.mcp = connector.open(
                 wanted, cwd=active.session.cwd, on_change=self._listener(active)
             )
         if old is not None:

@@ -89,9 +89,12 @@ class World:
     def open_with(self) -> OpenWith:
         return OpenWith(uow=self.uow, registry=self.registry)
 
+    async def connector_now(self) -> FakeMcpConnector:
+        return self.connector
+
     def servers(self) -> SessionServers:
         return SessionServers(
-            connector=lambda: self.connector, commands=self.commands(), sink=self.sink, ids=self.ids
+            connector=self.connector_now, commands=self.commands(), sink=self.sink, ids=self.ids
         )
 
     # The prompt's graph, wired as bootstrap/container.py wires it.

@@ -17,7 +17,7 @@ from domain.mcp import McpServerSpec, McpStatus, McpTransport
 from domain.permission import PermissionOption
 from domain.stop_reason import StopReason
 from domain.tool_call import ToolKind
-from tests.fakes.ports import FakeMcpServers
+from tests.fakes.ports import FakeMcpConnector, FakeMcpServers
 from tests.unit.application.conftest import World
 from tests.unit.application.test_tools import final, uses
 
@@ -214,3 +214,39 @@ async def test_help_lists_the_sessions_mcp_prompts(world: World) -> None:
     await servers.settle("docs", McpStatus.CONNECTED)
     await say(world, sid, "/help")
     assert "/mcp__docs__review" in world.sink.of_type(Notice)[-1].text
+
+
+async def test_a_prompt_racing_a_slow_connector_still_waits_for_the_servers(
+    world: World,
+) -> None:
+    loaded = asyncio.Event()
+    made = world.connector
+
+    async def slow_connector() -> FakeMcpConnector:
+        await loaded.wait()  # the MCP SDK still importing in its thread
+        return made
+
+    world.connector.configure = offering
+    world.connector_now = slow_connector  # type: ignore[method-assign]
+    state = await world.new_session().execute(
+        NewSessionRequest(cwd="/work", opening=SessionOpening(mcp_servers=(DOCS,)))
+    )
+    sid = state.session_id
+    announcing = asyncio.ensure_future(world.announce().execute(sid))
+    world.llm.scripts = [final()]
+    turn = asyncio.ensure_future(say(world, sid, "hello"))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not world.llm.requests and not made.opened
+    loaded.set()
+    await until_opened(made)
+    assert len(made.opened) == 1  # opened once, by whichever call took it
+    await made.opened[0].settle("docs", McpStatus.CONNECTED)
+    await announcing
+    assert await turn is StopReason.END_TURN
+    assert "mcp__docs__search" in [t.name for t in world.llm.requests[0].tools]
+
+
+async def until_opened(connector: FakeMcpConnector) -> None:
+    while not connector.opened:
+        await asyncio.sleep(0)
