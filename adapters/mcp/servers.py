@@ -94,14 +94,14 @@ class SdkMcpServers(McpServers):
     def tools(self) -> tuple[McpTool, ...]:
         return tuple(
             tool
-            for connection in self._connected()
+            for connection in self._offered()
             for tool, _ in connection.catalogue.tools.values()
         )
 
     def prompts(self) -> tuple[McpPrompt, ...]:
         return tuple(
             prompt
-            for connection in self._connected()
+            for connection in self._offered()
             for prompt, _ in connection.catalogue.prompts.values()
         )
 
@@ -189,10 +189,16 @@ class SdkMcpServers(McpServers):
             return None
         return connection.state.error or "it is not connected"
 
-    def _connected(self) -> list[Connection]:
+    def _offered(self) -> list[Connection]:
+        """Connected servers, and crashed ones that a call would start again: their tools
+        stay offered, or the model could never call one and bring the server back."""
         if self._closing is not None:
             return []
-        return [c for c in self._connections if c.state.status is McpStatus.CONNECTED]
+        return [
+            c
+            for c in self._connections
+            if c.state.status is McpStatus.CONNECTED or (c.crashed and c.restarts_left > 0)
+        ]
 
     def _changed(self, state: McpServerState) -> None:
         self._changes.put_nowait(state)

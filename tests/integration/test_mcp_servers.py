@@ -230,7 +230,8 @@ async def test_a_crashed_server_is_started_again_once(opened: Opened) -> None:
     await until(lambda: servers.states()[0].status is McpStatus.FAILED)
     assert servers.states()[0].error is not None
     assert "exited with status 7" in servers.states()[0].error
-    assert servers.tools() == ()
+    # Still offered: calling one of its tools is what starts it again.
+    assert "mcp__c__echo" in [t.definition.name for t in servers.tools()]
 
     assert (await servers.call_tool("mcp__c__echo", {"text": "back"})).text == "back"
     assert opened.statuses("c") == [
@@ -243,6 +244,7 @@ async def test_a_crashed_server_is_started_again_once(opened: Opened) -> None:
     await until(lambda: servers.states()[0].status is McpStatus.FAILED)
     again = await servers.call_tool("mcp__c__echo", {"text": "no"})
     assert again.is_error and "not available" in again.text
+    assert servers.tools() == ()  # no restart left: no longer offered
     assert opened.statuses("c")[-1] is McpStatus.FAILED
     assert len(opened.statuses("c")) == 6
 
