@@ -237,3 +237,27 @@ async def test_a_servers_prompt_is_a_slash_command(
     sent = server.requests[0].messages[-1]["content"]
     assert "Please review app.py." in str(sent)
     server.assert_script_consumed()
+
+
+async def test_a_crashed_server_comes_back_once_on_its_next_use(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    server.script(
+        calls("mcp__tests__crash", {}, "toolu_1"),
+        stream(text("It crashed.")),
+        calls("mcp__tests__echo", {"text": "back again"}, "toolu_2"),
+        stream(text("It is back.")),
+    )
+    async with spawn(anthropic_env(server)) as agent:
+        sid = await open_session(agent, workdir, stdio_server("tests"))
+        agent.client.answers = ["allow_always", "allow_always"]
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("crash it")])
+        crashed = tool_result(server, 1)
+        assert crashed["is_error"] is True and "exited with status 7" in str(crashed["content"])
+        await until(lambda: status_of(agent, "tests") == "failed", agent)
+        assert agent.client.agent_text().count("MCP server 'tests' failed:") == 1
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("echo")])
+        assert "mcp__tests__echo" in offered(server, 2)  # still offered: a call restarts it
+        assert "back again" in str(tool_result(server, 3)["content"])
+        assert status_of(agent, "tests") == "connected"
+    server.assert_script_consumed()
