@@ -2,7 +2,8 @@
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import TypeVar
 
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
@@ -21,6 +22,8 @@ from application.ports.tools import ToolResult
 from domain.mcp import McpServerSpec, McpServerState, McpStatus
 
 logger = logging.getLogger(__name__)
+
+R = TypeVar("R")  # a server's answer (never a str: a str is why there is none)
 
 
 class SdkMcpConnector:
@@ -118,18 +121,10 @@ class SdkMcpServers(McpServers):
         tool = connection.catalogue.tools[name][1]
         client = connection.client
         assert client is not None
-        try:
-            async with asyncio.timeout(self._call_timeout):
-                result = await client.call_tool(tool, dict(arguments))
-        except TimeoutError:
-            message = f"the tool did not answer within {self._call_timeout:g} s"
-        except MCPError as error:
-            message = _call_error(connection, error)
-        except Exception as error:  # a broken server fails the call, never the turn
-            message = describe(error, connection.spec, self._call_timeout)
-        else:
-            return tool_result(server, tool, result, connection.scrub)
-        text = connection.scrub(f"MCP server {server!r}, tool {tool!r}: {message}")
+        outcome = await self._ask(connection, "the tool", client.call_tool(tool, dict(arguments)))
+        if not isinstance(outcome, str):
+            return tool_result(server, tool, outcome, connection.scrub)
+        text = connection.scrub(f"MCP server {server!r}, tool {tool!r}: {outcome}")
         logger.info("%s", text)
         return error_result(server, tool, text)
 
@@ -146,18 +141,25 @@ class SdkMcpServers(McpServers):
             raise McpPromptError(f"/{name} needs: {', '.join(missing)}")
         client = connection.client
         assert client is not None
+        outcome = await self._ask(
+            connection, "the prompt", client.get_prompt(own_name, dict(arguments))
+        )
+        if not isinstance(outcome, str):
+            return prompt_text(outcome, connection.scrub)
+        raise McpPromptError(connection.scrub(f"MCP server {server!r}, /{name}: {outcome}"))
+
+    async def _ask(self, connection: Connection, what: str, request: Awaitable[R]) -> R | str:
+        """The server's answer, or why there is none: a broken server fails the call, never
+        the turn."""
         try:
             async with asyncio.timeout(self._call_timeout):
-                result = await client.get_prompt(own_name, dict(arguments))
+                return await request
         except TimeoutError:
-            message = f"the prompt did not come within {self._call_timeout:g} s"
+            return f"{what} did not answer within {self._call_timeout:g} s"
         except MCPError as error:
-            message = _call_error(connection, error)
+            return _call_error(connection, error)
         except Exception as error:
-            message = describe(error, connection.spec, self._call_timeout)
-        else:
-            return prompt_text(result, connection.scrub)
-        raise McpPromptError(connection.scrub(f"MCP server {server!r}, /{name}: {message}"))
+            return describe(error, connection.spec, self._call_timeout)
 
     async def aclose(self) -> None:
         if self._closing is None:

@@ -5,7 +5,6 @@ transport."""
 import os
 import re
 import sqlite3
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,12 +15,11 @@ from acp import text_block
 from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
 
 from tests.e2e.conftest import Agent, Spawn, anthropic_env, until
+from tests.support.mcp_processes import ROOT, SERVER, McpServerProcesses
 from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text, tool_use
 
 pytestmark = pytest.mark.e2e
 
-ROOT = str(Path(__file__).resolve().parents[2])
-SERVER = ["-m", "tests.support.mcp_server"]
 SECRET = "s3cret-do-not-store"
 
 
@@ -37,28 +35,9 @@ def stdio_server(name: str, *options: str) -> McpServerStdio:
 @pytest.fixture
 def remote() -> Iterator[Any]:
     """Starts test MCP servers over http or sse; each gives its URL once it listens."""
-    started: list[subprocess.Popen[str]] = []
-
-    def start(transport: str, *options: str) -> str:
-        process = subprocess.Popen(
-            [sys.executable, *SERVER, "--transport", transport, *options],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        started.append(process)
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), url
-        return url
-
-    yield start
-    for process in started:
-        process.kill()
-        process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+    processes = McpServerProcesses()
+    yield processes.start
+    processes.stop()
 
 
 def calls(name: str, arguments: dict[str, Any], call_id: str) -> bytes:

@@ -4,7 +4,6 @@ import asyncio
 import logging
 import os
 import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -14,11 +13,10 @@ import pytest
 from adapters.mcp.servers import SdkMcpConnector, SdkMcpServers
 from application.ports.mcp import McpPromptError
 from domain.mcp import McpServerSpec, McpServerState, McpStatus, McpTransport
+from tests.support.mcp_processes import ROOT, SERVER, McpServerProcesses
 
 pytestmark = pytest.mark.integration
 
-ROOT = str(Path(__file__).resolve().parents[2])
-SERVER = ("-m", "tests.support.mcp_server")
 GENEROUS = 60.0  # a timeout that only a broken test would reach
 
 
@@ -32,38 +30,12 @@ def stdio(name: str, *options: str, env: dict[str, str] | None = None) -> McpSer
     )
 
 
-class HttpServers:
-    """Test servers over http or sse, each its own process, stopped at the end of the test."""
-
-    def __init__(self) -> None:
-        self.processes: list[subprocess.Popen[str]] = []
-
-    def start(self, transport: str, *options: str) -> str:
-        process = subprocess.Popen(
-            [sys.executable, *SERVER, "--transport", transport, *options],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        self.processes.append(process)
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()  # printed once it listens
-        assert url.startswith("http://127.0.0.1:"), url
-        return url
-
+class HttpServers(McpServerProcesses):
     def spec(self, name: str, transport: str, *options: str, **fields: object) -> McpServerSpec:
         url = self.start(transport, *options)
         return McpServerSpec(
             name=name, transport=McpTransport(transport), url=str(fields.pop("url", url)), **fields
         )  # type: ignore[arg-type]
-
-    def stop(self) -> None:
-        for process in self.processes:
-            process.kill()
-            process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
 
 
 @pytest.fixture
