@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from application.commands import CommandRegistry
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
-from application.ports.mcp import McpConnector, McpPrompt, McpServers
+from application.ports.mcp import McpConnector, McpPrompt, McpServers, StateChanged
 from application.runtime import ActiveSession
 from domain.commands import CommandCall, CommandSpec, parse_command
 from domain.events import CommandsAvailable, McpServersChanged, Notice
@@ -90,18 +90,25 @@ class SessionServers:
         old = active.mcp
         active.mcp_specs, active.mcp, active.mcp_notified = wanted, None, set()
         if connector is not None:
+            owner: list[McpServers] = []
             active.mcp = connector.open(
-                wanted, cwd=active.session.cwd, on_change=self._listener(active)
+                wanted, cwd=active.session.cwd, on_change=self._listener(active, owner)
             )
+            owner.append(active.mcp)
         if old is not None:
             await old.aclose()
         if active.mcp is not None:
             await self._report(active, active.mcp)
 
-    def _listener(self, active: ActiveSession):  # type: ignore[no-untyped-def]
+    def _listener(self, active: ActiveSession, owner: list[McpServers]) -> StateChanged:
+        """Reports the changes of the set `owner` holds (once opened). A set that was
+        replaced still reports while it stops (a server still connecting fails then): that
+        is no longer the session's news, and a failure told for it would use up the notice
+        of a new server with the same name."""
+
         async def changed(state: McpServerState) -> None:
             servers = active.mcp
-            if servers is None or active.closing:
+            if servers is None or active.closing or not owner or owner[0] is not servers:
                 return
             await self._report(active, servers)
             if state.status is McpStatus.FAILED and state.name not in active.mcp_notified:
