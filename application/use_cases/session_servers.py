@@ -118,7 +118,7 @@ class SessionServers:
             owner.append(active.mcp)
         if old is not None:
             await old.aclose()
-        if active.mcp is not None:
+        if active.mcp is not None and not active.closing:  # closed while the old ones stopped
             await self._report(active, active.mcp)
 
     def _listener(self, active: ActiveSession, owner: list[McpServers]) -> StateChanged:

@@ -141,3 +141,29 @@ async def test_closing_every_session_stops_every_sessions_servers(world: World) 
     _, two = await opened(world, DB)
     await world.registry.close_all()
     assert one.closed and two.closed
+
+
+async def test_closing_while_replaced_servers_stop_reports_nothing_after_the_close(
+    world: World,
+) -> None:
+    sid, old = await opened(world, DB)
+    released = asyncio.Event()
+
+    async def slow_stop() -> None:
+        await released.wait()  # the old stdio server takes its time to stop
+        old.closed = True
+
+    old.aclose = slow_stop  # type: ignore[method-assign]
+    await world.load().execute(
+        LoadSessionRequest(session_id=sid, cwd="/work", opening=SessionOpening(mcp_servers=(DOCS,)))
+    )
+    announcing = asyncio.ensure_future(world.announce().execute(sid))
+    while len(world.connector.opened) < 2:
+        await asyncio.sleep(0)
+    new = world.connector.opened[-1]
+    await world.close().execute(sid)
+    assert new.closed
+    after_close = len(world.sink.events)
+    released.set()
+    await announcing
+    assert world.sink.events[after_close:] == []
