@@ -10,7 +10,7 @@ from domain.mcp import McpServerSpec, McpStatus, McpTransport
 from domain.stop_reason import StopReason
 from tests.fakes.ports import FakeMcpConnector
 from tests.unit.application.conftest import World
-from tests.unit.application.test_session_servers import DOCS, offering, opened, say
+from tests.unit.application.test_session_servers import DOCS, offering, opened, say, until_opened
 from tests.unit.application.test_tools import final
 
 DB = McpServerSpec(name="db", transport=McpTransport.STDIO, command="db-server", env={"PW": "pw1"})
@@ -167,3 +167,29 @@ async def test_closing_while_replaced_servers_stop_reports_nothing_after_the_clo
     released.set()
     await announcing
     assert world.sink.events[after_close:] == []
+
+
+async def test_a_prompt_cancelled_while_the_connector_loads_ends_at_once(world: World) -> None:
+    loaded = asyncio.Event()
+    made = world.connector
+
+    async def slow_connector() -> FakeMcpConnector:
+        await loaded.wait()  # the MCP SDK importing in its thread
+        return made
+
+    made.configure = offering
+    world.connector_now = slow_connector  # type: ignore[method-assign]
+    state = await world.new_session().execute(
+        NewSessionRequest(cwd="/work", opening=SessionOpening(mcp_servers=(DOCS,)))
+    )
+    sid = state.session_id
+    world.llm.scripts = [final()]
+    turn = asyncio.ensure_future(say(world, sid, "hello"))
+    while not world.registry.require(sid).busy:
+        await asyncio.sleep(0)
+    world.cancel().execute(sid)
+    assert await turn is StopReason.CANCELLED  # without waiting for the SDK
+    assert world.llm.requests == []
+    loaded.set()
+    await until_opened(made)  # the servers still connect, for the next prompt
+    assert made.opened[0].specs == (DOCS,)
