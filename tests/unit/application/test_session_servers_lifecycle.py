@@ -122,7 +122,7 @@ async def test_a_prompt_cancelled_while_servers_connect_ends_cancelled(world: Wo
     assert not servers.closed
 
 
-async def test_deleting_nothing_else_a_session_servers_survive_another_sessions_close(
+async def test_closing_one_session_leaves_another_sessions_servers_running(
     world: World,
 ) -> None:
     _, mine = await opened(world, DOCS)
