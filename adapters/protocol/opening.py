@@ -49,7 +49,7 @@ def _server(index: int, raw: object) -> McpServerSpec:
         raise _invalid(field, "must be an object.")
     kind = raw.get("type", McpTransport.STDIO.value)
     name = raw.get("name")
-    if kind not in _SERVER_MODELS:
+    if not isinstance(kind, str) or kind not in _SERVER_MODELS:  # a list is not even hashable
         raise _invalid(
             field,
             f"has type {kind!r}, which this agent does not connect (stdio, http and sse).",

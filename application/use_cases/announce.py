@@ -37,6 +37,8 @@ class AnnounceSession:
         session = active.session
         if self._servers is not None:
             await self._servers.connect(active)
+            if active.closing:  # closed meanwhile: its client is told nothing more
+                return
         await self._sink.emit(session.id, CommandsAvailable(commands=self._offered(session.id)))
         used = self._meter.estimate(session, overhead=self._requests.overhead(session))
         await self._sink.emit(session.id, self._meter.report(session, used))

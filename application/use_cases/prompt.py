@@ -1,3 +1,4 @@
+import asyncio
 from dataclasses import dataclass, field, replace
 
 from application.commands import CommandRegistry
@@ -151,7 +152,9 @@ class Prompt:
         prompt's text. None when that prompt could not be fetched (the user is told)."""
         if self._servers is None:
             return content
-        await self._servers.connect(active)
+        # The connector may still be loading (the MCP SDK's import): a cancel does not wait
+        # for it, and the servers still open, shielded, for the session's next prompt.
+        await control.guard(asyncio.shield(self._servers.connect(active)))
         if active.mcp is not None:
             await control.guard(active.mcp.ready())
         index, first = next(

@@ -1,13 +1,13 @@
 """An open session's MCP servers: connected after the session is opened, reported to the
 client as they change, offered as tools and (their prompts) as slash commands."""
 
-import shlex
+import re
 from collections.abc import Awaitable, Callable, Mapping
 
 from application.commands import CommandRegistry
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
-from application.ports.mcp import McpConnector, McpPrompt, McpServers
+from application.ports.mcp import McpConnector, McpPrompt, McpServers, StateChanged
 from application.runtime import ActiveSession
 from domain.commands import CommandCall, CommandSpec, parse_command
 from domain.events import CommandsAvailable, McpServersChanged, Notice
@@ -23,28 +23,49 @@ def command_spec(prompt: McpPrompt) -> CommandSpec:
     )
 
 
+# A word: a quoted one ('…' or "…", maybe after `name=`) that ends where a word ends, else
+# anything up to whitespace. Quotes inside a word (don't) and backslashes (C:\src) are
+# characters: the user typed prose and paths, not shell.
+_WORD = re.compile(r"""(?:[^\s"'=]+=)?(["'])(.*?)\1(?=\s|$)|\S+""", re.DOTALL)
+
+
+def _words(text: str) -> list[tuple[str, int, int]]:
+    """The words of `text`, unquoted, each with where it was typed."""
+    words = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if match.group(1):  # quoted: drop the quotes, keep a `name=` before them
+            word = word[: word.index(match.group(1))] + match.group(2)
+        words.append((word, match.start(), match.end()))
+    return words
+
+
 def prompt_arguments(prompt: McpPrompt, argument: str) -> dict[str, str]:
     """A prompt's arguments from what the user typed after its name: `name=value` words
     for any argument, other words in the order the prompt declares them; the last declared
-    one takes whatever is left."""
+    one takes whatever is left, as it was typed."""
     declared = [a.name for a in prompt.arguments]
-    try:
-        words = shlex.split(argument)
-    except ValueError:  # an unbalanced quote: take the words as typed
-        words = argument.split()
     named: dict[str, str] = {}
-    positional: list[str] = []
-    for word in words:
+    positional: list[tuple[str, int, int]] = []
+    for word, start, end in _words(argument):
         key, eq, value = word.partition("=")
         if eq and key in declared:
             named[key] = value
         else:
-            positional.append(word)
+            positional.append((word, start, end))
     free = [name for name in declared if name not in named]
     for index, name in enumerate(free):
         if index >= len(positional):
             break
-        named[name] = " ".join(positional[index:]) if name == free[-1] else positional[index]
+        if name != free[-1]:
+            named[name] = positional[index][0]
+            continue
+        rest = positional[index:]
+        typed = argument[rest[0][1] : rest[-1][2]]
+        contiguous = len(_words(typed)) == len(rest)  # no named word among them
+        named[name] = (
+            rest[0][0] if len(rest) == 1 else typed if contiguous else " ".join(w for w, *_ in rest)
+        )
     return named
 
 
@@ -90,18 +111,25 @@ class SessionServers:
         old = active.mcp
         active.mcp_specs, active.mcp, active.mcp_notified = wanted, None, set()
         if connector is not None:
+            owner: list[McpServers] = []
             active.mcp = connector.open(
-                wanted, cwd=active.session.cwd, on_change=self._listener(active)
+                wanted, cwd=active.session.cwd, on_change=self._listener(active, owner)
             )
+            owner.append(active.mcp)
         if old is not None:
             await old.aclose()
-        if active.mcp is not None:
+        if active.mcp is not None and not active.closing:  # closed while the old ones stopped
             await self._report(active, active.mcp)
 
-    def _listener(self, active: ActiveSession):  # type: ignore[no-untyped-def]
+    def _listener(self, active: ActiveSession, owner: list[McpServers]) -> StateChanged:
+        """Reports the changes of the set `owner` holds (once opened). A set that was
+        replaced still reports while it stops (a server still connecting fails then): that
+        is no longer the session's news, and a failure told for it would use up the notice
+        of a new server with the same name."""
+
         async def changed(state: McpServerState) -> None:
             servers = active.mcp
-            if servers is None or active.closing:
+            if servers is None or active.closing or not owner or owner[0] is not servers:
                 return
             await self._report(active, servers)
             if state.status is McpStatus.FAILED and state.name not in active.mcp_notified:

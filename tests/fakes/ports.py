@@ -384,7 +384,8 @@ class FakeMcpServers(McpServers):
         await self.connected.wait()
 
     def _up(self, server: str) -> bool:
-        return self._states[server].status is McpStatus.CONNECTED
+        state = self._states.get(server)  # tools configured for a server not in this set
+        return state is not None and state.status is McpStatus.CONNECTED
 
     def tools(self) -> tuple[McpTool, ...]:
         return tuple(t for t in self.tools_offered if self._up(t.server))

@@ -128,3 +128,57 @@ def test_extra_directories_count_as_inside(tmp_path: Path) -> None:
     assert not locate(str(cwd), "../extra/sub/b.py", (str(extra),)).outside
     assert locate(str(cwd), "link/c.py", (str(extra),)).outside  # resolves elsewhere
     assert locate(str(cwd), f"{extra}/../elsewhere/d.py", (str(extra),)).outside
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"type": ["http"], "name": "x", "url": "http://h", "headers": []},
+        {"type": {"k": 1}, "name": "x", "url": "http://h", "headers": []},
+        {"type": None, "name": "x", "command": "c", "args": [], "env": []},
+    ],
+)
+def test_a_type_that_is_not_a_string_is_named_not_crashed_on(entry: object) -> None:
+    error = refused({"mcpServers": [entry]})
+    assert error.data["field"] == "mcpServers[0]"
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"name": "x", "command": "c", "args": [], "env": [{"name": "TOKEN", "value": 7}]},
+        {"name": "x", "command": "c", "args": [], "env": [{"value": "s3cret-value"}]},
+        {"type": "http", "name": "x", "url": "http://h", "headers": [{"value": "s3cret-value"}]},
+        {"type": "sse", "name": "x", "url": 5, "headers": [{"name": "A", "value": "s3cret-value"}]},
+    ],
+)
+def test_a_refused_entry_never_echoes_a_secret(entry: object) -> None:
+    error = refused({"mcpServers": [entry]})
+    assert "s3cret" not in error.message and "s3cret" not in repr(error.data)
+    assert error.data["field"] == "mcpServers[0]"
+
+
+@pytest.mark.parametrize("raw", ["/tmp", {"a": 1}, 3])
+def test_lists_that_are_not_lists_are_named(raw: object) -> None:
+    assert refused({"mcpServers": raw}).data["field"] == "mcpServers"
+    assert refused({"additionalDirectories": raw}).data["field"] == "additionalDirectories"
+
+
+def test_a_directory_with_a_nul_byte_is_refused_not_crashed_on() -> None:
+    error = refused({"additionalDirectories": ["/tmp/a\0b"]})
+    assert error.data["field"] == "additionalDirectories[0]"
+
+
+def test_an_extra_directory_reached_through_a_symlink_counts_as_inside(tmp_path: Path) -> None:
+    cwd, real = tmp_path / "cwd", tmp_path / "real"
+    cwd.mkdir(), real.mkdir()
+    (tmp_path / "alias").symlink_to(real)
+    (real / "out").symlink_to(tmp_path)  # a link inside the extra directory leading out
+    alias = str(tmp_path / "alias")
+    assert not locate(str(cwd), f"{real}/a.py", (alias,)).outside
+    assert not locate(str(cwd), f"{alias}/a.py", (alias,)).outside
+    assert locate(str(cwd), f"{alias}/out/cwd2/x", (alias,)).outside
+    assert locate(str(cwd), f"{alias}/sub/../../x", (alias,)).outside
+    # a directory whose name merely starts like the extra one is not inside it
+    (tmp_path / "real2").mkdir()
+    assert locate(str(cwd), f"{tmp_path}/real2/x", (str(real),)).outside
