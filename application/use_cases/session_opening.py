@@ -1,6 +1,7 @@
 from application.dto import SessionOpening
+from application.errors import SessionBusy
 from application.ports.unit_of_work import UnitOfWork
-from application.runtime import SessionRegistry
+from application.runtime import ActiveSession, SessionRegistry
 from domain.session import Session
 
 
@@ -14,7 +15,17 @@ class OpenWith:
         self._registry = registry
 
     async def apply(self, session: Session, opening: SessionOpening, *, stored: bool) -> None:
-        """`stored`: the session is already in the store, and a change is saved now."""
+        """`stored`: the session is already in the store, and a change is saved now.
+
+        Raises SessionBusy when a running turn would see its directories or servers change
+        under it (reopening it with the same ones, as a reconnecting client does, is fine)."""
+        active = self._registry.find(session.id)
+        if active is not None and active.busy and self._changes(active, session, opening):
+            raise SessionBusy(
+                "The session is running a prompt: its directories and MCP servers can change "
+                "once it has answered (cancel it or wait).",
+                sessionId=session.id,
+            )
         changed = session.open_with(
             opening.additional_directories,
             tuple(server.stored() for server in opening.mcp_servers),
@@ -23,6 +34,13 @@ class OpenWith:
             async with self._uow as uow:
                 await uow.sessions.save_settings(session)
                 await uow.commit()
-        active = self._registry.find(session.id)
         if active is not None:
             active.mcp_wanted = opening.mcp_servers
+
+    @staticmethod
+    def _changes(active: ActiveSession, session: Session, opening: SessionOpening) -> bool:
+        servers = active.mcp_wanted if active.mcp_wanted is not None else active.mcp_specs
+        return (session.additional_directories, servers) != (
+            opening.additional_directories,
+            opening.mcp_servers,
+        )

@@ -2,7 +2,10 @@
 
 from collections.abc import Mapping
 
+import pytest
+
 from application.dto import SessionOpening
+from application.errors import SessionBusy
 from application.ports.tools import Progress, ToolContext, ToolResult
 from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.new_session import NewSessionRequest
@@ -127,3 +130,18 @@ async def test_tools_run_with_the_extra_directories_of_the_latest_open(world: Wo
     world.llm.scripts = [uses(("look", {})), final()]
     await say(world, sid, "again")
     assert [c.roots for c in world.tools.contexts] == [("/lib",), ("/b",)]
+
+
+async def test_a_running_turn_keeps_its_directories_and_servers(world: World) -> None:
+    sid = await started(world)
+    world.registry.require(sid).begin_turn()  # a prompt is running
+    same = SessionOpening(additional_directories=("/lib",), mcp_servers=(DOCS,))
+    await resume(world).execute(sid, "/work", same)  # a reconnecting client: fine
+    for other in (
+        SessionOpening(additional_directories=("/other",), mcp_servers=(DOCS,)),
+        SessionOpening(additional_directories=("/lib",)),
+    ):
+        with pytest.raises(SessionBusy):
+            await resume(world).execute(sid, "/work", other)
+    assert stored(world, sid) == (("/lib",), (DOCS.stored(),))
+    assert world.registry.require(sid).session.additional_directories == ("/lib",)
