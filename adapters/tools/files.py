@@ -202,10 +202,8 @@ class EditFile(Tool):
         old_string = text_arg(arguments, "old_string") or ""
         new_string = text_arg(arguments, "new_string", allow_empty=True) or ""
         replace_all = arguments.get("replace_all") is True
-        kind = await workspace.kind(path)
-        if kind is PathKind.MISSING:
-            raise ToolInputError(f"{path} does not exist.")
-        if kind is not PathKind.FILE:
+        # Missing on disk may still be an editor's buffer never saved: read_text says.
+        if await workspace.kind(path) not in (PathKind.FILE, PathKind.MISSING):
             raise ToolInputError(f"{path} is not a regular file.")
         if old_string == new_string:
             raise ToolInputError("old_string and new_string are the same; nothing to change.")

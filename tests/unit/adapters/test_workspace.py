@@ -13,10 +13,13 @@ import pytest
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import RpcError
+from adapters.tools.base import ToolInputError
+from adapters.tools.files import EditFile
 from adapters.workspace.client import AcpWorkspaces
 from adapters.workspace.local import LocalWorkspace
+from application.ports.tools import ToolContext
 from application.ports.workspace import PathKind, Window, Workspace, WorkspaceError
-from domain.tool_call import TerminalOutput, ToolOutput
+from domain.tool_call import DiffOutput, TerminalOutput, ToolOutput
 
 SID = "s1"
 COMMAND = "printf 'one\\ntwo\\n'; exit 3"
@@ -282,3 +285,19 @@ async def test_a_cancelled_command_kills_and_releases_its_terminal(tmp_path: Pat
     with pytest.raises(asyncio.CancelledError):
         await running
     assert scripted.methods()[-2:] == ["terminal/kill", "terminal/release"]
+
+
+async def test_an_editors_never_saved_buffer_can_be_edited(tmp_path: Path) -> None:
+    workspace, scripted = editor(tmp_path)
+    path = str(tmp_path / "draft.py")  # not on disk: only in the editor
+    scripted.buffers[path] = "x = 1\n"
+    context = ToolContext(cwd=str(tmp_path), model="m", session_id=SID, workspace=workspace)
+    arguments = {"path": path, "old_string": "1", "new_string": "2"}
+    plan = await EditFile().plan(arguments, context)
+    assert plan.preview[0] == DiffOutput(path=path, old_text="x = 1\n", new_text="x = 2\n")
+    await EditFile().run(arguments, context, quiet)
+    assert scripted.buffers[path] == "x = 2\n"
+    assert not (tmp_path / "draft.py").exists()
+    # Without a buffer either, it does not exist.
+    with pytest.raises(ToolInputError, match="does not exist"):
+        await EditFile().plan({**arguments, "path": str(tmp_path / "gone.py")}, context)
