@@ -20,7 +20,7 @@ from application.use_cases.session_log import SessionLog
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_servers import SessionServers
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
-from application.use_cases.sessions import RenameSession
+from application.use_cases.sessions import ForkSession, RenameSession, ResumeSession
 from application.use_cases.tool_phase import ToolPhase
 from domain.config import Catalog
 from domain.models import ModelInfo
@@ -85,6 +85,20 @@ class World:
             open_with=self.open_with(),
             default_model="m1",
         )
+
+    def fork(self) -> ForkSession:
+        return ForkSession(
+            uow=self.uow,
+            stored=self.stored(),
+            registry=self.registry,
+            ids=self.ids,
+            clock=self.clock,
+            catalog=self.catalog,
+            open_with=self.open_with(),
+        )
+
+    def resume(self) -> ResumeSession:
+        return ResumeSession(stored=self.stored(), catalog=self.catalog, open_with=self.open_with())
 
     def open_with(self) -> OpenWith:
         return OpenWith(uow=self.uow, registry=self.registry)

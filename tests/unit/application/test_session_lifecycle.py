@@ -8,7 +8,6 @@ from application.use_cases.new_session import NewSessionRequest
 from application.use_cases.prompt import PromptRequest
 from application.use_cases.sessions import (
     DeleteSession,
-    ForkSession,
     ListSessions,
     RenameSession,
     ResumeSession,
@@ -23,22 +22,6 @@ from tests.unit.application.test_tools import final, ok, uses
 
 def lister(world: World, page_size: int = 50) -> ListSessions:
     return ListSessions(uow=world.uow, page_size=page_size)
-
-
-def forker(world: World) -> ForkSession:
-    return ForkSession(
-        uow=world.uow,
-        stored=world.stored(),
-        registry=world.registry,
-        ids=world.ids,
-        clock=world.clock,
-        catalog=CATALOG,
-        open_with=world.open_with(),
-    )
-
-
-def resumer(world: World) -> ResumeSession:
-    return ResumeSession(stored=world.stored(), catalog=CATALOG, open_with=world.open_with())
 
 
 async def new(world: World, cwd: str = "/p") -> str:
@@ -93,7 +76,7 @@ async def test_fork_is_independent_and_keeps_settings(world: World) -> None:
     source = await new(world)
     world.llm.scripts.append(uses(("bash", {"command": "ls"})))
     await say(world, source, "first")
-    fork = await forker(world).execute(source, "/p")
+    fork = await world.fork().execute(source, "/p")
     assert fork.session_id != source
     await say(world, fork.session_id, "only in fork")
     await say(world, source, "only in source")
@@ -125,10 +108,10 @@ async def test_unknown_sessions(world: World) -> None:
             stored=world.stored(), catalog=CATALOG, open_with=world.open_with()
         ).execute("nope", "/p")
     with pytest.raises(SessionNotFound):
-        await forker(world).execute("nope", "/p")
+        await world.fork().execute("nope", "/p")
     sid = await new(world)
     with pytest.raises(SessionNotFound) as caught:
-        await forker(world).execute(sid, "/elsewhere")
+        await world.fork().execute(sid, "/elsewhere")
     assert caught.value.details["cwd"] == "/p"
 
 
@@ -149,7 +132,7 @@ async def test_a_session_without_turns_supports_everything(world: World) -> None
     await ResumeSession(
         stored=world.stored(), catalog=CATALOG, open_with=world.open_with()
     ).execute(sid, "/p")
-    fork = await forker(world).execute(sid, "/p")
+    fork = await world.fork().execute(sid, "/p")
     assert world.uow.sessions.messages[fork.session_id] == []
     assert await DeleteSession(uow=world.uow, registry=world.registry, clock=world.clock).execute(
         sid

@@ -9,7 +9,6 @@ from application.errors import SessionBusy
 from application.ports.tools import Progress, ToolContext, ToolResult
 from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.sessions import ForkSession, ResumeSession
 from domain.mcp import McpServerSpec, McpTransport
 from domain.permission import PermissionOption
 from tests.fakes.ports import FakeTools
@@ -18,22 +17,6 @@ from tests.unit.application.test_session_servers import say
 from tests.unit.application.test_tools import final, uses
 
 DOCS = McpServerSpec(name="docs", transport=McpTransport.STDIO, command="d", env={"K": "v4lue"})
-
-
-def resume(world: World) -> ResumeSession:
-    return ResumeSession(stored=world.stored(), catalog=world.catalog, open_with=world.open_with())
-
-
-def fork(world: World) -> ForkSession:
-    return ForkSession(
-        uow=world.uow,
-        stored=world.stored(),
-        registry=world.registry,
-        ids=world.ids,
-        clock=world.clock,
-        catalog=world.catalog,
-        open_with=world.open_with(),
-    )
 
 
 def stored(world: World, sid: str) -> tuple[object, object]:
@@ -54,7 +37,7 @@ async def started(world: World) -> str:
 async def test_resume_without_lists_leaves_the_session_with_none(world: World) -> None:
     sid = await started(world)
     await world.close().execute(sid)
-    await resume(world).execute(sid, "/work")
+    await world.resume().execute(sid, "/work")
     assert stored(world, sid) == ((), ())
     assert world.registry.require(sid).session.roots == ("/work",)
     assert world.registry.require(sid).mcp_wanted == ()
@@ -62,7 +45,7 @@ async def test_resume_without_lists_leaves_the_session_with_none(world: World) -
 
 async def test_resume_of_an_open_session_replaces_its_directories(world: World) -> None:
     sid = await started(world)
-    await resume(world).execute(
+    await world.resume().execute(
         sid, "/work", SessionOpening(additional_directories=("/other",), mcp_servers=(DOCS,))
     )
     assert stored(world, sid) == (("/other",), (DOCS.stored(),))
@@ -79,10 +62,10 @@ async def test_a_fork_takes_the_lists_its_request_gives_and_the_source_keeps_its
     world: World,
 ) -> None:
     sid = await started(world)
-    bare = await fork(world).execute(sid, "/work")
+    bare = await world.fork().execute(sid, "/work")
     assert stored(world, bare.session_id) == ((), ())
     assert world.registry.require(bare.session_id).mcp_wanted == ()
-    given = await fork(world).execute(
+    given = await world.fork().execute(
         sid, "/work", SessionOpening(additional_directories=("/x",), mcp_servers=(DOCS,))
     )
     assert stored(world, given.session_id) == (("/x",), (DOCS.stored(),))
@@ -93,8 +76,8 @@ async def test_a_fork_takes_the_lists_its_request_gives_and_the_source_keeps_its
 
 async def test_no_secret_value_is_stored_by_any_open(world: World) -> None:
     sid = await started(world)
-    await resume(world).execute(sid, "/work", SessionOpening(mcp_servers=(DOCS,)))
-    forked = await fork(world).execute(sid, "/work", SessionOpening(mcp_servers=(DOCS,)))
+    await world.resume().execute(sid, "/work", SessionOpening(mcp_servers=(DOCS,)))
+    forked = await world.fork().execute(sid, "/work", SessionOpening(mcp_servers=(DOCS,)))
     for session_id in (sid, forked.session_id):
         assert "v4lue" not in repr(world.uow.sessions.stored[session_id])  # type: ignore[index]
 
@@ -126,7 +109,7 @@ async def test_tools_run_with_the_extra_directories_of_the_latest_open(world: Wo
     world.asker.answers = [PermissionOption.ALLOW_ONCE, PermissionOption.ALLOW_ONCE]
     world.llm.scripts = [uses(("look", {})), final()]
     await say(world, sid, "go")
-    await resume(world).execute(sid, "/work", SessionOpening(additional_directories=("/b",)))
+    await world.resume().execute(sid, "/work", SessionOpening(additional_directories=("/b",)))
     world.llm.scripts = [uses(("look", {})), final()]
     await say(world, sid, "again")
     assert [c.roots for c in world.tools.contexts] == [("/lib",), ("/b",)]
@@ -136,12 +119,12 @@ async def test_a_running_turn_keeps_its_directories_and_servers(world: World) ->
     sid = await started(world)
     world.registry.require(sid).begin_turn()  # a prompt is running
     same = SessionOpening(additional_directories=("/lib",), mcp_servers=(DOCS,))
-    await resume(world).execute(sid, "/work", same)  # a reconnecting client: fine
+    await world.resume().execute(sid, "/work", same)  # a reconnecting client: fine
     for other in (
         SessionOpening(additional_directories=("/other",), mcp_servers=(DOCS,)),
         SessionOpening(additional_directories=("/lib",)),
     ):
         with pytest.raises(SessionBusy):
-            await resume(world).execute(sid, "/work", other)
+            await world.resume().execute(sid, "/work", other)
     assert stored(world, sid) == (("/lib",), (DOCS.stored(),))
     assert world.registry.require(sid).session.additional_directories == ("/lib",)
