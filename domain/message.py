@@ -55,6 +55,19 @@ class Message:
     # tokens): where the next request's size estimate starts.
     context_tokens: int | None = None
     compaction: Compaction | None = None  # for COMPACTION markers
+    # What the user typed when the model was sent something else in its place (a prompt
+    # command's expansion, e.g. an MCP prompt's text): a load replays the user's own words.
+    typed: str | None = None
+
+    def shown_content(self) -> tuple[ContentBlock, ...]:
+        """The content as the user saw it: the typed words in place of the first text."""
+        if self.typed is None:
+            return self.content
+        for index, block in enumerate(self.content):
+            if isinstance(block, TextBlock):
+                typed = TextBlock(text=self.typed)
+                return (*self.content[:index], typed, *self.content[index + 1 :])
+        return (TextBlock(text=self.typed), *self.content)
 
     @property
     def is_chat(self) -> bool:

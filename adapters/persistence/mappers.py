@@ -138,6 +138,8 @@ def _meta_to_json(message: Message) -> dict[str, Any] | None:
             "tokens_after": c.tokens_after,
             "focus": c.focus,
         }
+    if message.typed is not None:
+        meta["typed"] = message.typed
     return meta or None
 
 
@@ -164,6 +166,7 @@ def message_from_row(row: Mapping[Any, Any]) -> Message:
         kind=MessageKind(row.get("kind") or MessageKind.CHAT),
         context_tokens=meta.get("context_tokens"),
         compaction=_compaction_from_json(meta.get("compaction")),
+        typed=meta.get("typed") if isinstance(meta.get("typed"), str) else None,
     )
 
 

@@ -80,7 +80,7 @@ def replay_events(
         if message.role is Role.USER:
             events.extend(
                 UserContentReplayed(message_id=message.id, block=b)
-                for b in message.content
+                for b in message.shown_content()
                 if not isinstance(b, ToolResultBlock)
             )
             continue

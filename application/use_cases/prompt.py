@@ -140,7 +140,9 @@ class Prompt:
             if content is None:
                 return PromptResult(stop_reason=StopReason.END_TURN, usage=Usage())
             names = self._commands.names | {p.name for p in SessionServers.prompts(active)}
-            return await self._run(active.session, control, _unescaped(content, names))
+            # An expanded prompt command is stored with the words the user typed.
+            typed = _first_text(request.content) if content is not request.content else None
+            return await self._run(active.session, control, _unescaped(content, names), typed=typed)
         finally:
             active.end_turn(control)
 
@@ -179,7 +181,12 @@ class Prompt:
         return parse_command(first.text, self._commands.names) if first else None
 
     async def _run(
-        self, session: Session, control: TurnControl, content: tuple[UserInputBlock, ...]
+        self,
+        session: Session,
+        control: TurnControl,
+        content: tuple[UserInputBlock, ...],
+        *,
+        typed: str | None = None,
     ) -> PromptResult:
         limits = self._requests.limits
         turn = Turn(started_at=self._clock.now(), max_requests=limits.max_turn_requests)
@@ -187,7 +194,9 @@ class Prompt:
         # message of a tool loop to start with thinking once thinking is on, so it may not
         # switch on halfway.
         thought_level = session.thought_level
-        await self._log.append_prompt(session, self._ids.message_id(), content, at=turn.started_at)
+        await self._log.append_prompt(
+            session, self._ids.message_id(), content, at=turn.started_at, typed=typed
+        )
         error: str | None = None
         try:
             stop = await self._loop(session, control, turn, thought_level)
@@ -391,6 +400,10 @@ class Prompt:
                 created_at=self._clock.now(),
             ),
         )
+
+
+def _first_text(content: tuple[UserInputBlock, ...]) -> str | None:
+    return next((b.text for b in content if isinstance(b, TextBlock)), None)
 
 
 def _unescaped(

@@ -213,6 +213,15 @@ async def test_a_servers_prompt_is_a_slash_command(
 
         await until(lambda: "mcp__tests__review" in listed(), agent)
         await agent.conn.prompt(session_id=sid, prompt=[text_block("/mcp__tests__review app.py")])
+        # A load replays the user's own words, not the prompt they expanded into.
+        agent.client.updates.clear()
+        await agent.conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+        said = [
+            u.content.text
+            for _, u in agent.client.updates
+            if u.session_update == "user_message_chunk"
+        ]
+        assert said == ["/mcp__tests__review app.py"]
     sent = server.requests[0].messages[-1]["content"]
     assert "Please review app.py." in str(sent)
     server.assert_script_consumed()

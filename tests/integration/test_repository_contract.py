@@ -293,3 +293,22 @@ async def test_the_editors_world_is_stored_without_secrets_and_forks_take_it(
         await u.commit()
     forked = await load(uow, "fork-1")
     assert forked is not None and forked.additional_directories == ("/extra/a", "/extra/b")
+
+
+async def test_the_words_a_user_typed_are_kept_beside_their_expansion(uow: UowFactory) -> None:
+    session = await store(uow, SessionFactory())
+    message = MessageFactory(
+        content=(TextBlock(text="Please review app.py."),),
+        created_at=session.updated_at,
+        typed="/mcp__docs__review app.py",
+    )
+    session.add_message(message)
+    async with uow() as u:
+        await u.sessions.append_message(session, message)
+        await u.commit()
+    loaded = await load(uow, session.id)
+    assert loaded is not None
+    [back] = loaded.messages
+    assert back.typed == "/mcp__docs__review app.py"
+    assert back.shown_content() == (TextBlock(text="/mcp__docs__review app.py"),)
+    assert back.content == (TextBlock(text="Please review app.py."),)

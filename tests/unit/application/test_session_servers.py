@@ -12,8 +12,15 @@ from application.use_cases.new_session import NewSessionRequest
 from application.use_cases.prompt import PromptRequest
 from application.use_cases.session_servers import prompt_arguments
 from domain.content import TextBlock
-from domain.events import CommandsAvailable, McpServersChanged, Notice, ToolCallStarted
+from domain.events import (
+    CommandsAvailable,
+    McpServersChanged,
+    Notice,
+    ToolCallStarted,
+    UserContentReplayed,
+)
 from domain.mcp import McpServerSpec, McpStatus, McpTransport
+from domain.message import Role
 from domain.permission import PermissionOption
 from domain.stop_reason import StopReason
 from domain.tool_call import ToolKind
@@ -153,6 +160,15 @@ async def test_an_mcp_prompt_command_sends_its_text_to_the_model(world: World) -
     assert servers.prompt_calls == [("mcp__docs__review", {"file": "app.py"})]
     sent = world.llm.requests[0].messages[-1]
     assert sent.visible_text() == "Please review app.py carefully."
+    # Stored with the user's own words, which a load replays.
+    [stored] = [m for m in world.uow.sessions.messages[sid] if m.role is Role.USER]
+    assert stored.visible_text() == "Please review app.py carefully."
+    assert stored.typed == "/mcp__docs__review app.py"
+    await world.close().execute(sid)
+    world.sink.events.clear()
+    await world.load().execute(LoadSessionRequest(session_id=sid, cwd="/work"))
+    replayed = [e.block for e in world.sink.of_type(UserContentReplayed)]
+    assert replayed == [TextBlock(text="/mcp__docs__review app.py")]
 
 
 async def test_an_mcp_prompt_that_fails_is_told_and_ends_the_turn(world: World) -> None:
