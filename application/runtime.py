@@ -9,6 +9,7 @@ from typing import TypeVar
 from application.errors import SessionBusy, SessionNotFound
 from application.ports.mcp import McpServers
 from domain.ids import SessionId
+from domain.knowledge import Briefing
 from domain.mcp import McpServerSpec
 from domain.session import Session
 
@@ -58,6 +59,10 @@ class ActiveSession:
     mcp_specs: tuple[McpServerSpec, ...] = ()
     mcp_wanted: tuple[McpServerSpec, ...] | None = None
     mcp_notified: set[str] = field(default_factory=set)  # servers whose failure was told
+    # What the running (or last) turn told the model besides the conversation, and the
+    # subdirectory instruction files added to the context so far (each only once).
+    briefing: Briefing = field(default_factory=Briefing)
+    nested_instructions: dict[str, str] = field(default_factory=dict)  # path -> scope
 
     def begin_turn(self) -> TurnControl:
         if self.closing:
