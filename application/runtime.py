@@ -62,7 +62,7 @@ class ActiveSession:
     # What the running (or last) turn told the model besides the conversation, and the
     # subdirectory instruction files added to the context so far (each only once).
     briefing: Briefing = field(default_factory=Briefing)
-    nested_instructions: dict[str, str] = field(default_factory=dict)  # path -> scope
+    nested_loaded: set[str] = field(default_factory=set)  # their paths
 
     def begin_turn(self) -> TurnControl:
         if self.closing:
