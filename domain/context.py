@@ -101,7 +101,13 @@ def model_view(history: Sequence[Message], *, images: bool = True) -> list[Messa
     provider's rules, with over-long tool results cut to their head."""
     context = current_context(history)
     messages = context.opening() + context.messages
-    return provider_view([_capped(m) for m in messages], images=images)
+    return provider_view([_capped(_briefed(m)) for m in messages], images=images)
+
+
+def _briefed(message: Message) -> Message:
+    if message.context is None:
+        return message
+    return replace(message, content=message.model_content(), context=None)
 
 
 def _capped(message: Message) -> Message:
@@ -125,7 +131,7 @@ def estimate_tokens(messages: Sequence[Message]) -> int:
     """A conservative token count for messages the provider has not counted yet."""
     chars = images = 0
     for message in messages:
-        for block in message.content:
+        for block in message.model_content():
             match block:
                 case TextBlock(text=text):
                     chars += len(text)

@@ -58,6 +58,15 @@ class Message:
     # What the user typed when the model was sent something else in its place (a prompt
     # command's expansion, e.g. an MCP prompt's text): a load replays the user's own words.
     typed: str | None = None
+    # What the agent told the model with this prompt (its environment): the model reads it
+    # before the user's words; the user never sees it. Stored, so requests stay the same.
+    context: str | None = None
+
+    def model_content(self) -> tuple[ContentBlock, ...]:
+        """The content as the model reads it: the context first."""
+        if self.context is None:
+            return self.content
+        return (TextBlock(text=self.context), *self.content)
 
     def shown_content(self) -> tuple[ContentBlock, ...]:
         """The content as the user saw it: the typed words in place of the first text."""

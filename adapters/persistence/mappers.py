@@ -140,6 +140,8 @@ def _meta_to_json(message: Message) -> dict[str, Any] | None:
         }
     if message.typed is not None:
         meta["typed"] = message.typed
+    if message.context is not None:
+        meta["context"] = message.context
     return meta or None
 
 
@@ -167,6 +169,7 @@ def message_from_row(row: Mapping[Any, Any]) -> Message:
         context_tokens=meta.get("context_tokens"),
         compaction=_compaction_from_json(meta.get("compaction")),
         typed=meta.get("typed") if isinstance(meta.get("typed"), str) else None,
+        context=meta.get("context") if isinstance(meta.get("context"), str) else None,
     )
 
 

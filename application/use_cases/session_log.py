@@ -35,11 +35,18 @@ class SessionLog:
         at: datetime,
         kind: MessageKind = MessageKind.CHAT,
         typed: str | None = None,
+        context: str | None = None,
     ) -> None:
         """Store what the user sent, as a prompt or (COMMAND) a slash command; `typed`:
         the user's own words when `content` is what they expanded into."""
         message = Message(
-            id=message_id, role=Role.USER, content=content, created_at=at, kind=kind, typed=typed
+            id=message_id,
+            role=Role.USER,
+            content=content,
+            created_at=at,
+            kind=kind,
+            typed=typed,
+            context=context,
         )
         await self.append(session, message)
 
