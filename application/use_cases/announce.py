@@ -1,6 +1,7 @@
 from application.commands import CommandRegistry
 from application.ports.event_sink import EventSink
 from application.runtime import SessionRegistry
+from application.use_cases.briefing import Briefer
 from application.use_cases.context_meter import ContextMeter
 from application.use_cases.model_request import RequestBuilder
 from application.use_cases.session_servers import SessionServers
@@ -22,6 +23,7 @@ class AnnounceSession:
         meter: ContextMeter,
         requests: RequestBuilder,
         servers: SessionServers | None = None,
+        briefer: Briefer | None = None,
     ) -> None:
         self._sessions = sessions
         self._commands = commands
@@ -29,6 +31,7 @@ class AnnounceSession:
         self._meter = meter
         self._requests = requests
         self._servers = servers
+        self._briefer = briefer
 
     async def execute(self, session_id: str) -> None:
         active = self._sessions.find(session_id)
@@ -38,6 +41,10 @@ class AnnounceSession:
         if self._servers is not None:
             await self._servers.connect(active)
             if active.closing:  # closed meanwhile: its client is told nothing more
+                return
+        if self._briefer is not None:
+            await self._briefer.gather(active)  # its skills are commands; its files count
+            if active.closing:
                 return
         await self._sink.emit(session.id, CommandsAvailable(commands=self._offered(session.id)))
         used = self._meter.estimate(session, overhead=self._requests.overhead(session))

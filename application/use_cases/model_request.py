@@ -1,11 +1,14 @@
 from dataclasses import dataclass
 
 from application.ports.llm import ModelRequest
+from application.ports.tools import ToolDefinition
+from application.runtime import SessionRegistry
+from application.system_prompt import system_prompt
 from application.use_cases.context_meter import overhead
 from application.use_cases.tool_phase import ToolPhase
 from domain.config import Catalog
 from domain.context import model_view
-from domain.modes import ModeId
+from domain.knowledge import Briefing
 from domain.session import Session
 
 
@@ -15,49 +18,51 @@ class TurnLimits:
     max_tokens: int = 8192
 
 
-PLAN_MODE_PROMPT = (
-    "\n\nThe session is in plan mode. You may read and search, but you must not change "
-    "files or run commands: write_file, edit_file and bash are refused. Study the task, then "
-    "end with a concise, step-by-step plan that names the files to change, and call "
-    "exit_plan_mode with it to ask the user to approve it."
-)
-
-KEEP_A_PLAN_PROMPT = (
-    "\n\nFor multi-step work (three or more steps, or several tasks at once), keep a plan "
-    "with todo_write: write it before you start, keep one task in_progress at a time, mark "
-    "each completed as soon as it is done, and send the whole list every time."
-)
-
-
-def default_system_prompt(session: Session, mode: str = ModeId.DEFAULT) -> str:
-    prompt = (
-        "You are iac-code, an AI coding agent working with a developer through their editor.\n"
-        f"The working directory of this session is {session.cwd}.\n"
-        "Be precise and concise; say what you did and what you did not do."
-    ) + KEEP_A_PLAN_PROMPT
-    return prompt + PLAN_MODE_PROMPT if mode == ModeId.PLAN else prompt
-
-
 class RequestBuilder:
-    """The next model request of a session, for its current model, mode and context."""
+    """The next model request of a session, for its current model, mode and context: the
+    system prompt from the template, with the project's instructions and skills of the
+    session's current turn (its briefing)."""
 
-    def __init__(self, *, catalog: Catalog, tools: ToolPhase, limits: TurnLimits) -> None:
+    def __init__(
+        self,
+        *,
+        catalog: Catalog,
+        tools: ToolPhase,
+        limits: TurnLimits,
+        registry: SessionRegistry | None = None,
+    ) -> None:
         self._catalog = catalog
         self._tools = tools
         self.limits = limits
+        self._registry = registry
+
+    def _briefing(self, session: Session) -> Briefing:
+        active = self._registry.find(session.id) if self._registry is not None else None
+        return active.briefing if active is not None else Briefing()
+
+    def system(self, session: Session, tools: tuple[ToolDefinition, ...]) -> str:
+        briefing = self._briefing(session)
+        return system_prompt(
+            cwd=session.cwd,
+            mode=self._tools.mode_of(session),
+            tools=[tool.name for tool in tools],
+            instructions=briefing.instructions,
+            skills=briefing.skills,
+        )
 
     def build(self, session: Session, thought_level: str) -> ModelRequest:
         model = self._catalog.model(session.model)
         thinking = model.thinking_plan(thought_level, self.limits.max_tokens)
+        tools = self._tools.definitions(session)
         return ModelRequest(
             model=session.model,
-            system=default_system_prompt(session, self._tools.mode_of(session)),
+            system=self.system(session, tools),
             # A model that cannot read images gets each one as its `[image: …]` marker.
             messages=tuple(model_view(session.messages, images=model.images)),
             max_tokens=thinking.max_tokens,
             thinking_budget=thinking.budget,
             reasoning_effort=model.effort(thought_level),
-            tools=self._tools.definitions(session) if model.tools else (),
+            tools=tools if model.tools else (),
         )
 
     def max_tokens(self, session: Session, thought_level: str) -> int:
@@ -67,5 +72,5 @@ class RequestBuilder:
 
     def overhead(self, session: Session) -> int:
         """Tokens the session's requests spend on instructions and tool definitions."""
-        system = default_system_prompt(session, self._tools.mode_of(session))
-        return overhead(system, self._tools.definitions(session))
+        tools = self._tools.definitions(session)
+        return overhead(self.system(session, tools), tools)

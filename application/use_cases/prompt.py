@@ -22,6 +22,7 @@ from application.ports.llm import (
 )
 from application.ports.mcp import McpPromptError
 from application.runtime import ActiveSession, SessionRegistry, TurnCancelled, TurnControl
+from application.use_cases.briefing import Briefer, PromptCommandFailed
 from application.use_cases.commands.run import RunCommand
 from application.use_cases.compaction import CompactionFailed, Compactor, NothingToCompact
 from application.use_cases.context_meter import ContextMeter
@@ -101,6 +102,7 @@ class Prompt:
         commands: CommandRegistry,
         run_command: RunCommand,
         servers: SessionServers | None = None,
+        briefer: Briefer | None = None,
     ) -> None:
         self._registry = registry
         self._llm = llm
@@ -115,6 +117,7 @@ class Prompt:
         self._commands = commands
         self._run_command = run_command
         self._servers = servers
+        self._briefer = briefer
         # Set when compaction failed in this turn while the context still fitted: the turn
         # goes on without trying (and telling) again at every request. One Prompt per turn.
         self._gave_up_compacting = False
@@ -134,7 +137,7 @@ class Prompt:
                     active.session, control, call, request.content, offered
                 )
             try:
-                content = await self._with_servers(active, control, request.content)
+                content = await self._prepared(active, control, request.content)
             except TurnCancelled:
                 return PromptResult(stop_reason=StopReason.CANCELLED, usage=Usage())
             if content is None:
@@ -142,9 +145,51 @@ class Prompt:
             names = self._commands.names | {p.name for p in SessionServers.prompts(active)}
             # An expanded prompt command is stored with the words the user typed.
             typed = _first_text(request.content) if content is not request.content else None
-            return await self._run(active.session, control, _unescaped(content, names), typed=typed)
+            context = Briefer.context(active.briefing) if self._briefer else None
+            return await self._run(
+                active.session,
+                control,
+                _unescaped(content, names),
+                typed=typed,
+                context=context,
+            )
         finally:
             active.end_turn(control)
+
+    async def _prepared(
+        self, active: ActiveSession, control: TurnControl, content: tuple[UserInputBlock, ...]
+    ) -> tuple[UserInputBlock, ...] | None:
+        """The prompt as the model gets it: MCP servers ready, the turn's briefing read, a
+        prompt command expanded. None when a prompt command failed (the user is told)."""
+        expanded = await self._with_servers(active, control, content)
+        if expanded is None or self._briefer is None:
+            return expanded
+        await control.guard(self._briefer.gather(active))
+        if expanded is not content:
+            return expanded  # an MCP prompt: not also a project command
+        return await self._with_project_command(active, control, content)
+
+    async def _with_project_command(
+        self, active: ActiveSession, control: TurnControl, content: tuple[UserInputBlock, ...]
+    ) -> tuple[UserInputBlock, ...] | None:
+        """`/init` or `/<skill> …` replaced by the text it stands for."""
+        assert self._briefer is not None
+        index, first = next(
+            ((i, b) for i, b in enumerate(content) if isinstance(b, TextBlock)), (0, None)
+        )
+        taken = frozenset(p.name for p in SessionServers.prompts(active))
+        call = self._briefer.call_in(active, first.text, taken) if first is not None else None
+        if call is None:
+            return content
+        try:
+            text = await control.guard(self._briefer.expand(active, call))
+        except PromptCommandFailed as exc:
+            await self._sink.emit(
+                active.session.id,
+                Notice(message_id=self._ids.message_id(), text=f"/{call.name} failed: {exc}"),
+            )
+            return None
+        return (*content[:index], TextBlock(text=text), *content[index + 1 :])
 
     async def _with_servers(
         self, active: ActiveSession, control: TurnControl, content: tuple[UserInputBlock, ...]
@@ -187,6 +232,7 @@ class Prompt:
         content: tuple[UserInputBlock, ...],
         *,
         typed: str | None = None,
+        context: str | None = None,
     ) -> PromptResult:
         limits = self._requests.limits
         turn = Turn(started_at=self._clock.now(), max_requests=limits.max_turn_requests)
@@ -195,7 +241,12 @@ class Prompt:
         # switch on halfway.
         thought_level = session.thought_level
         await self._log.append_prompt(
-            session, self._ids.message_id(), content, at=turn.started_at, typed=typed
+            session,
+            self._ids.message_id(),
+            content,
+            at=turn.started_at,
+            typed=typed,
+            context=context,
         )
         error: str | None = None
         try:

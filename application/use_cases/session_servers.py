@@ -13,6 +13,9 @@ from domain.commands import CommandCall, CommandSpec, parse_command
 from domain.events import CommandsAvailable, McpServersChanged, Notice
 from domain.mcp import McpServerState, McpStatus
 
+# The commands a session's project offers (see Briefer.offered), given the names taken.
+ProjectCommands = Callable[[ActiveSession, frozenset[str]], tuple[CommandSpec, ...]]
+
 
 def command_spec(prompt: McpPrompt) -> CommandSpec:
     hint = " ".join(a.name if a.required else f"[{a.name}]" for a in prompt.arguments)
@@ -88,7 +91,9 @@ class SessionServers:
         commands: CommandRegistry,
         sink: EventSink,
         ids: IdGenerator,
+        project_commands: ProjectCommands | None = None,
     ) -> None:
+        self._project_commands = project_commands
         self._connector = connector
         self._commands = commands
         self._sink = sink
@@ -153,8 +158,12 @@ class SessionServers:
         await self._sink.emit(active.session.id, McpServersChanged(servers=servers.states()))
 
     def offered(self, active: ActiveSession) -> tuple[CommandSpec, ...]:
-        """Every slash command the session offers: the built-in ones, then its prompts."""
-        return (*self._commands.specs(), *(command_spec(p) for p in self.prompts(active)))
+        """Every slash command the session offers: the built-in ones, its MCP prompts, then
+        the project's own (/init, skills), which never hide one of the others."""
+        fixed = (*self._commands.specs(), *(command_spec(p) for p in self.prompts(active)))
+        if self._project_commands is None:
+            return fixed
+        return (*fixed, *self._project_commands(active, frozenset(s.name for s in fixed)))
 
     @staticmethod
     def prompts(active: ActiveSession) -> tuple[McpPrompt, ...]:
