@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from application.ports.workspace import Workspace
+from domain.knowledge import Briefing
 from domain.tool_call import ToolOutput
 from domain.usage import Usage
 
@@ -56,6 +57,8 @@ class ToolContext:
     session_id: str = ""  # tools that remember things per session key them by it
     # The session's extra directories (absolute): inside the session like cwd itself.
     roots: tuple[str, ...] = ()
+    # What the turn told the model (instructions, environment): a sub-agent is told it too.
+    briefing: Briefing = field(default_factory=Briefing)
     # Where files are read and written and commands run: this machine or the editor.
     # None: the runner's own (local) workspace.
     workspace: Workspace | None = None

@@ -3,7 +3,6 @@ from the project itself (/init and each skill's /<name>)."""
 
 import asyncio
 
-from application.commands import CommandRegistry
 from application.ports.knowledge import ProjectKnowledge, SkillNotFound
 from application.runtime import ActiveSession
 from application.system_prompt import environment_context
@@ -21,9 +20,8 @@ class Briefer:
     changed since the last turn are picked up), and adds a subdirectory's instructions to
     the context the first time the agent works there."""
 
-    def __init__(self, *, knowledge: ProjectKnowledge, commands: CommandRegistry) -> None:
+    def __init__(self, *, knowledge: ProjectKnowledge) -> None:
         self._knowledge = knowledge
-        self._commands = commands
 
     async def gather(self, active: ActiveSession) -> Briefing:
         session = active.session
@@ -43,8 +41,9 @@ class Briefer:
         return environment_context(briefing.environment) if briefing.environment else None
 
     def offered(self, active: ActiveSession, taken: frozenset[str]) -> tuple[CommandSpec, ...]:
-        """/init, then a command for each skill that no other command's name hides."""
-        return (INIT, *skill_specs(active.briefing.skills, taken | self._commands.names))
+        """/init, then a command for each skill that no other command's name (`taken`:
+        the built-in commands and MCP prompts) hides."""
+        return (INIT, *skill_specs(active.briefing.skills, taken))
 
     def call_in(
         self, active: ActiveSession, text: str, taken: frozenset[str]

@@ -177,7 +177,7 @@ class Prompt:
         index, first = next(
             ((i, b) for i, b in enumerate(content) if isinstance(b, TextBlock)), (0, None)
         )
-        taken = frozenset(p.name for p in SessionServers.prompts(active))
+        taken = self._commands.names | {p.name for p in SessionServers.prompts(active)}
         call = self._briefer.call_in(active, first.text, taken) if first is not None else None
         if call is None:
             return content

@@ -1,4 +1,5 @@
 from collections.abc import Mapping
+from dataclasses import replace
 
 from application.errors import ModelError
 from application.ports.clock import Clock
@@ -12,6 +13,7 @@ from application.ports.tools import (
     ToolResult,
     ToolRunner,
 )
+from application.system_prompt import environment_context, subagent_system_prompt
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
 from domain.context import model_view
 from domain.message import Message, Role
@@ -35,11 +37,6 @@ AGENT_TOOL = ToolDefinition(
         },
         "required": ["prompt"],
     },
-)
-SUBAGENT_SYSTEM = (
-    "You are a research sub-agent of iac-code. You can only read files and search. "
-    "Work in {cwd}. Answer the task completely in your final message: it is all the "
-    "calling agent will see."
 )
 
 
@@ -86,7 +83,14 @@ class SubAgentTools(ToolRunner):
     ) -> ToolResult:
         if name != "agent":
             return await self._inner.run(name, arguments, context, progress)
-        messages = [self._message(Role.USER, (TextBlock(text=str(arguments["prompt"])),))]
+        # The same environment the calling turn was told, with the task.
+        environment = context.briefing.environment
+        messages = [
+            replace(
+                self._message(Role.USER, (TextBlock(text=str(arguments["prompt"])),)),
+                context=environment_context(environment) if environment else None,
+            )
+        ]
         tools = self._inner.definitions(READ_ONLY_TOOLS)
         used = Usage()
         for _ in range(self._max_requests):
@@ -121,7 +125,9 @@ class SubAgentTools(ToolRunner):
     ) -> ModelResponse:
         request = ModelRequest(
             model=context.model,
-            system=SUBAGENT_SYSTEM.format(cwd=context.cwd),
+            system=subagent_system_prompt(
+                cwd=context.cwd, instructions=context.briefing.instructions
+            ),
             messages=tuple(model_view(messages)),
             max_tokens=self._max_tokens,
             tools=tools,

@@ -3,6 +3,7 @@ from dataclasses import dataclass, replace
 
 from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
+from application.ports.knowledge import ProjectKnowledge
 from application.ports.permissions import (
     PermissionAsker,
     PermissionRequest,
@@ -11,14 +12,17 @@ from application.ports.permissions import (
 from application.ports.tools import ToolContext, ToolDefinition, ToolPlan, ToolResult, ToolRunner
 from application.ports.unit_of_work import UnitOfWork
 from application.ports.workspace import Workspaces
-from application.runtime import SessionRegistry, TurnCancelled, TurnControl
+from application.runtime import ActiveSession, SessionRegistry, TurnCancelled, TurnControl
+from application.use_cases.briefing import Briefer
 from application.use_cases.plan_tool import TODO_WRITE_TOOL, check_plan, plan_written
 from application.use_cases.session_settings import ChangeSettings
 from application.use_cases.session_tools import SessionTools
+from application.use_cases.skill_tools import SkillTools
 from domain.config import Catalog
 from domain.content import ToolResultBlock, ToolUseBlock
 from domain.events import PlanUpdated, ToolCallStarted, ToolCallUpdated
 from domain.ids import ToolCallId
+from domain.knowledge import Briefing
 from domain.modes import ModeId
 from domain.permission import Decider, PermissionDecision, PermissionOption, Verdict, decide
 from domain.plan import TODO_WRITE, read_plan
@@ -89,6 +93,8 @@ WITHOUT_ALWAYS_ALLOW = (
     PermissionOption.REJECT_ONCE,
     PermissionOption.REJECT_ALWAYS,
 )
+# Tools whose paths bring a subdirectory's instructions (AGENTS.md) into the context.
+WORKS_IN_DIRECTORIES = frozenset({"read_file", "write_file", "edit_file", "list_files"})
 PROGRESS_TAIL = 16_000  # characters of live output re-sent with each progress update
 # Allowed without asking and without a decision worth storing: reads inside cwd, the plan.
 UNRECORDED = frozenset({Category.READ, Category.THINK})
@@ -138,7 +144,11 @@ class ToolPhase:
         settings: ChangeSettings,
         registry: SessionRegistry | None = None,
         workspaces: Workspaces | None = None,  # None: the runner's own (local) files
+        knowledge: ProjectKnowledge | None = None,
+        briefer: Briefer | None = None,
     ) -> None:
+        self._knowledge = knowledge
+        self._briefer = briefer
         self._uow = uow
         self._workspaces = workspaces
         self._runner = runner
@@ -154,10 +164,17 @@ class ToolPhase:
     def mode_of(self, session: Session) -> str:
         return self._catalog.usable_mode(session.mode_id)
 
+    def _active(self, session: Session) -> ActiveSession | None:
+        return self._registry.find(session.id) if self._registry is not None else None
+
     def _tools(self, session: Session) -> ToolRunner:
-        """The built-in tools and this session's MCP servers' tools."""
-        active = self._registry.find(session.id) if self._registry is not None else None
-        return SessionTools(self._runner, active.mcp if active is not None else None)
+        """The built-in tools, this session's MCP servers' tools, and load_skill when the
+        turn has skills."""
+        active = self._active(session)
+        tools: ToolRunner = SessionTools(self._runner, active.mcp if active else None)
+        if self._knowledge is not None and active is not None:
+            tools = SkillTools(tools, self._knowledge, active.briefing.skills)
+        return tools
 
     def definitions(self, session: Session) -> tuple[ToolDefinition, ...]:
         tools = (*self._tools(session).definitions(), TODO_WRITE_TOOL)
@@ -417,7 +434,16 @@ class ToolPhase:
             )
         self.spent = self.spent + result.usage
         status = ToolCallStatus.FAILED if result.is_error else ToolCallStatus.COMPLETED
+        if not result.is_error and call.name in WORKS_IN_DIRECTORIES:
+            result = replace(result, text=result.text + await self._nested(session, call))
         return await self._finish(session, call, status, result)
+
+    async def _nested(self, session: Session, call: ToolCallRecord) -> str:
+        """A subdirectory's instructions, the first time the agent works there."""
+        active = self._active(session)
+        if self._briefer is None or active is None:
+            return ""
+        return await self._briefer.nested(active, call.locations)
 
     async def _finish(
         self, session: Session, call: ToolCallRecord, status: ToolCallStatus, result: ToolResult
@@ -464,11 +490,13 @@ class ToolPhase:
             await uow.commit()
 
     def _context(self, session: Session) -> ToolContext:
+        active = self._active(session)
         context = ToolContext(
             cwd=session.cwd,
             model=session.model,
             session_id=session.id,
             roots=session.additional_directories,
+            briefing=active.briefing if active is not None else Briefing(),
         )
         if self._workspaces is None:
             return context
