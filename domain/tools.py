@@ -28,6 +28,7 @@ class ToolSpec:
 
 
 EXIT_PLAN_MODE = "exit_plan_mode"
+LOAD_SKILL = "load_skill"  # reads a skill's instructions: never asks, in any mode
 
 TOOLS: Mapping[str, ToolSpec] = {
     spec.name: spec
@@ -37,6 +38,7 @@ TOOLS: Mapping[str, ToolSpec] = {
         ToolSpec(name="glob", kind=ToolKind.SEARCH, category=Category.READ),
         ToolSpec(name="grep", kind=ToolKind.SEARCH, category=Category.READ),
         ToolSpec(name="web_fetch", kind=ToolKind.FETCH, category=Category.READ),
+        ToolSpec(name=LOAD_SKILL, kind=ToolKind.READ, category=Category.READ),
         ToolSpec(name="write_file", kind=ToolKind.EDIT, category=Category.EDIT),
         ToolSpec(name="edit_file", kind=ToolKind.EDIT, category=Category.EDIT),
         ToolSpec(name="bash", kind=ToolKind.EXECUTE, category=Category.EXECUTE),
@@ -93,6 +95,8 @@ def title_for(name: str, arguments: Mapping[str, object]) -> str:
             return "Ready to code?"
         case "todo_write":
             return _plan_title(arguments.get("todos"))
+        case "load_skill":
+            return f"Load skill {_short(arguments.get('name'))}"
         case "agent":
             return f"Sub-agent: {_short(arguments.get('description') or arguments.get('prompt'))}"
     return f"Use {name}"

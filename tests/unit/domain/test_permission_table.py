@@ -53,6 +53,12 @@ TABLE: dict[str, dict[tuple[bool, bool], tuple[Verdict, Verdict, Verdict, Verdic
         (True, False): (Q, Q, Q, Q),  # e.g. a private address: asked each time
         (True, True): (Q, Q, Q, Q),
     },
+    "load_skill": {  # a skill's instructions: read, never asked about
+        (False, False): (A, A, A, A),
+        (False, True): (A, A, A, A),
+        (True, False): (Q, Q, Q, Q),
+        (True, True): (Q, Q, Q, Q),
+    },
     "write_file": {
         (False, False): (Q, A, X, A),
         (False, True): (A, A, X, A),

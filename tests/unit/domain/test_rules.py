@@ -91,6 +91,7 @@ def test_permission_options() -> None:
         ("edit_file", {"path": "a.py"}, "Edit a.py"),
         ("grep", {"pattern": "TODO", "path": "src"}, "Search for TODO in src"),
         ("agent", {"prompt": "p", "description": "find callers"}, "Sub-agent: find callers"),
+        ("load_skill", {"name": "release"}, "Load skill release"),
         ("other", {}, "Use other"),
     ],
 )
@@ -105,6 +106,7 @@ def test_tool_kinds_follow_the_product_documents() -> None:
         "glob": "search",
         "grep": "search",
         "web_fetch": "fetch",
+        "load_skill": "read",
         "write_file": "edit",
         "edit_file": "edit",
         "bash": "execute",
