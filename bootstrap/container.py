@@ -5,6 +5,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from adapters.knowledge.local import LocalProjectKnowledge
 from dependency_injector import containers, providers
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
@@ -23,8 +24,10 @@ from application.commands import Command, CommandRegistry
 from application.ports.mcp import McpConnector
 from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
+from application.use_cases.briefing import Briefer
 from application.use_cases.commands.context import ClearCommand, CompactCommand
 from application.use_cases.commands.info import HelpCommand, UsageCommand
+from application.use_cases.commands.memory import MemoryCommand
 from application.use_cases.commands.run import RunCommand
 from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
 from application.use_cases.compaction import Compactor
@@ -123,6 +126,8 @@ class Container(containers.DeclarativeContainer):
         max_tokens=settings.provided.max_tokens,
     )
     permissions = providers.Singleton(AcpPermissionAsker, channels)
+    knowledge = providers.Singleton(LocalProjectKnowledge, config_dir=settings.provided.config_dir)
+    briefer = providers.Singleton(Briefer, knowledge=knowledge)
     # The editor's files and terminals where it lends them (ACP fs/*, terminal/*).
     workspaces = providers.Singleton(AcpWorkspaces, channels, providers.Singleton(LocalWorkspace))
     change_settings = providers.Factory(
@@ -140,6 +145,8 @@ class Container(containers.DeclarativeContainer):
         settings=change_settings,
         registry=registry,
         workspaces=workspaces,
+        knowledge=knowledge,
+        briefer=briefer,
     )
 
     initialize = providers.Singleton(make_initialize, settings, version)
@@ -185,7 +192,9 @@ class Container(containers.DeclarativeContainer):
     )
     meter = providers.Singleton(ContextMeter, catalog=catalog, policy=policy)
     log = providers.Factory(SessionLog, uow=uow, sink=channels)
-    requests = providers.Factory(RequestBuilder, catalog=catalog, tools=tool_phase, limits=limits)
+    requests = providers.Factory(
+        RequestBuilder, catalog=catalog, tools=tool_phase, limits=limits, registry=registry
+    )
     compactor = providers.Factory(
         Compactor, llm=llm, log=log, sink=channels, clock=clock, ids=ids, meter=meter
     )
@@ -200,6 +209,12 @@ class Container(containers.DeclarativeContainer):
     mode_command = providers.Factory(ModeCommand, settings=change_settings, catalog=catalog)
     usage_command = providers.Factory(UsageCommand, meter=meter, requests=requests, sink=channels)
     help_command = providers.Factory(HelpCommand)
+    memory_command = providers.Factory(
+        MemoryCommand,
+        knowledge=knowledge,
+        registry=registry,
+        config_dir=settings.provided.config_dir.call(str),
+    )
     commands = providers.Singleton(
         build_commands,
         compact_command.provider,
@@ -208,11 +223,17 @@ class Container(containers.DeclarativeContainer):
         model_command.provider,
         mode_command.provider,
         usage_command.provider,
+        memory_command.provider,
         help_command.provider,
     )
     mcp_connector = providers.Singleton(OnDemand, settings)
     servers = providers.Factory(
-        SessionServers, connector=mcp_connector, commands=commands, sink=channels, ids=ids
+        SessionServers,
+        connector=mcp_connector,
+        commands=commands,
+        sink=channels,
+        ids=ids,
+        project_commands=briefer.provided.offered,
     )
     run_command = providers.Factory(
         RunCommand, registry=commands, log=log, sink=channels, clock=clock, ids=ids
@@ -232,6 +253,7 @@ class Container(containers.DeclarativeContainer):
         commands=commands,
         run_command=run_command,
         servers=servers,
+        briefer=briefer,
     )
     announce = providers.Factory(
         AnnounceSession,
@@ -241,6 +263,7 @@ class Container(containers.DeclarativeContainer):
         meter=meter,
         requests=requests,
         servers=servers,
+        briefer=briefer,
     )
     cancel = providers.Factory(CancelTurn, registry=registry)
     close = providers.Factory(CloseSession, registry=registry)

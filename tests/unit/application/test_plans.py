@@ -7,7 +7,6 @@ import pytest
 
 from application.ports.llm import ModelResponse
 from application.use_cases.load_session import LoadSessionRequest
-from application.use_cases.model_request import KEEP_A_PLAN_PROMPT
 from application.use_cases.new_session import NewSessionRequest
 from application.use_cases.plan_tool import TODO_WRITE_TOOL
 from application.use_cases.prompt import PromptRequest
@@ -118,7 +117,7 @@ async def test_todo_write_is_offered_in_every_mode_and_the_model_told_to_use_it(
     request = world.llm.requests[0]
     (offered,) = [t for t in request.tools if t.name == "todo_write"]
     assert offered == TODO_WRITE_TOOL
-    assert KEEP_A_PLAN_PROMPT in request.system
+    assert "keep a plan with `todo_write`" in " ".join(request.system.split())
 
 
 def test_the_schema_names_every_status_and_priority() -> None:
