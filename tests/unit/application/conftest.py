@@ -5,6 +5,7 @@ import pytest
 from application.commands import CommandRegistry
 from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
+from application.use_cases.briefing import Briefer
 from application.use_cases.commands.context import ClearCommand, CompactCommand
 from application.use_cases.commands.info import HelpCommand, UsageCommand
 from application.use_cases.commands.run import RunCommand
@@ -25,6 +26,7 @@ from application.use_cases.tool_phase import ToolPhase
 from domain.config import Catalog
 from domain.models import ModelInfo
 from domain.modes import offered_modes
+from tests.fakes.knowledge import FakeKnowledge
 from tests.fakes.ports import (
     FakeMcpConnector,
     FakeTools,
@@ -57,6 +59,10 @@ class World:
     policy: CompactionPolicy = field(default_factory=CompactionPolicy)
     max_turn_requests: int = 50
     connector: FakeMcpConnector = field(default_factory=FakeMcpConnector)
+    knowledge: FakeKnowledge = field(default_factory=FakeKnowledge)
+    # The project's knowledge (instructions, skills, environment) is told to the model only
+    # in a briefed world: the rest of the tests read requests without it.
+    briefed: bool = False
 
     def tool_phase(self) -> ToolPhase:
         return ToolPhase(
@@ -69,7 +75,12 @@ class World:
             catalog=self.catalog,
             settings=self.settings(),
             registry=self.registry,
+            knowledge=self.knowledge if self.briefed else None,
+            briefer=self.briefer(),
         )
+
+    def briefer(self) -> Briefer | None:
+        return Briefer(knowledge=self.knowledge) if self.briefed else None
 
     def settings(self) -> ChangeSettings:
         return ChangeSettings(uow=self.uow, sink=self.sink, clock=self.clock, catalog=self.catalog)
@@ -108,13 +119,19 @@ class World:
 
     def servers(self) -> SessionServers:
         return SessionServers(
-            connector=self.connector_now, commands=self.commands(), sink=self.sink, ids=self.ids
+            connector=self.connector_now,
+            commands=self.commands(),
+            sink=self.sink,
+            ids=self.ids,
+            project_commands=briefer.offered if (briefer := self.briefer()) else None,
         )
 
     # The prompt's graph, wired as bootstrap/container.py wires it.
     def requests(self) -> RequestBuilder:
         limits = TurnLimits(max_turn_requests=self.max_turn_requests, max_tokens=1000)
-        return RequestBuilder(catalog=self.catalog, tools=self.tool_phase(), limits=limits)
+        return RequestBuilder(
+            catalog=self.catalog, tools=self.tool_phase(), limits=limits, registry=self.registry
+        )
 
     def log(self) -> SessionLog:
         return SessionLog(uow=self.uow, sink=self.sink)
@@ -175,6 +192,7 @@ class World:
                 registry=commands, log=self.log(), sink=self.sink, clock=self.clock, ids=self.ids
             ),
             servers=self.servers(),
+            briefer=self.briefer(),
         )
 
     def announce(self) -> AnnounceSession:
@@ -185,6 +203,7 @@ class World:
             meter=self.meter(),
             requests=self.requests(),
             servers=self.servers(),
+            briefer=self.briefer(),
         )
 
     def load(self) -> LoadSession:
@@ -220,3 +239,10 @@ def world() -> World:
         tools=FakeTools(),
         asker=ScriptedAsker(),
     )
+
+
+@pytest.fixture
+def briefed(world: World) -> World:
+    """A world whose model is told the project's knowledge (see FakeKnowledge)."""
+    world.briefed = True
+    return world
