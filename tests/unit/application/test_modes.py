@@ -109,7 +109,7 @@ async def test_plan_mode_refuses_edits_and_commands_without_asking(world: World)
     deciders = [d.decided_by for d in world.uow.sessions.decisions[sid]]
     assert deciders == [Decider.MODE, Decider.MODE]
     request = world.llm.requests[0]
-    assert "plan mode" in request.system
+    assert "## Mode: Plan" in request.system
     assert "exit_plan_mode" in {t.name for t in request.tools}
 
 
@@ -132,7 +132,7 @@ async def test_other_modes_do_not_offer_exit_plan_mode(world: World) -> None:
     await prompt(world, sid, final())
     request = world.llm.requests[0]
     assert "exit_plan_mode" not in {t.name for t in request.tools}
-    assert "plan mode" not in request.system
+    assert "## Mode: Plan" not in request.system
 
 
 async def test_accepting_the_plan_switches_mode_and_the_turn_goes_on(world: World) -> None:
@@ -156,7 +156,7 @@ async def test_accepting_the_plan_switches_mode_and_the_turn_goes_on(world: Worl
     assert world.uow.sessions.stored[sid].settings["mode_id"] == "accept_edits"  # type: ignore[index]
     first = tool_results(world, sid)[0]
     assert not first.is_error and "approved" in first.content
-    assert "plan mode" not in world.llm.requests[1].system  # the next request knows
+    assert "## Mode: Plan" not in world.llm.requests[1].system  # the next request knows
 
 
 async def test_approving_with_default_mode_asks_for_each_edit(world: World) -> None:
@@ -247,7 +247,7 @@ async def test_a_mode_change_mid_turn_applies_to_the_next_tool_call(world: World
         world, sid, uses(("read_file", {"path": "a"}), ("write_file", {"path": "a"})), final()
     )
     assert tool_results(world, sid)[1].content == PLANNING
-    assert "plan mode" in world.llm.requests[1].system
+    assert "## Mode: Plan" in world.llm.requests[1].system
 
 
 async def test_thought_level_sets_the_budget_from_the_next_prompt(world: World) -> None:
