@@ -5,12 +5,12 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from adapters.knowledge.local import LocalProjectKnowledge
 from dependency_injector import containers, providers
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
+from adapters.knowledge.local import LocalProjectKnowledge
 from adapters.persistence.sqlite import make_sqlite_engine
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.protocol.agent import AcpAgent, UseCases
@@ -213,7 +213,7 @@ class Container(containers.DeclarativeContainer):
         MemoryCommand,
         knowledge=knowledge,
         registry=registry,
-        config_dir=settings.provided.config_dir.call(str),
+        config_dir=providers.Callable(str, settings.provided.config_dir),
     )
     commands = providers.Singleton(
         build_commands,
