@@ -449,7 +449,7 @@ async def test_a_git_that_does_not_answer_is_stopped_and_left_out(
     pids = tmp_path / "pids"
     bin_dir = fake_git(tmp_path / "bin", f"echo $$ >> {pids}\nexec sleep 600\n")
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    knowledge = LocalProjectKnowledge(config_dir, git_seconds=0.5)
+    knowledge = LocalProjectKnowledge(config_dir, git_seconds=2.0)
 
     environment = await knowledge.environment(str(repo), ())
 
@@ -470,13 +470,13 @@ async def test_a_status_that_does_not_finish_in_time_says_so(
         "esac\n"
     )
     monkeypatch.setenv("PATH", f"{fake_git(tmp_path / 'bin', script)}:{os.environ['PATH']}")
-    knowledge = LocalProjectKnowledge(config_dir, git_seconds=0.5)
+    knowledge = LocalProjectKnowledge(config_dir, git_seconds=2.0)
 
     environment = await knowledge.environment(str(repo), ())
 
     assert environment.git is not None
     assert environment.git.branch == "main"
-    assert environment.git.status == ("(git status took over 0.5 s: not shown)",)
+    assert environment.git.status == ("(git status took over 2 s: not shown)",)
 
 
 async def test_without_git_there_is_no_git_state(
