@@ -114,6 +114,9 @@ SUBAGENT_ROLE = (
 )
 
 
+ENVIRONMENT_OPEN = "<environment>"  # how the environment block starts (and is recognised)
+
+
 def system_prompt(
     *,
     cwd: str,
@@ -147,7 +150,7 @@ def environment_context(env: Environment) -> str:
     lines += _git_lines(env)
     lines.append("Top-level entries:" if env.listing else "Top-level entries: none")
     lines += _indented(env.listing, env.more_entries)
-    return "\n".join(["<environment>", *(_one_line(line) for line in lines), "</environment>"])
+    return "\n".join([ENVIRONMENT_OPEN, *(_one_line(line) for line in lines), "</environment>"])
 
 
 def _working_rules(tools: Collection[str]) -> str:

@@ -8,7 +8,8 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
-from domain.content import ToolResultBlock, ToolUseBlock, plain_text
+from application.system_prompt import ENVIRONMENT_OPEN
+from domain.content import ContentBlock, TextBlock, ToolResultBlock, ToolUseBlock, plain_text
 from domain.message import Message, Role
 from domain.tools import EXIT_PLAN_MODE, title_for
 
@@ -357,7 +358,7 @@ def next_step(messages: Sequence[Message], tools: Collection[str]) -> Step:
     last = messages[-1] if messages else None
     if last is not None and last.role is Role.USER and last.is_tool_results_only:
         return _after_tools(messages)
-    said = plain_text(last.content).strip() if last is not None else ""
+    said = _user_words(last.content) if last is not None else ""
     request = _POLITE.sub("", said)
     for intent in INTENTS if len(request) <= MAX_REQUEST else ():
         if match := intent.match(request):
@@ -370,6 +371,14 @@ def next_step(messages: Sequence[Message], tools: Collection[str]) -> Step:
                 return _unavailable(step.tool.name)
             return step
     return _unknown(said)
+
+
+def _user_words(content: tuple[ContentBlock, ...]) -> str:
+    """What the user said: not the environment block the agent sends with a turn."""
+    said = tuple(
+        b for b in content if not (isinstance(b, TextBlock) and b.text.startswith(ENVIRONMENT_OPEN))
+    )
+    return plain_text(said).strip()
 
 
 def _unavailable(name: str) -> Step:

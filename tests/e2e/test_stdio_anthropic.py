@@ -70,7 +70,9 @@ async def test_a_real_model_turn_streams_thinking_and_text(
     sent = server.requests[0]
     assert sent.body["model"] == "claude-test"
     assert sent.messages == [{"role": "user", "content": [{"type": "text", "text": "Say hello"}]}]
-    assert sent.cache_markers[-2:] == ["system[0]", "messages[0].content[0]"]
+    # The prompt's last block (after the turn's environment) ends the cached prefix.
+    assert sent.environment and sent.body["messages"][0]["content"][0]["text"].startswith("<env")
+    assert sent.cache_markers[-2:] == ["system[0]", "messages[0].content[1]"]
     assert str(workdir) in sent.system
     assert "sk-test-secret" not in agent.stderr()
     server.assert_script_consumed()
@@ -227,9 +229,10 @@ async def test_the_second_request_of_a_turn_reads_the_prompt_from_the_cache(
         first["cache_creation_input_tokens"] + second["cache_creation_input_tokens"]
     )
     for request in caching.requests:
+        last = request.body["messages"][-1]["content"]
         assert request.cache_markers[-2:] == [
             "system[0]",
-            f"messages[{len(request.messages) - 1}].content[0]",
+            f"messages[{len(request.messages) - 1}].content[{len(last) - 1}]",
         ]
         assert_valid_cache_markers(request.body)
         assert_valid_history(request.body["messages"])

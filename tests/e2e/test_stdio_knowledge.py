@@ -84,12 +84,13 @@ async def test_the_model_is_told_its_rules_its_environment_and_the_projects_inst
     assert "Package rule" not in system
     assert "release-notes" in system and "Write release notes from the git log." in system
     assert "Collect the commits" not in system  # a skill's body is loaded on demand only
-    # The environment, with the turn's first request.
-    said = user_text(first)
-    assert "feature/knowledge" in said
-    assert datetime.date.today().isoformat() in said
-    assert platform.system() in said
-    assert "look at core.py" in said
+    # The environment, with the turn's first request, before the user's words.
+    [environment] = first.environment
+    assert "feature/knowledge" in environment
+    assert datetime.date.today().isoformat() in environment
+    assert platform.system() in environment
+    assert first.body["messages"][-1]["content"][0]["text"] == environment
+    assert "look at core.py" in user_text(first)
     # The subdirectory's AGENTS.md, once the agent read a file there.
     assert "Package rule: no global state in pkg." in str(second.messages[-1]["content"])
     # Plan mode is said, and everything before the mode's section stays byte for byte.
@@ -155,4 +156,5 @@ async def test_a_restarted_agent_keeps_the_instructions(
     assert "Service rule: changed since the last turn." in second.system
     # The first turn's environment is still what the model read then: the prefix is stable.
     assert second.messages[0] == first.messages[0]
+    assert second.environment[0] == first.environment[0] and len(second.environment) == 2
     server.assert_script_consumed()

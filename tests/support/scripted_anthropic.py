@@ -399,8 +399,20 @@ class RecordedRequest:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        """The conversation as sent, without its cache_control markers."""
-        return _without_markers(self.body["messages"])
+        """The conversation as sent, without its cache_control markers and without the
+        `<environment>` block the agent sends with each turn's prompt (see `environment`)."""
+        return [_without_environment(m) for m in _without_markers(self.body["messages"])]
+
+    @property
+    def environment(self) -> list[str]:
+        """The `<environment>` blocks the request carries, in order (one per turn)."""
+        return [
+            block["text"]
+            for message in self.body["messages"]
+            if isinstance(message.get("content"), list)
+            for block in message["content"]
+            if _is_environment(block)
+        ]
 
     @property
     def system(self) -> str:
@@ -414,6 +426,21 @@ class RecordedRequest:
     def cache_markers(self) -> list[str]:
         """Where the request put cache_control breakpoints, in the API's prefix order."""
         return [path for path, _, marked in _prefix_items(self.body) if marked]
+
+
+def _is_environment(block: Any) -> bool:
+    return (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and str(block.get("text", "")).startswith("<environment>")
+    )
+
+
+def _without_environment(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list) or not any(_is_environment(b) for b in content):
+        return message
+    return {**message, "content": [b for b in content if not _is_environment(b)]}
 
 
 _LOOKBACK: Final = 20  # blocks before a breakpoint the API checks for an earlier entry

@@ -335,8 +335,42 @@ class RecordedRequest:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        messages: list[dict[str, Any]] = self.body["messages"]
-        return messages
+        """The conversation as sent, without the `<environment>` block the agent sends with
+        each turn's prompt (see `environment`)."""
+        return [_without_environment(m) for m in self.body["messages"]]
+
+    @property
+    def environment(self) -> list[str]:
+        """The `<environment>` blocks the request carries, in order (one per turn)."""
+        found = []
+        for message in self.body["messages"]:
+            content = message.get("content")
+            texts = (
+                [content]
+                if isinstance(content, str)
+                else [p.get("text", "") for p in content or [] if isinstance(p, dict)]
+            )
+            found += [t[: t.index(END) + len(END)] for t in texts if _has_environment(t)]
+        return found
+
+
+END = "</environment>"
+
+
+def _has_environment(text: object) -> bool:
+    return isinstance(text, str) and text.startswith("<environment>") and END in text
+
+
+def _without_environment(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if isinstance(content, str) and _has_environment(content):
+        return {**message, "content": content[content.index(END) + len(END) :].lstrip("\n")}
+    if isinstance(content, list) and any(
+        isinstance(p, dict) and _has_environment(p.get("text")) for p in content
+    ):
+        kept = [p for p in content if not (isinstance(p, dict) and _has_environment(p.get("text")))]
+        return {**message, "content": kept}
+    return message
 
 
 class _HTTPServer(ThreadingHTTPServer):
