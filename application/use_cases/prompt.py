@@ -1,4 +1,5 @@
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
 
 from application.commands import CommandRegistry
@@ -174,22 +175,13 @@ class Prompt:
     ) -> tuple[UserInputBlock, ...] | None:
         """`/init` or `/<skill> …` replaced by the text it stands for."""
         assert self._briefer is not None
-        index, first = next(
-            ((i, b) for i, b in enumerate(content) if isinstance(b, TextBlock)), (0, None)
-        )
+        first = _first_text(content)
         taken = self._commands.names | {p.name for p in SessionServers.prompts(active)}
-        call = self._briefer.call_in(active, first.text, taken) if first is not None else None
+        call = self._briefer.call_in(active, first, taken) if first is not None else None
         if call is None:
             return content
-        try:
-            text = await control.guard(self._briefer.expand(active, call))
-        except PromptCommandFailed as exc:
-            await self._sink.emit(
-                active.session.id,
-                Notice(message_id=self._ids.message_id(), text=f"/{call.name} failed: {exc}"),
-            )
-            return None
-        return (*content[:index], TextBlock(text=text), *content[index + 1 :])
+        making = self._briefer.expand(active, call)
+        return await self._expanded(active, control, content, call, making, PromptCommandFailed)
 
     async def _with_servers(
         self, active: ActiveSession, control: TurnControl, content: tuple[UserInputBlock, ...]
@@ -204,21 +196,34 @@ class Prompt:
         await control.guard(asyncio.shield(self._servers.connect(active)))
         if active.mcp is not None:
             await control.guard(active.mcp.ready())
-        index, first = next(
-            ((i, b) for i, b in enumerate(content) if isinstance(b, TextBlock)), (0, None)
-        )
-        found = self._servers.prompt_call(active, first.text) if first is not None else None
+        first = _first_text(content)
+        found = self._servers.prompt_call(active, first) if first is not None else None
         if found is None:
             return content
         prompt, call = found
+        making = self._servers.expand(active, prompt, call)
+        return await self._expanded(active, control, content, call, making, McpPromptError)
+
+    async def _expanded(
+        self,
+        active: ActiveSession,
+        control: TurnControl,
+        content: tuple[UserInputBlock, ...],
+        call: CommandCall,
+        making: Awaitable[str],
+        failure: type[Exception],
+    ) -> tuple[UserInputBlock, ...] | None:
+        """The prompt with its first text replaced by what a prompt command stands for;
+        None (the user told why) when that text could not be made."""
         try:
-            text = await control.guard(self._servers.expand(active, prompt, call))
-        except McpPromptError as exc:
+            text = await control.guard(making)
+        except failure as exc:
             await self._sink.emit(
                 active.session.id,
                 Notice(message_id=self._ids.message_id(), text=f"/{call.name} failed: {exc}"),
             )
             return None
+        index = next(i for i, b in enumerate(content) if isinstance(b, TextBlock))
         return (*content[:index], TextBlock(text=text), *content[index + 1 :])
 
     def _command_in(self, content: tuple[UserInputBlock, ...]) -> CommandCall | None:
