@@ -189,7 +189,7 @@ async def test_fork_and_prompt_both_branches_across_a_restart(
     def said(request: int) -> list[str]:
         return [
             b["text"]
-            for m in server.requests[request].body["messages"]
+            for m in server.requests[request].messages
             for b in m["content"]
             if b["type"] == "text"
         ]

@@ -98,7 +98,7 @@ async def test_plan_mode_refuses_a_write_without_asking_and_leaves_the_file(
     assert (workdir / "a.txt").read_text() == "before\n"
     (refused,) = tool_results(server, 1)
     assert refused["is_error"] and "plan mode" in refused["content"]
-    assert "plan mode" in server.requests[0].system
+    assert "## Mode: Plan" in server.requests[0].system
     assert "exit_plan_mode" in {t["name"] for t in server.requests[0].body["tools"]}
     assert agent.client.tool_updates("w1")[-1].status == "failed"
     all_valid(server)
@@ -133,7 +133,7 @@ async def test_exit_plan_mode_to_accept_edits_then_a_write_runs_unasked(
     modes = [u.current_mode_id for u in updates(agent, "current_mode_update")]
     assert modes == ["plan", "accept_edits"]
     assert "approved" in tool_results(server, 1)[0]["content"]
-    assert "plan mode" not in server.requests[1].system
+    assert "## Mode: Plan" not in server.requests[1].system
     all_valid(server)
 
 

@@ -142,7 +142,7 @@ async def test_a_session_switches_from_a_claude_model_to_a_qwen_model(
     assert len(server.requests) == 1 and len(chat.requests) == 1
     sent = chat.requests[0].body
     assert sent["model"] == "qwen3-coder-plus"
-    assert [(m["role"], m["content"]) for m in sent["messages"][1:]] == [
+    assert [(m["role"], m["content"]) for m in chat.requests[0].messages[1:]] == [
         ("user", "first"),
         ("assistant", "Claude here."),
         ("user", "second"),
