@@ -4,7 +4,7 @@ MAKEFLAGS += --no-print-directory  # `make -C dir run` too: stdout is the protoc
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench bench-detail clean
 
 # Installation talks on stderr only: `make run`'s stdout is the protocol's.
 $(BIN)/python:
@@ -37,7 +37,12 @@ lint: $(VENV)/.installed
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
+## The speed targets, measured from outside on the real process, as one table.
 bench: $(VENV)/.installed
+	$(BIN)/python bench/targets.py
+
+## The older, more detailed benchmarks (start-up, store at scale, HTTP load, long sessions).
+bench-detail: $(VENV)/.installed
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/sessions.py
 	$(BIN)/python bench/http_load.py
