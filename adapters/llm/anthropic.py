@@ -6,8 +6,8 @@ from typing import Any
 
 import anthropic
 from anthropic import AsyncAnthropic
-from anthropic.types import Message as ApiMessage
 
+from adapters.llm.anthropic_stream import MessageAssembly, StreamFailed, model_events
 from application.errors import (
     ContextOverflow,
     ModelAuthFailed,
@@ -21,12 +21,9 @@ from application.ports.llm import (
     ModelEvent,
     ModelRequest,
     ModelResponse,
-    TextChunk,
-    ThinkingChunk,
 )
 from application.ports.tools import ToolDefinition
 from domain.content import (
-    AssistantBlock,
     ContentBlock,
     ImageBlock,
     RedactedThinkingBlock,
@@ -37,7 +34,6 @@ from domain.content import (
 )
 from domain.message import Message
 from domain.stop_reason import ModelStop
-from domain.usage import Usage
 
 log = logging.getLogger(__name__)
 
@@ -124,35 +120,6 @@ def with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]
     return marked
 
 
-def blocks_from_api(message: ApiMessage) -> tuple[AssistantBlock, ...]:
-    blocks: list[AssistantBlock] = []
-    for block in message.content:
-        match block.type:
-            case "text":
-                blocks.append(TextBlock(text=block.text))
-            case "thinking":
-                blocks.append(ThinkingBlock(thinking=block.thinking, signature=block.signature))
-            case "redacted_thinking":
-                blocks.append(RedactedThinkingBlock(data=block.data))
-            case "tool_use":
-                blocks.append(
-                    ToolUseBlock(id=block.id, name=block.name, input=dict(block.input or {}))
-                )
-            case other:
-                log.info("ignoring %s block from the model", other)
-    return tuple(blocks)
-
-
-def usage_from_api(message: ApiMessage) -> Usage:
-    u = message.usage
-    return Usage(
-        input_tokens=u.input_tokens or 0,
-        output_tokens=u.output_tokens or 0,
-        cache_read_tokens=u.cache_read_input_tokens or 0,
-        cache_write_tokens=u.cache_creation_input_tokens or 0,
-    )
-
-
 _UNAVAILABLE_TYPES = {"overloaded_error", "api_error"}
 
 
@@ -169,6 +136,12 @@ def translate_error(exc: anthropic.AnthropicError) -> ModelError:
         return ModelError(f"The provider failed: {type(exc).__name__}")
     status = getattr(exc, "status_code", None)
     error_type, detail = _error_body(exc)
+    return classified(status, error_type, detail)
+
+
+def classified(status: int | None, error_type: str | None, detail: str) -> ModelError:
+    """Our error for the provider's status and error type (a stream's `error` event has
+    no status of its own)."""
     if error_type in _UNAVAILABLE_TYPES or (status is not None and status >= 500):
         return ModelUnavailable(
             f"The provider failed ({status or error_type}): {detail}", status=status
@@ -203,7 +176,8 @@ def _error_body(exc: anthropic.APIError) -> tuple[str | None, str]:
 
 
 class AnthropicLLMClient(LLMClient):
-    """Streams with `messages.stream`. The SDK retries 408/409/429/5xx/529 with exponential
+    """Sends with the SDK and reads the event stream itself (adapters.llm.anthropic_stream).
+    The SDK retries 408/409/429/5xx/529 with exponential
     backoff (honouring retry-after) before any byte of the answer arrives; we translate
     what is left into our errors."""
 
@@ -226,16 +200,17 @@ class AnthropicLLMClient(LLMClient):
             kwargs["tools"] = tools_to_api(request.tools)
         if request.thinking_budget:
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+        assembly = MessageAssembly()
         try:
-            async with self._client.messages.stream(**kwargs) as stream:
-                async for event in stream:
-                    if event.type == "text":
-                        yield TextChunk(text=event.text)
-                    elif event.type == "thinking":
-                        yield ThinkingChunk(text=event.thinking)
-                final = await stream.get_final_message()
+            async with self._client.messages.with_streaming_response.create(
+                **kwargs, stream=True
+            ) as response:
+                async for event in model_events(response.iter_bytes(), assembly):
+                    yield event
         except anthropic.AnthropicError as exc:
             raise translate_error(exc) from exc
+        except StreamFailed as exc:
+            raise classified(None, exc.error_type, exc.message) from exc
         except Exception as exc:
             # The SDK's HTTP layer raises its own transport errors (read timeouts, dropped
             # connections) while the body streams; the port promises ModelError only.
@@ -243,8 +218,8 @@ class AnthropicLLMClient(LLMClient):
             raise ModelUnavailable(
                 f"The connection to the provider failed ({type(exc).__name__})."
             ) from exc
-        stop = _STOPS.get(final.stop_reason or "end_turn", ModelStop.END_TURN)
-        yield ModelResponse(content=blocks_from_api(final), stop=stop, usage=usage_from_api(final))
+        stop = _STOPS.get(assembly.stop_reason or "end_turn", ModelStop.END_TURN)
+        yield ModelResponse(content=assembly.content(), stop=stop, usage=assembly.usage())
 
 
 def make_anthropic_client(

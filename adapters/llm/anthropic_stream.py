@@ -1,0 +1,198 @@
+"""The Messages API's event stream, read straight from the response bytes.
+
+The SDK still sends the request (auth, retries before the first byte, status errors); the
+body is read here because its typed stream builds and checks several models per event and
+a snapshot of the whole message after each: with a fast model that cost more than
+everything else the agent does per delta. Here an event is one `json.loads` and a few
+dictionary lookups, and the assembled message is the same.
+"""
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from application.ports.llm import ModelEvent, TextChunk, ThinkingChunk
+from domain.content import (
+    AssistantBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+)
+from domain.usage import Usage
+
+log = logging.getLogger(__name__)
+
+
+class StreamFailed(Exception):
+    """An `error` event in the stream, or a stream that ended before `message_stop`."""
+
+    def __init__(self, error_type: str | None, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class SseEvent:
+    event: str | None
+    data: str
+
+
+class SseDecoder:
+    """Server-sent events from bytes fed as they arrive (the `event` and `data` fields; an
+    event may span reads)."""
+
+    def __init__(self) -> None:
+        self._partial = b""
+        self._event: str | None = None
+        self._data: list[str] = []
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        self._partial += chunk
+        if b"\n" not in chunk:
+            return []
+        *lines, self._partial = self._partial.split(b"\n")
+        events: list[SseEvent] = []
+        for line in lines:
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if not line:
+                if self._data:
+                    events.append(SseEvent(self._event, "\n".join(self._data)))
+                self._event, self._data = None, []
+                continue
+            name, _, value = line.partition(b":")
+            if value.startswith(b" "):
+                value = value[1:]
+            if name == b"data":
+                self._data.append(value.decode())
+            elif name == b"event":
+                self._event = value.decode()
+        return events
+
+    def end(self) -> list[SseEvent]:
+        """What a stream that ends without a final blank line still completed."""
+        return self.feed(b"\n\n") if self._partial or self._data else []
+
+
+@dataclass(slots=True)
+class _Block:
+    kind: str
+    start: dict[str, Any]
+    parts: list[str] = field(default_factory=list)
+    signature: str | None = None
+
+
+@dataclass(slots=True)
+class MessageAssembly:
+    """The message the events describe, built as they come; `take` returns what to stream."""
+
+    stop_reason: str | None = None
+    finished: bool = False
+    _blocks: dict[int, _Block] = field(default_factory=dict)
+    _usage: dict[str, Any] = field(default_factory=dict)
+
+    def take(self, event: dict[str, Any]) -> ModelEvent | None:
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            return self._delta(event["index"], event["delta"])
+        if kind == "content_block_start":
+            block = event["content_block"]
+            self._blocks[event["index"]] = _Block(block["type"], block, [], block.get("signature"))
+        elif kind == "message_start":
+            self._usage.update(event["message"].get("usage") or {})
+        elif kind == "message_delta":
+            self.stop_reason = event["delta"].get("stop_reason") or self.stop_reason
+            usage = event.get("usage") or {}
+            self._usage.update({k: v for k, v in usage.items() if v is not None})
+        elif kind == "message_stop":
+            self.finished = True
+        return None
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> ModelEvent | None:
+        block = self._blocks.get(index)
+        if block is None:
+            return None
+        match delta.get("type"):
+            case "text_delta":
+                block.parts.append(delta["text"])
+                return TextChunk(text=delta["text"])
+            case "thinking_delta":
+                block.parts.append(delta["thinking"])
+                return ThinkingChunk(text=delta["thinking"])
+            case "signature_delta":
+                block.signature = delta["signature"]
+            case "input_json_delta":
+                block.parts.append(delta["partial_json"])
+        return None
+
+    def content(self) -> tuple[AssistantBlock, ...]:
+        blocks = (_finished(self._blocks[i]) for i in sorted(self._blocks))
+        return tuple(b for b in blocks if b is not None)
+
+    def usage(self) -> Usage:
+        u = self._usage
+        return Usage(
+            input_tokens=u.get("input_tokens") or 0,
+            output_tokens=u.get("output_tokens") or 0,
+            cache_read_tokens=u.get("cache_read_input_tokens") or 0,
+            cache_write_tokens=u.get("cache_creation_input_tokens") or 0,
+        )
+
+
+def _finished(block: _Block) -> AssistantBlock | None:
+    start, text = block.start, "".join(block.parts)
+    match block.kind:
+        case "text":
+            return TextBlock(text=start.get("text", "") + text)
+        case "thinking":
+            return ThinkingBlock(
+                thinking=start.get("thinking", "") + text, signature=block.signature
+            )
+        case "redacted_thinking":
+            return RedactedThinkingBlock(data=start["data"])
+        case "tool_use":
+            return ToolUseBlock(id=start["id"], name=start["name"], input=_input(block, text))
+    log.info("ignoring %s block from the model", block.kind)
+    return None
+
+
+def _input(block: _Block, streamed: str) -> dict[str, Any]:
+    if not streamed:
+        return dict(block.start.get("input") or {})
+    try:
+        value = json.loads(streamed)
+    except ValueError:
+        log.warning("tool input of %s is not JSON; using {}", block.start.get("name"))
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+async def model_events(
+    chunks: AsyncIterator[bytes], assembly: MessageAssembly
+) -> AsyncIterator[ModelEvent]:
+    """Text and thinking as they stream; the whole message stays in `assembly`. Raises
+    StreamFailed for an `error` event or a stream cut short."""
+    decoder = SseDecoder()
+    async for chunk in chunks:
+        for sse in decoder.feed(chunk):
+            if (event := _event(sse, assembly)) is not None:
+                yield event
+    for sse in decoder.end():
+        if (event := _event(sse, assembly)) is not None:
+            yield event
+    if not assembly.finished:
+        raise StreamFailed(None, "the stream ended before the message was complete")
+
+
+def _event(sse: SseEvent, assembly: MessageAssembly) -> ModelEvent | None:
+    if sse.event == "ping" or not sse.data:
+        return None
+    data = json.loads(sse.data)
+    if sse.event == "error" or data.get("type") == "error":
+        error = data.get("error") if isinstance(data.get("error"), dict) else data
+        raise StreamFailed(error.get("type"), str(error.get("message") or sse.data)[:300])
+    return assembly.take(data)
