@@ -3,6 +3,7 @@
 import asyncio
 import itertools
 import logging
+import time
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -25,6 +26,9 @@ from adapters.protocol.jsonrpc import (
 log = logging.getLogger(__name__)
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+# How long a stream of updates may keep the event loop before others get a turn.
+YIELD_SECONDS = 0.002
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,7 @@ class Connection:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._yield_at = 0.0
         # `initialize` params' clientCapabilities, as sent (read with the SDK's model where
         # used: the handshake answers before pydantic is loaded).
         self.client_capabilities: Any = None
@@ -106,8 +111,12 @@ class Connection:
         if not self._closed:
             await self._send({"jsonrpc": "2.0", "method": method, "params": params})
         # A turn whose model never waits (the demo, a cached reply) would otherwise hold the
-        # loop until it ends: yielding after each update lets a `session/cancel` in.
-        await asyncio.sleep(0)
+        # loop until it ends: yielding now and then lets a `session/cancel` in. Not after
+        # every update: a loop pass each costs more than sending one.
+        now = time.monotonic()
+        if now >= self._yield_at:
+            self._yield_at = now + YIELD_SECONDS
+            await asyncio.sleep(0)
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         """Send a request to the client and wait for its result (raises RpcError on error)."""
