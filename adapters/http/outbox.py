@@ -5,6 +5,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from adapters.http.frames import error_frame, message_frame
+from adapters.protocol.coalesce import merged
 from adapters.protocol.jsonrpc import INTERNAL_ERROR
 
 # One write to the socket carries at most this much: a burst costs a few sends, not one each.
@@ -33,6 +34,10 @@ class Outbox:
     - One follower (stream) at a time: attaching another supersedes the previous one.
     - `written` is the position of the newest stream, so eviction never reaches an event
       that stream has still to send.
+    - The newest event, while no stream has taken it yet, absorbs the next one when both
+      can be one (adapters.protocol.coalesce): a client that reads slowly gets fewer,
+      larger chunks under the same number. A taken event is never changed, so a replay
+      re-sends exactly what was sent.
     """
 
     def __init__(
@@ -60,6 +65,8 @@ class Outbox:
         self._closed = False
         self.failure: str | None = None
         self._failure_frame = b""
+        self._taken = 0  # the newest event a stream has taken to write
+        self._last: dict[str, Any] | None = None  # the newest event's message, if mergeable
 
     @property
     def last_id(self) -> int:
@@ -73,11 +80,14 @@ class Outbox:
     def append(self, message: dict[str, Any]) -> None:
         if self._closed or self.failure is not None:
             return
+        if self._merge(message):
+            return
         frame = message_frame(self._next_id, message)
         size = len(frame)
         too_large = size > self._max_event_bytes
         if too_large:
             frame = self._stand_in(message, size)
+        self._last = None if too_large else message
         self._next_id += 1
         self._frames.append(frame)
         self._bytes += len(frame)
@@ -85,6 +95,23 @@ class Outbox:
         self._wakeup.set()
         if too_large and "method" in message and "id" in message:
             raise EventTooLarge(self._too_large_text(message, size))
+
+    def _merge(self, message: dict[str, Any]) -> bool:
+        """Fold `message` into the newest event if no stream has taken that yet."""
+        if self._last is None or self.last_id <= self._taken or self._head >= len(self._frames):
+            return False
+        both = merged(self._last, message)
+        if both is None:
+            return False
+        frame = message_frame(self.last_id, both)
+        if len(frame) > self._max_event_bytes:
+            return False
+        self._bytes += len(frame) - len(self._frames[-1])
+        self._frames[-1] = frame
+        self._last = both
+        self._make_room()
+        self._wakeup.set()
+        return True
 
     async def room(self, patience: float) -> None:
         """Hold the sender while a stream is attached and more than half of the buffer is
@@ -206,6 +233,7 @@ class Outbox:
         while end < len(self._frames) and (size < CHUNK_BYTES or end == start):
             size += len(self._frames[end])
             end += 1
+        self._taken = max(self._taken, cursor + end - start)
         return b"".join(self._frames[start:end]), cursor + end - start
 
     async def _follow(self, token: object, cursor: int) -> AsyncGenerator[bytes, None]:

@@ -1,17 +1,21 @@
 """Newline-delimited JSON-RPC over stdin/stdout.
 
 Reading and writing happen on threads: that works for pipes, files and terminals alike,
-never blocks the event loop on a slow reader, and keeps message order.
+never blocks the event loop on a slow reader, and keeps message order. The writer takes
+everything that waits at once and writes it with one call; while the client is behind,
+waiting updates are merged (adapters.protocol.coalesce), so it gets fewer, larger chunks
+and the agent holds no growing queue.
 """
 
 import asyncio
 import logging
-import queue
 import threading
+from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from adapters.protocol.coalesce import merged
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import encode
 
@@ -19,6 +23,9 @@ log = logging.getLogger(__name__)
 
 
 _SKIP_PIECE = 2**20
+# Messages that could not be merged and still wait for a client that does not read: past
+# this many, senders wait for the writer (the model stream then waits on its socket).
+MAX_WAITING = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +40,11 @@ class StdioTransport:
         self._max_line = max_line
         self._source = source
         self._sink = sink
-        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._waiting: deque[dict[str, Any]] = deque()
+        self._ready = threading.Condition()
+        self._closed = False
         self._writer = threading.Thread(target=self._write_loop, name="acp-stdout", daemon=True)
         self._writer.start()
-        self._closed = False
 
     async def lines(self) -> AsyncIterator[bytes | Oversized]:
         loop = asyncio.get_running_loop()
@@ -68,22 +76,45 @@ class StdioTransport:
         return Oversized(size=size + len(piece))
 
     async def send(self, message: dict[str, Any]) -> None:
-        if not self._closed:
-            self._outbox.put(encode(message))
+        if self._closed:
+            return
+        with self._ready:
+            if self._waiting and (both := merged(self._waiting[-1], message)) is not None:
+                self._waiting[-1] = both
+            else:
+                self._waiting.append(message)
+                self._ready.notify()
+            full = len(self._waiting) > MAX_WAITING
+        while full and not self._closed and self._writer.is_alive():
+            await asyncio.sleep(0.01)
+            full = len(self._waiting) > MAX_WAITING
 
     async def close(self) -> None:
-        self._closed = True
-        self._outbox.put(None)
+        with self._ready:
+            self._closed = True
+            self._ready.notify()
         await asyncio.to_thread(self._writer.join, 5)
 
     def _write_loop(self) -> None:
-        while (data := self._outbox.get()) is not None:
+        while batch := self._take():
             try:
-                self._sink.write(data)
+                self._sink.write(b"".join(encode(message) for message in batch))
                 self._sink.flush()
             except (OSError, ValueError):
                 log.warning("stdout is gone; dropping outgoing messages")
+                with self._ready:
+                    self._closed = True
+                    self._waiting.clear()
                 return
+
+    def _take(self) -> list[dict[str, Any]]:
+        """Everything waiting, once there is something (empty once closed and drained)."""
+        with self._ready:
+            while not self._waiting and not self._closed:
+                self._ready.wait()
+            batch = list(self._waiting)
+            self._waiting.clear()
+            return batch
 
 
 async def serve(

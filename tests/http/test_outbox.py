@@ -295,3 +295,53 @@ class _Nobody(Dispatcher):
 
     async def peer_closed(self, peer: Connection) -> None:
         pass
+
+
+def text_chunk(text: str, message: str = "m1") -> dict[str, object]:
+    update = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": text},
+        "messageId": message,
+    }
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s", "update": update},
+    }
+
+
+def texts(chunk: bytes) -> list[str]:
+    return [
+        json.loads(line[len(b"data: ") :])["params"]["update"]["content"]["text"]
+        for line in chunk.splitlines()
+        if line.startswith(b"data: ")
+    ]
+
+
+async def test_chunks_waiting_for_a_stream_are_merged_under_one_number() -> None:
+    outbox, _ = make()
+    for piece in "Hello":
+        outbox.append(text_chunk(piece))
+    outbox.append(text_chunk("!", message="m2"))
+
+    chunk = await pull(outbox.follow(None))
+
+    assert ids(chunk) == [1, 2]
+    assert texts(chunk) == ["Hello", "!"]
+    assert outbox.kept[0] == 2
+
+
+async def test_a_chunk_a_stream_has_taken_is_never_changed() -> None:
+    outbox, _ = make()
+    outbox.append(text_chunk("a"))
+    stream = outbox.follow(None)
+    first = await pull(stream)
+    outbox.append(text_chunk("b"))  # the first is being written: this one stays apart
+    outbox.append(text_chunk("c"))  # but it may absorb this one
+
+    second = await pull(stream)
+    replay = await pull(outbox.follow(0))
+
+    assert (ids(first), texts(first)) == ([1], ["a"])
+    assert (ids(second), texts(second)) == ([2], ["bc"])
+    assert replay == first + second  # a replay re-sends exactly what was sent

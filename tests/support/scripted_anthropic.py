@@ -691,6 +691,7 @@ class _Handler(BaseHTTPRequestHandler):
             payload = f"event: {event_type}\ndata: {json.dumps(data)}\n\n".encode()
             self._write_chunk(payload)
         self._write_chunk(b"")
+        self.server.owner._stream_sent()
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -746,6 +747,7 @@ class ScriptedAnthropic:
         self._disconnects = 0
         self._hanging = 0
         self._hangs_started = 0
+        self._streams_sent = 0
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -863,6 +865,17 @@ class ScriptedAnthropic:
                     f"expected {count} request(s) within {timeout}s, got {len(self._requests)}"
                 )
             return list(self._requests)
+
+    def wait_for_streams(self, count: int = 1, timeout: float = 30.0) -> None:
+        """Block until `count` event streams in total were sent to their end."""
+        with self._lock:
+            if not self._lock.wait_for(lambda: self._streams_sent >= count, timeout):
+                raise AssertionError(f"expected {count} complete stream(s) within {timeout}s")
+
+    def _stream_sent(self) -> None:
+        with self._lock:
+            self._streams_sent += 1
+            self._lock.notify_all()
 
     def wait_for_hang(self, count: int = 1, timeout: float = 5.0) -> None:
         """Block until `count` streams in total have reached a hang point."""

@@ -1,0 +1,62 @@
+"""Backpressure: what still waits to be written to a slow client is merged, not queued.
+
+A fast model writes thousands of small `session/update`s a turn; a client that reads more
+slowly would otherwise get them all, one by one, long after the model has finished, while
+the agent holds them. Two updates that wait side by side become one when one can stand for
+both: text chunks of the same message (their texts joined) and updates of the same tool
+call (the later one's fields replace the earlier one's, as a client applies them). What is
+already written is never touched, so with a client that keeps up nothing changes, and the
+first chunk is never held back.
+"""
+
+from typing import Any
+
+# A merged chunk stops growing here and the next delta starts a new one: a slow client
+# still gets its text in pieces, and re-encoding a pending frame stays cheap.
+MAX_MERGED_CHARS = 4096
+
+_CHUNKS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
+_CHUNK_KEYS = frozenset({"sessionUpdate", "content", "messageId"})
+
+
+def _update(message: dict[str, Any]) -> dict[str, Any] | None:
+    if message.get("method") != "session/update" or "id" in message:
+        return None
+    params = message.get("params")
+    update = params.get("update") if isinstance(params, dict) else None
+    return update if isinstance(update, dict) else None
+
+
+def _chunk_text(update: dict[str, Any]) -> str | None:
+    """The text of a plain text chunk (no annotations or _meta that could not be joined)."""
+    if update.get("sessionUpdate") not in _CHUNKS or update.keys() != _CHUNK_KEYS:
+        return None
+    content = update["content"]
+    if not isinstance(content, dict) or content.keys() != {"type", "text"}:
+        return None
+    text = content["text"]
+    return text if content["type"] == "text" and isinstance(text, str) else None
+
+
+def merged(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any] | None:
+    """One message standing for `earlier` followed by `later`, or None when they must both
+    go. Neither argument is changed."""
+    first, second = _update(earlier), _update(later)
+    if first is None or second is None:
+        return None
+    if earlier["params"].get("sessionId") != later["params"].get("sessionId"):
+        return None
+    kind = first.get("sessionUpdate")
+    if kind != second.get("sessionUpdate"):
+        return None
+    if kind == "tool_call_update":
+        if first.get("toolCallId") != second.get("toolCallId"):
+            return None
+        return {**earlier, "params": {**earlier["params"], "update": {**first, **second}}}
+    head, tail = _chunk_text(first), _chunk_text(second)
+    if head is None or tail is None or first["messageId"] != second["messageId"]:
+        return None
+    if len(head) + len(tail) > MAX_MERGED_CHARS:
+        return None
+    update = {**first, "content": {"type": "text", "text": head + tail}}
+    return {**earlier, "params": {**earlier["params"], "update": update}}
