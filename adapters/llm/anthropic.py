@@ -210,6 +210,8 @@ class AnthropicLLMClient(LLMClient):
         except anthropic.AnthropicError as exc:
             raise translate_error(exc) from exc
         except StreamFailed as exc:
+            if exc.error_type is None:  # cut short: nothing said why
+                raise ModelUnavailable(f"The provider's answer broke off: {exc}") from exc
             raise classified(None, exc.error_type, exc.message) from exc
         except Exception as exc:
             # The SDK's HTTP layer raises its own transport errors (read timeouts, dropped

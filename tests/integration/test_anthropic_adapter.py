@@ -43,6 +43,7 @@ from domain.stop_reason import ModelStop
 from domain.usage import Usage
 from tests.support.scripted_anthropic import (
     HANG,
+    RawSSE,
     ScriptedAnthropic,
     api_error,
     assert_valid_cache_markers,
@@ -840,3 +841,34 @@ async def test_the_simulated_cache_reads_only_an_exact_prefix(
     assert other.usage.cache_write_tokens > 0
     assert same.usage.cache_read_tokens == first.usage.cache_write_tokens
     assert same.usage.cache_write_tokens == 0
+
+
+# --- the event stream, read by the adapter itself ---------------------------------------------
+
+
+async def test_a_stream_that_ends_before_message_stop_is_unavailable(
+    server: ScriptedAnthropic, make_llm: MakeLLM
+) -> None:
+    whole = stream(text("Hel", "lo")).events()
+    server.script(RawSSE(events=[e for e in whole if e[0] != "message_stop"]))
+    seen: list[ModelEvent] = []
+
+    with pytest.raises(ModelUnavailable):
+        await drain(await make_llm(), seen)
+
+    assert seen == [TextChunk(text="Hel"), TextChunk(text="lo")]
+
+
+async def test_events_split_across_reads_and_unknown_events_are_read_alike(
+    server: ScriptedAnthropic, make_llm: MakeLLM
+) -> None:
+    whole = stream(text("a" * 5000, "é" * 3000), tool_use("read_file", {"path": "x"})).events()
+    server.script(RawSSE(events=[("future_event", {"type": "future_event"}), *whole]))
+
+    events = await collect(await make_llm())
+
+    assert events[:2] == [TextChunk(text="a" * 5000), TextChunk(text="é" * 3000)]
+    assert final(events).content == (
+        TextBlock(text="a" * 5000 + "é" * 3000),
+        ToolUseBlock(id=final(events).content[1].id, name="read_file", input={"path": "x"}),
+    )
