@@ -25,8 +25,15 @@ class DeferredLLMClient(LLMClient):
                 self._client = self._factory()
             return self._client
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        # `is None`, not `or`: a Protocol instance is not known to be truthy.
-        client = self._client if self._client is not None else await asyncio.to_thread(self.resolve)
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        # Once built, the client's own stream is handed out: a generator in between would
+        # cost a step per streamed delta. `is None`, not `or`: a Protocol instance is not
+        # known to be truthy.
+        if self._client is not None:
+            return self._client.stream(request)
+        return self._resolved_stream(request)
+
+    async def _resolved_stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        client = await asyncio.to_thread(self.resolve)
         async for event in client.stream(request):
             yield event

@@ -28,6 +28,5 @@ class RoutingLLMClient(LLMClient):
         if resolve is not None:
             resolve()
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        async for event in self.client_for(request.model).stream(request):
-            yield event
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        return self.client_for(request.model).stream(request)  # no step per delta in between
