@@ -163,6 +163,7 @@ def print_table(rows: list[Row]) -> None:
     width = max(len(r.what) for r in rows)
     print(f"{'what':{width}}  {'measured':>12}  {'target':>12}  met")
     for r in rows:
-        target = "" if r.target is None else f"≤ {r.target:,.1f} {r.unit}"
+        target = "" if r.target is None else f"≤ {r.target:,g} {r.unit}"
         met = {None: "", True: "yes", False: "NO"}[r.met]
-        print(f"{r.what:{width}}  {r.value:>9,.1f} {r.unit:<3}{target:>13}  {met:3}  {r.detail}")
+        value = f"{r.value:,.2f}" if abs(r.value) < 10 else f"{r.value:,.1f}"
+        print(f"{r.what:{width}}  {value:>9} {r.unit:<3}{target:>13}  {met:3}  {r.detail}")

@@ -41,7 +41,7 @@ class StdioTransport:
         self._source = source
         self._sink = sink
         self._waiting: deque[dict[str, Any]] = deque()
-        self._ready = threading.Condition()
+        self._ready = threading.Condition(threading.Lock())
         self._closed = False
         self._writer = threading.Thread(target=self._write_loop, name="acp-stdout", daemon=True)
         self._writer.start()
