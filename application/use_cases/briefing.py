@@ -8,7 +8,7 @@ from application.runtime import ActiveSession
 from application.system_prompt import environment_context
 from application.use_cases.prompt_commands import INIT, init_prompt, skill_prompt, skill_specs
 from domain.commands import CommandCall, CommandSpec, parse_command
-from domain.knowledge import Briefing, InstructionFile
+from domain.knowledge import Briefing, Environment, InstructionFile
 
 
 class PromptCommandFailed(Exception):
@@ -23,16 +23,23 @@ class Briefer:
     def __init__(self, *, knowledge: ProjectKnowledge) -> None:
         self._knowledge = knowledge
 
-    async def gather(self, active: ActiveSession) -> Briefing:
+    async def gather(self, active: ActiveSession, *, environment: bool = True) -> Briefing:
+        """Read the session's briefing. Without `environment` (opening a session: only its
+        commands and context size are wanted), git and the directory listing are not read
+        and the environment held, if any, is kept."""
         session = active.session
-        instructions, skills, environment = await asyncio.gather(
-            self._knowledge.instructions(session.cwd),
-            self._knowledge.skills(session.cwd),
-            self._knowledge.environment(session.cwd, session.additional_directories),
+        reading = asyncio.gather(
+            self._knowledge.instructions(session.cwd), self._knowledge.skills(session.cwd)
         )
-        active.briefing = Briefing(
-            instructions=instructions, skills=skills, environment=environment
-        )
+        told: Environment | None
+        if environment:
+            (instructions, skills), told = await asyncio.gather(
+                reading,
+                self._knowledge.environment(session.cwd, session.additional_directories),
+            )
+        else:
+            (instructions, skills), told = await reading, active.briefing.environment
+        active.briefing = Briefing(instructions=instructions, skills=skills, environment=told)
         return active.briefing
 
     @staticmethod
