@@ -1,5 +1,7 @@
 """A turn's briefing through the use cases: what the model is told besides the conversation."""
 
+from dataclasses import replace
+
 from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.new_session import NewSessionRequest
 from application.use_cases.prompt import PromptRequest
@@ -132,6 +134,34 @@ async def test_opening_a_session_reads_no_environment_and_a_turn_drops_it(briefe
     assert briefed.knowledge.environments == ["/work", "/work"]
     told = briefed.llm.requests[-1].messages[-1].content[0]
     assert told.text.startswith("<environment>")  # type: ignore[union-attr]
+
+
+async def test_sessions_of_one_project_share_its_instructions_until_they_change(
+    briefed: World,
+) -> None:
+    first = await opened(briefed)
+    briefed.knowledge.files = (replace(PROJECT),)  # read again: equal, another copy
+    briefed.knowledge.skill_list = (replace(NOTES),)
+    second = await opened_again(briefed)
+    assert held(briefed, second).instructions is held(briefed, first).instructions
+    assert held(briefed, second).skills is held(briefed, first).skills
+    changed = replace(PROJECT, text="Run make lint first.")
+    briefed.knowledge.files = (changed,)
+    briefed.llm.scripts = [final(), final()]
+    await say(briefed, second, "go")
+    assert "Run make lint first." in briefed.llm.requests[-1].system
+    assert held(briefed, second).instructions == (changed,)
+    assert held(briefed, first).instructions == (PROJECT,)  # read again at its next turn
+    await say(briefed, first, "go")
+    assert "Run make lint first." in briefed.llm.requests[-1].system
+    assert held(briefed, first).instructions is held(briefed, second).instructions
+
+
+async def opened_again(world: World) -> str:
+    """Another session in the project, the knowledge left as it is."""
+    state = await world.new_session().execute(NewSessionRequest(cwd="/work"))
+    await world.announce().execute(state.session_id)
+    return state.session_id
 
 
 async def test_reopening_a_session_mid_turn_keeps_the_turns_environment(briefed: World) -> None:
