@@ -3,7 +3,7 @@
 import asyncio
 import contextlib
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from application.errors import SessionBusy, SessionNotFound
@@ -59,8 +59,9 @@ class ActiveSession:
     mcp_specs: tuple[McpServerSpec, ...] = ()
     mcp_wanted: tuple[McpServerSpec, ...] | None = None
     mcp_notified: set[str] = field(default_factory=set)  # servers whose failure was told
-    # What the running (or last) turn told the model besides the conversation, and the
-    # subdirectory instruction files added to the context so far (each only once).
+    # What the session's turns are told besides the conversation (the environment only
+    # while a turn runs), and the subdirectory instruction files added to the context so
+    # far (each only once).
     briefing: Briefing = field(default_factory=Briefing)
     nested_loaded: set[str] = field(default_factory=set)  # their paths
 
@@ -81,6 +82,9 @@ class ActiveSession:
         control.finished.set()
         if self.turn is control:
             self.turn = None
+            # Read afresh when the next turn starts: an idle session need not hold it.
+            if self.briefing.environment is not None:
+                self.briefing = replace(self.briefing, environment=None)
 
     @property
     def busy(self) -> bool:

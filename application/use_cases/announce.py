@@ -43,7 +43,8 @@ class AnnounceSession:
             if active.closing:  # closed meanwhile: its client is told nothing more
                 return
         if self._briefer is not None:
-            await self._briefer.gather(active)  # its skills are commands; its files count
+            # Its skills are commands and its files count; the environment waits for a turn.
+            await self._briefer.gather(active, environment=False)
             if active.closing:
                 return
         await self._sink.emit(session.id, CommandsAvailable(commands=self._offered(session.id)))

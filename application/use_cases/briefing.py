@@ -7,8 +7,9 @@ from application.ports.knowledge import ProjectKnowledge, SkillNotFound
 from application.runtime import ActiveSession
 from application.system_prompt import environment_context
 from application.use_cases.prompt_commands import INIT, init_prompt, skill_prompt, skill_specs
+from application.use_cases.shared_knowledge import SharedKnowledge
 from domain.commands import CommandCall, CommandSpec, parse_command
-from domain.knowledge import Briefing, InstructionFile
+from domain.knowledge import Briefing, Environment, InstructionFile
 
 
 class PromptCommandFailed(Exception):
@@ -20,19 +21,30 @@ class Briefer:
     changed since the last turn are picked up), and adds a subdirectory's instructions to
     the context the first time the agent works there."""
 
-    def __init__(self, *, knowledge: ProjectKnowledge) -> None:
+    def __init__(
+        self, *, knowledge: ProjectKnowledge, shared: SharedKnowledge | None = None
+    ) -> None:
         self._knowledge = knowledge
+        self._shared = shared if shared is not None else SharedKnowledge()
 
-    async def gather(self, active: ActiveSession) -> Briefing:
+    async def gather(self, active: ActiveSession, *, environment: bool = True) -> Briefing:
+        """Read the session's briefing. Without `environment` (opening a session: only its
+        commands and context size are wanted), git and the directory listing are not read
+        and the environment held, if any, is kept."""
         session = active.session
-        instructions, skills, environment = await asyncio.gather(
-            self._knowledge.instructions(session.cwd),
-            self._knowledge.skills(session.cwd),
-            self._knowledge.environment(session.cwd, session.additional_directories),
+        reading = asyncio.gather(
+            self._knowledge.instructions(session.cwd), self._knowledge.skills(session.cwd)
         )
-        active.briefing = Briefing(
-            instructions=instructions, skills=skills, environment=environment
-        )
+        told: Environment | None
+        if environment:
+            (instructions, skills), told = await asyncio.gather(
+                reading,
+                self._knowledge.environment(session.cwd, session.additional_directories),
+            )
+        else:
+            (instructions, skills), told = await reading, active.briefing.environment
+        instructions, skills = self._shared.one_copy(session.cwd, instructions, skills)
+        active.briefing = Briefing(instructions=instructions, skills=skills, environment=told)
         return active.briefing
 
     @staticmethod

@@ -13,6 +13,7 @@ class FakeKnowledge(ProjectKnowledge):
     skill_list: tuple[Skill, ...] = ()
     bodies: dict[str, str] = field(default_factory=dict)  # by skill name; absent: not found
     asked: list[str] = field(default_factory=list)  # the cwd of each call
+    environments: list[str] = field(default_factory=list)  # the cwd of each environment read
 
     async def instructions(self, cwd: str) -> tuple[InstructionFile, ...]:
         self.asked.append(cwd)
@@ -22,6 +23,7 @@ class FakeKnowledge(ProjectKnowledge):
         return self.nested.get(path, ())
 
     async def environment(self, cwd: str, directories: tuple[str, ...]) -> Environment:
+        self.environments.append(cwd)
         return Environment(
             cwd=cwd,
             directories=directories,

@@ -22,6 +22,7 @@ from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_servers import SessionServers
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
 from application.use_cases.sessions import ForkSession, RenameSession, ResumeSession
+from application.use_cases.shared_knowledge import SharedKnowledge
 from application.use_cases.tool_phase import ToolPhase
 from domain.config import Catalog
 from domain.models import ModelInfo
@@ -63,6 +64,7 @@ class World:
     # The project's knowledge (instructions, skills, environment) is told to the model only
     # in a briefed world: the rest of the tests read requests without it.
     briefed: bool = False
+    shared: SharedKnowledge = field(default_factory=SharedKnowledge)  # as the one Briefer has
 
     def tool_phase(self) -> ToolPhase:
         return ToolPhase(
@@ -80,7 +82,7 @@ class World:
         )
 
     def briefer(self) -> Briefer | None:
-        return Briefer(knowledge=self.knowledge) if self.briefed else None
+        return Briefer(knowledge=self.knowledge, shared=self.shared) if self.briefed else None
 
     def settings(self) -> ChangeSettings:
         return ChangeSettings(uow=self.uow, sink=self.sink, clock=self.clock, catalog=self.catalog)

@@ -1,12 +1,14 @@
 """A turn's briefing through the use cases: what the model is told besides the conversation."""
 
+from dataclasses import replace
+
 from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.new_session import NewSessionRequest
 from application.use_cases.prompt import PromptRequest
 from application.use_cases.subagent import SubAgentTools
 from domain.content import TextBlock
 from domain.events import CommandsAvailable, Notice, UserContentReplayed
-from domain.knowledge import InstructionFile, InstructionScope, Skill
+from domain.knowledge import Briefing, InstructionFile, InstructionScope, Skill
 from domain.message import Role
 from domain.permission import PermissionOption
 from domain.stop_reason import StopReason
@@ -111,3 +113,67 @@ async def test_the_sub_agent_is_told_the_same(briefed: World) -> None:
     sub = briefed.llm.requests[1]
     assert "Run make check first." in sub.system and "research sub-agent" in sub.system.lower()
     assert sub.messages[0].content[0].text.startswith("<environment>")  # type: ignore[union-attr]
+
+
+def held(world: World, sid: str) -> Briefing:
+    active = world.registry.find(sid)
+    assert active is not None
+    return active.briefing
+
+
+async def test_opening_a_session_reads_no_environment_and_a_turn_drops_it(briefed: World) -> None:
+    sid = await opened(briefed)
+    assert briefed.knowledge.environments == []  # no git, no listing: only what opening shows
+    assert held(briefed, sid).instructions == (PROJECT,) and held(briefed, sid).environment is None
+    briefed.llm.scripts = [final(), final()]
+    await say(briefed, sid, "one")
+    assert briefed.knowledge.environments == ["/work"]
+    assert held(briefed, sid).environment is None  # idle: the next turn reads it afresh
+    assert held(briefed, sid).instructions == (PROJECT,)  # still counted and offered
+    await say(briefed, sid, "two")
+    assert briefed.knowledge.environments == ["/work", "/work"]
+    told = briefed.llm.requests[-1].messages[-1].content[0]
+    assert told.text.startswith("<environment>")  # type: ignore[union-attr]
+
+
+async def test_sessions_of_one_project_share_its_instructions_until_they_change(
+    briefed: World,
+) -> None:
+    first = await opened(briefed)
+    briefed.knowledge.files = (replace(PROJECT),)  # read again: equal, another copy
+    briefed.knowledge.skill_list = (replace(NOTES),)
+    second = await opened_again(briefed)
+    assert held(briefed, second).instructions is held(briefed, first).instructions
+    assert held(briefed, second).skills is held(briefed, first).skills
+    changed = replace(PROJECT, text="Run make lint first.")
+    briefed.knowledge.files = (changed,)
+    briefed.llm.scripts = [final(), final()]
+    await say(briefed, second, "go")
+    assert "Run make lint first." in briefed.llm.requests[-1].system
+    assert held(briefed, second).instructions == (changed,)
+    assert held(briefed, first).instructions == (PROJECT,)  # read again at its next turn
+    await say(briefed, first, "go")
+    assert "Run make lint first." in briefed.llm.requests[-1].system
+    assert held(briefed, first).instructions is held(briefed, second).instructions
+
+
+async def opened_again(world: World) -> str:
+    """Another session in the project, the knowledge left as it is."""
+    state = await world.new_session().execute(NewSessionRequest(cwd="/work"))
+    await world.announce().execute(state.session_id)
+    return state.session_id
+
+
+async def test_reopening_a_session_mid_turn_keeps_the_turns_environment(briefed: World) -> None:
+    sid = await opened(briefed)
+    active = briefed.registry.find(sid)
+    assert active is not None
+    control = active.begin_turn()
+    briefer = briefed.briefer()
+    assert briefer is not None
+    told = (await briefer.gather(active)).environment
+    assert told is not None
+    await briefer.gather(active, environment=False)  # a client reopening it meanwhile
+    assert active.briefing.environment is told
+    active.end_turn(control)
+    assert active.briefing.environment is None
