@@ -5,8 +5,10 @@ tool call), over stdio, request sent to response arrived (the replay comes befor
 Run alone:  .venv/bin/python bench/replay.py [--turns 200] [--runs 3]
 "First" is the first session call of a fresh process (spawn, `initialize`, then the load):
 it reads and repairs the session from the database. "Warm" is the same load again on that
-process after `session/close`. Each run checks the replay's updates, so a faster load that
-shows less is caught here.
+process after `session/close`. A third row, without a target, splits the first figure: the
+same first load sent once the agent has finished starting (a `session/list` answered before
+it), so what is start-up and what is the load's own first-call cost show apart. Each run
+checks the replay's updates, so a faster load that shows less is caught here.
 """
 
 import argparse
@@ -74,7 +76,7 @@ def _check_replay(notifications: list[dict[str, Any]], turns: int) -> None:
 
 
 def measure(runs: int = 3, turns: int = 200, warm_runs: int = 5) -> list[Row]:
-    first, warm = [], []
+    first, warm, ready = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         home, cwd = Path(tmp, "home"), Path(tmp, "work")
         home.mkdir()
@@ -87,10 +89,21 @@ def measure(runs: int = 3, turns: int = 200, warm_runs: int = 5) -> list[Row]:
                 for _ in range(warm_runs):
                     agent.call("session/close", {"sessionId": SESSION_ID})
                     warm.append(timed_load(agent, str(cwd), turns))
+            with StdioAgent(home, cwd) as agent:
+                agent.call("initialize", {"protocolVersion": 1})
+                agent.call("session/list", {})  # waits for the start-up to finish
+                ready.append(timed_load(agent, str(cwd), turns))
     what = f"session/load, {turns} turns with a tool call each"
     return [
         Row(f"{what}, first call after start", median(first), "ms", 150, f"worst {max(first):.0f}"),
         Row(f"{what}, warm (after close)", median(warm), "ms", 30, f"worst {max(warm):.0f}"),
+        Row(
+            f"{what}, first, once started",
+            median(ready),
+            "ms",
+            None,
+            f"first call less this: waiting for start-up ({median(first) - median(ready):.0f} ms)",
+        ),
     ]
 
 
