@@ -91,7 +91,8 @@ def _answer_tool_uses(messages: list[Message]) -> list[Message]:
                 others = tuple(b for b in message.content if not isinstance(b, ToolResultBlock))
                 # Results must lead the message that answers the tool uses.
                 content = _missing_results(pending, answered) + message.tool_results + others
-                message = replace(message, content=content)
+                if content != message.content:  # a sound message stays the same object
+                    message = replace(message, content=content)
             else:
                 result.append(
                     Message(
@@ -124,7 +125,8 @@ def _drop_orphan_results(messages: list[Message]) -> list[Message]:
                 for b in message.content
                 if not isinstance(b, ToolResultBlock) or b.tool_use_id in known
             )
-            message = replace(message, content=kept)
+            if len(kept) != len(message.content):
+                message = replace(message, content=kept)
         if message.content:
             result.append(message)
     return result

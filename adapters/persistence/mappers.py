@@ -157,20 +157,33 @@ def _compaction_from_json(data: Mapping[str, Any] | None) -> Compaction | None:
     )
 
 
+# Enum lookups by value without the Enum call (a load reads every message of a session).
+_ROLES = {role.value: role for role in Role}
+_KINDS = {kind.value: kind for kind in MessageKind}
+
+
 def message_from_row(row: Mapping[Any, Any]) -> Message:
+    role, kind = row["role"], row.get("kind") or MessageKind.CHAT
     meta = row.get("meta") or {}
     return Message(
         id=MessageId(row["id"]),
-        role=Role(row["role"]),
-        content=tuple(block_from_json(b) for b in row["content"]),
+        role=_ROLES.get(role) or Role(role),  # Role() raises for an unknown one
+        content=tuple([block_from_json(b) for b in row["content"]]),
         created_at=row["created_at"],
         interrupted=bool(row["interrupted"]),
-        kind=MessageKind(row.get("kind") or MessageKind.CHAT),
-        context_tokens=meta.get("context_tokens"),
-        compaction=_compaction_from_json(meta.get("compaction")),
-        typed=meta.get("typed") if isinstance(meta.get("typed"), str) else None,
-        context=meta.get("context") if isinstance(meta.get("context"), str) else None,
+        kind=_KINDS.get(kind) or MessageKind(kind),
+        **(_meta_from_json(meta) if meta else {}),
     )
+
+
+def _meta_from_json(meta: Mapping[str, Any]) -> dict[str, Any]:
+    typed, context = meta.get("typed"), meta.get("context")
+    return {
+        "context_tokens": meta.get("context_tokens"),
+        "compaction": _compaction_from_json(meta.get("compaction")),
+        "typed": typed if isinstance(typed, str) else None,
+        "context": context if isinstance(context, str) else None,
+    }
 
 
 def session_to_row(session: Session) -> dict[str, Any]:

@@ -1,4 +1,6 @@
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, exists, func, insert, literal, or_, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -36,6 +38,9 @@ class SqlAlchemySessionRepository(SessionRepository):
 
     def __init__(self, db: AsyncSession) -> None:
         self._db = db
+        # Each session's line of ancestors, as read in this unit of work: a session's
+        # parent never changes, and an ancestor stays while a fork needs it.
+        self._ancestors: dict[str, list[str]] = {}
 
     async def get(self, session_id: SessionId) -> Session | None:
         row = (
@@ -49,7 +54,7 @@ class SqlAlchemySessionRepository(SessionRepository):
         )
         if row is None:
             return None
-        lineage = await self._lineage(session_id)
+        lineage = await self._lineage(session_id, row)
         rows = (
             (await self._db.execute(select(M).where(_in_lineage(lineage)).order_by(M.c.position)))
             .mappings()
@@ -77,22 +82,37 @@ class SqlAlchemySessionRepository(SessionRepository):
         )
         return usage_from_row(row), None if row["cost"] is None else float(row["cost"])
 
-    async def _lineage(self, session_id: str) -> list[tuple[str, int | None]]:
-        """The session and its ancestors, each with the position its messages stop at."""
+    async def _lineage(
+        self, session_id: str, first: Mapping[Any, Any] | None = None
+    ) -> list[tuple[str, int | None]]:
+        """The session and its ancestors, each with the position its messages stop at.
+        `first`: the session's own row, when the caller has read it already."""
         chain: list[tuple[str, int | None]] = []
         current: str | None = session_id
         bound: int | None = None
         while current is not None:
             chain.append((current, bound))
-            row = (
-                await self._db.execute(
-                    select(S.c.parent_id, S.c.fork_position).where(S.c.id == current)
+            row = first or (
+                (
+                    await self._db.execute(
+                        select(S.c.parent_id, S.c.fork_position).where(S.c.id == current)
+                    )
                 )
-            ).one()
-            if row.fork_position is not None:
-                bound = row.fork_position if bound is None else min(bound, row.fork_position)
-            current = row.parent_id
+                .mappings()
+                .one()
+            )
+            first = None
+            if row["fork_position"] is not None:
+                position = row["fork_position"]
+                bound = position if bound is None else min(bound, position)
+            current = row["parent_id"]
+        self._ancestors[session_id] = [sid for sid, _ in chain]
         return chain
+
+    async def _ancestor_ids(self, session_id: str) -> list[str]:
+        """The session's id and its ancestors' (read once per unit of work)."""
+        known = self._ancestors.get(session_id)
+        return known if known is not None else [sid for sid, _ in await self._lineage(session_id)]
 
     async def _rules(self, session_id: SessionId) -> PermissionRules:
         """The session's "always reject" answers ("always allow" is kept per project)."""
@@ -182,7 +202,7 @@ class SqlAlchemySessionRepository(SessionRepository):
         return [turn_record_from_row(r) for r in rows.mappings()]
 
     async def tool_calls(self, session_id: SessionId) -> dict[str, ToolCallRecord]:
-        ids = [sid for sid, _ in await self._lineage(session_id)]
+        ids = await self._ancestor_ids(session_id)
         t = tables.tool_calls
         rows = (await self._db.execute(select(t).where(t.c.session_id.in_(ids)))).mappings().all()
         own_last = sorted(rows, key=lambda r: r["session_id"] == session_id)

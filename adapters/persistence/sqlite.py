@@ -20,6 +20,8 @@ def _load_json(text: str) -> Any:
     """Every JSON column as read. Rows written before text was repaired on entry may hold
     lone surrogates: they are repaired here, so every stored session stays loadable and
     sendable (only rows whose text holds such an escape are walked)."""
+    if text == "null":  # most messages' meta: no parse for it
+        return None
     value = json.loads(text)
     return valid_data(value) if _ESCAPED_SURROGATE.search(text) else value
 

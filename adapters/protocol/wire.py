@@ -5,6 +5,7 @@ from typing import Any, Literal, cast
 
 from acp import schema as acp
 
+from adapters.protocol.updates import shown, shown_data, update_dict
 from application.dto import SessionState
 from application.ports.permissions import PermissionRequest
 from application.use_cases.sessions import SessionPage
@@ -38,7 +39,6 @@ from domain.events import (
 )
 from domain.mcp import McpServerState
 from domain.project_rules import ProjectRule
-from domain.text import map_strings
 from domain.tool_call import (
     DiffOutput,
     TerminalOutput,
@@ -55,23 +55,6 @@ AcpPromptBlock = (
     | acp.ResourceContentBlock
     | acp.EmbeddedResourceContentBlock
 )
-
-
-# What one field of a tool call may show the client. A 20 MiB write would otherwise travel
-# three times (input, diff old and new) in one message, past every transport's limit; the
-# model and the file get everything, the client a marked prefix.
-MAX_SHOWN_CHARS = 256 * 1024
-
-
-def shown(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n… [truncated for display: {limit:,} of {len(text):,} characters]"
-
-
-def shown_data(value: Any) -> Any:
-    """A JSON-like value with every long string capped for display."""
-    return map_strings(value, shown)
 
 
 def dump(model: acp.BaseModel) -> dict[str, Any]:
@@ -190,27 +173,9 @@ def _command(spec: CommandSpec) -> acp.AvailableCommand:
 
 
 def notification_for(session_id: str, event: AgentEvent) -> dict[str, Any]:
-    if (chunk := _chunk_update(event)) is not None:
-        return {"sessionId": session_id, "update": chunk}
+    if (update := update_dict(event)) is not None:  # the frequent kinds, without pydantic
+        return {"sessionId": session_id, "update": update}
     return dump(acp.SessionNotification(session_id=session_id, update=update_for(event)))
-
-
-def _chunk_update(event: AgentEvent) -> dict[str, Any] | None:
-    """A streamed piece of text as the SDK's model dumps it, written out directly: a fast
-    model sends thousands a turn, and building and validating a model for each cost more
-    than everything else the agent does with them (a test holds the two equal)."""
-    match event:
-        case TextDelta(message_id=mid, text=text) | Notice(message_id=mid, text=text):
-            kind = "agent_message_chunk"
-        case ThinkingDelta(message_id=mid, text=text):
-            kind = "agent_thought_chunk"
-        case _:
-            return None
-    return {
-        "sessionUpdate": kind,
-        "content": {"type": "text", "text": text},
-        "messageId": mid,
-    }
 
 
 def _modes(state: SessionState) -> acp.SessionModeState:

@@ -120,27 +120,46 @@ class StoredSessions:
         """The open session, or the stored one opened now. Checks it lives in `cwd`."""
         active = self.registry.find(session_id)
         session = active.session if active else await self.fetch(session_id)
+        return self._opened(session, cwd)
+
+    async def open_with_tool_calls(
+        self, session_id: str, cwd: str
+    ) -> tuple[Session, dict[str, ToolCallRecord]]:
+        """`open`, and the session's recorded tool calls, read in the same unit of work."""
+        active = self.registry.find(session_id)
+        if active is not None:
+            return self._opened(active.session, cwd), await self.tool_calls(session_id)
+        async with self._uow as uow:
+            session = await self._fetch(uow, session_id)
+            records = await uow.sessions.tool_calls(session.id)
+        return self._opened(session, cwd), records
+
+    def _opened(self, session: Session, cwd: str) -> Session:
         if session.cwd != cwd:
             raise SessionNotFound(
-                f"Session {session_id!r} belongs to {session.cwd!r}, not {cwd!r}.",
-                sessionId=session_id,
+                f"Session {session.id!r} belongs to {session.cwd!r}, not {cwd!r}.",
+                sessionId=session.id,
                 cwd=session.cwd,
             )
         return self.registry.open(session).session
 
     async def fetch(self, session_id: str) -> Session:
         async with self._uow as uow:
-            session = await uow.sessions.get(session_id)  # type: ignore[arg-type]
-            if session is None:
-                raise SessionNotFound(
-                    f"No session with id {session_id!r} exists.", sessionId=session_id
-                )
-            repaired = repair(session.messages)
-            if repaired != list(session.messages):
-                start = _first_difference(session.messages, repaired)
-                session = session.with_history(repaired)
-                await uow.sessions.rewrite_history(session, start)
-                await uow.commit()
+            return await self._fetch(uow, session_id)
+
+    async def _fetch(self, uow: UnitOfWork, session_id: str) -> Session:
+        session = await uow.sessions.get(session_id)  # type: ignore[arg-type]
+        if session is None:
+            raise SessionNotFound(
+                f"No session with id {session_id!r} exists.", sessionId=session_id
+            )
+        repaired = repair(session.messages)
+        # A sound history comes back as the same objects: the comparison is by identity.
+        if repaired != list(session.messages):
+            start = _first_difference(session.messages, repaired)
+            session = session.with_history(repaired)
+            await uow.sessions.rewrite_history(session, start)
+            await uow.commit()
         return session
 
     async def tool_calls(self, session_id: str) -> dict[str, ToolCallRecord]:
@@ -180,9 +199,8 @@ class LoadSession:
                 "The session is running a prompt: cancel it or wait for its answer, then load.",
                 sessionId=request.session_id,
             )
-        session = await self._stored.open(request.session_id, request.cwd)
+        session, records = await self._stored.open_with_tool_calls(request.session_id, request.cwd)
         await self._open_with.apply(session, request.opening, stored=True)
-        records = await self._stored.tool_calls(session.id)
         for event in replay_events(session.messages, records):
             await self._sink.emit(session.id, event)
         return state_of(session, self._catalog)

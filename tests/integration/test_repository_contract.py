@@ -145,6 +145,52 @@ async def test_tool_calls_of_the_shared_history_are_visible_to_the_fork(uow: Uow
         assert (await u.sessions.tool_calls(fork.id))["toolu_9"] == record
 
 
+def _call(call_id: str, title: str) -> ToolCallRecord:
+    return ToolCallRecord(
+        id=ToolCallId(call_id),
+        name="bash",
+        title=title,
+        kind=ToolKind.EXECUTE,
+        arguments={"command": "ls"},
+        status=ToolCallStatus.COMPLETED,
+    )
+
+
+async def test_a_load_reads_the_history_and_every_ancestors_tool_calls_in_one_unit(
+    uow: UowFactory,
+) -> None:
+    # A load reads the session, then its tool calls, in one unit of work: the line of
+    # ancestors read for the first serves the second, for a fork of a fork too.
+    source = await store(uow, SessionFactory())
+    await append(uow, source, "a")
+    async with uow() as u:
+        await u.sessions.record_tool_call(source.id, _call("toolu_1", "source's"))
+        await u.sessions.record_tool_call(source.id, _call("toolu_2", "source's"))
+        await u.commit()
+    fork = await fork_of(uow, source)
+    async with uow() as u:
+        await u.sessions.record_tool_call(fork.id, _call("toolu_3", "fork's"))
+        await u.commit()
+    grandchild = await fork_of(uow, fork)
+    async with uow() as u:
+        await u.sessions.record_tool_call(grandchild.id, _call("toolu_2", "its own"))
+        await u.commit()
+    for session_id in (grandchild.id, fork.id, source.id):
+        async with uow() as u:
+            loaded = await u.sessions.get(session_id)
+            records = await u.sessions.tool_calls(session_id)
+            other = await u.sessions.tool_calls(source.id)  # another session, same unit
+        assert loaded is not None and texts(loaded) == ["a"]
+        assert set(other) == {"toolu_1", "toolu_2"} and other["toolu_2"].title == "source's"
+        titles = {call_id: r.title for call_id, r in records.items()}
+        expected = {
+            grandchild.id: {"toolu_1": "source's", "toolu_2": "its own", "toolu_3": "fork's"},
+            fork.id: {"toolu_1": "source's", "toolu_2": "source's", "toolu_3": "fork's"},
+            source.id: {"toolu_1": "source's", "toolu_2": "source's"},
+        }[session_id]
+        assert titles == expected
+
+
 async def test_rewrite_history_touches_only_the_session_rewritten(uow: UowFactory) -> None:
     source = await store(uow, SessionFactory())
     for text in ("a", "b", "c"):

@@ -243,3 +243,25 @@ def test_a_command_anywhere_in_a_broken_history_stays_put(history: list[Message]
         view = provider_view([m for m in repaired if m.is_chat])
         if view:
             assert_strictly_valid(view)
+
+
+def test_a_sound_history_comes_back_as_the_same_messages() -> None:
+    # A load compares the repair with the stored history: unchanged messages stay the very
+    # same objects, so that comparison (done on every load) costs no deep walk.
+    history = [
+        user(),
+        reply(TextBlock(text="reading"), use("t1"), use("t2")),
+        user(result("t1"), result("t2"), TextBlock(text="and then?")),
+        reply(),
+    ]
+    repaired = repair(history)
+    assert all(a is b for a, b in zip(repaired, history, strict=True))
+
+
+def test_a_repaired_message_is_a_new_one_and_its_neighbours_stay() -> None:
+    history = [user(), reply(use("t1"), use("t2")), user(result("t2")), reply()]
+    repaired = repair(history)
+    assert repaired[0] is history[0] and repaired[3] is history[3]
+    assert repaired[2] is not history[2]
+    assert [r.tool_use_id for r in repaired[2].tool_results] == ["t1", "t2"]
+    assert history[2].tool_results == (result("t2"),)  # the stored message is left as it was

@@ -1,0 +1,119 @@
+"""Loading a long session: `session/load` of a 200-turn session with a tool call per turn
+(user prompt, assistant text + tool_use, tool result, assistant answer, and the recorded
+tool call), over stdio, request sent to response arrived (the replay comes before it).
+
+Run alone:  .venv/bin/python bench/replay.py [--turns 200] [--runs 3]
+"First" is the first session call of a fresh process (spawn, `initialize`, then the load):
+it reads and repairs the session from the database. "Warm" is the same load again on that
+process after `session/close`. A third row, without a target, splits the first figure: the
+same first load sent once the agent has finished starting (a `session/list` answered before
+it), so what is start-up and what is the load's own first-call cost show apart. Each run
+checks the replay's updates, so a faster load that shows less is caught here.
+"""
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, insert
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from adapters.persistence import tables
+from adapters.persistence.mappers import message_to_row, session_to_row, tool_call_to_row
+from adapters.persistence.migrate import upgrade_to_head
+from bench.common import Row, StdioAgent, median, print_table
+from bench.sessions import T0, big_history
+from domain.ids import SessionId
+from domain.session import Session
+
+SESSION_ID = "sess_replay"
+
+
+def seed(home: Path, cwd: str, turns: int) -> None:
+    url = f"sqlite+aiosqlite:///{home / 'iac-code.db'}"
+    upgrade_to_head(url)
+    history, records = big_history(turns)
+    session = Session(
+        id=SessionId(SESSION_ID),
+        cwd=cwd,
+        created_at=T0,
+        model="demo",
+        title="Replay",
+        messages=history,
+    )
+    engine = create_engine(url.replace("+aiosqlite", ""))
+    with engine.begin() as db:
+        db.execute(insert(tables.sessions), [session_to_row(session)])
+        db.execute(
+            insert(tables.messages),
+            [message_to_row(session.id, i, m) for i, m in enumerate(history)],
+        )
+        db.execute(insert(tables.tool_calls), [tool_call_to_row(session.id, r) for r in records])
+    engine.dispose()
+
+
+def timed_load(agent: StdioAgent, cwd: str, turns: int) -> float:
+    """Milliseconds from sending the load to its response; checks what was replayed."""
+    before = len(agent.notifications)
+    seconds, _ = agent.timed_call(
+        "session/load", {"sessionId": SESSION_ID, "cwd": cwd, "mcpServers": []}
+    )
+    _check_replay(agent.notifications[before:], turns)
+    return seconds * 1000
+
+
+def _check_replay(notifications: list[dict[str, Any]], turns: int) -> None:
+    # A previous load's announcements (commands, usage) may arrive late: not the replay.
+    late = {"available_commands_update", "usage_update"}
+    kinds = [n["params"]["update"]["sessionUpdate"] for n in notifications]
+    kinds = [k for k in kinds if k not in late]
+    # Per turn: the prompt, the text before the call, the call and its result, the answer.
+    per_turn = ["user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update"]
+    expected = [*per_turn, "agent_message_chunk"] * turns
+    assert kinds[: len(expected)] == expected, "the replay changed shape"
+
+
+def measure(runs: int = 3, turns: int = 200, warm_runs: int = 5) -> list[Row]:
+    first, warm, ready = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        home, cwd = Path(tmp, "home"), Path(tmp, "work")
+        home.mkdir()
+        cwd.mkdir()
+        seed(home, str(cwd), turns)
+        for _ in range(runs):
+            with StdioAgent(home, cwd) as agent:
+                agent.call("initialize", {"protocolVersion": 1})
+                first.append(timed_load(agent, str(cwd), turns))
+                for _ in range(warm_runs):
+                    agent.call("session/close", {"sessionId": SESSION_ID})
+                    warm.append(timed_load(agent, str(cwd), turns))
+            with StdioAgent(home, cwd) as agent:
+                agent.call("initialize", {"protocolVersion": 1})
+                agent.call("session/list", {})  # waits for the start-up to finish
+                ready.append(timed_load(agent, str(cwd), turns))
+    what = f"session/load, {turns} turns with a tool call each"
+    return [
+        Row(f"{what}, first call after start", median(first), "ms", 150, f"worst {max(first):.0f}"),
+        Row(f"{what}, warm (after close)", median(warm), "ms", 30, f"worst {max(warm):.0f}"),
+        Row(
+            f"{what}, first, once started",
+            median(ready),
+            "ms",
+            None,
+            f"first call less this: waiting for start-up ({median(first) - median(ready):.0f} ms)",
+        ),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    print_table(measure(args.runs, args.turns))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""The updates built as plain dicts are, byte for byte, what dumping the SDK's models gives:
+for every kind built that way and any content (hypothesis draws it)."""
+
+import json
+from typing import Any
+
+from acp import schema as acp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from adapters.protocol.updates import MAX_SHOWN_CHARS, update_dict
+from adapters.protocol.wire import dump, notification_for, update_for
+from domain.content import (
+    AudioBlock,
+    EmbeddedResourceBlock,
+    ImageBlock,
+    ResourceLinkBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+)
+from domain.events import (
+    AgentEvent,
+    ModeChanged,
+    Notice,
+    PlanUpdated,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    ToolCallUpdated,
+    UserContentReplayed,
+)
+from domain.ids import MessageId, ToolCallId
+from domain.plan import PlanEntry, PlanPriority, PlanStatus
+from domain.tool_call import DiffOutput, TerminalOutput, TextOutput, ToolCallStatus, ToolKind
+
+text = st.text(max_size=20)
+maybe = st.none() | text
+json_leaf = st.none() | st.booleans() | st.integers() | text
+json_value = st.recursive(
+    json_leaf,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=8,
+)
+mapping = st.dictionaries(text, json_value, max_size=4)
+message_id = st.builds(MessageId, text)
+
+user_blocks = st.one_of(
+    st.builds(TextBlock, text=text),
+    st.builds(ResourceLinkBlock, uri=text, name=text, title=maybe, mime_type=maybe),
+    st.builds(
+        EmbeddedResourceBlock, uri=text, text=maybe, mime_type=maybe, is_binary=st.booleans()
+    ),
+    st.builds(ImageBlock, mime_type=text, uri=maybe, data=maybe),
+    st.builds(AudioBlock, mime_type=text),
+    st.builds(ThinkingBlock, thinking=text),
+    st.builds(ToolResultBlock, tool_use_id=text, content=text),
+)
+outputs = st.one_of(
+    st.builds(DiffOutput, path=text, old_text=maybe, new_text=text),
+    st.builds(TextOutput, text=text),
+    st.builds(TerminalOutput, terminal_id=text, text=text),
+)
+statuses = st.sampled_from(ToolCallStatus)
+
+events = st.one_of(
+    st.builds(TextDelta, message_id=message_id, text=text),
+    st.builds(Notice, message_id=message_id, text=text),
+    st.builds(ThinkingDelta, message_id=message_id, text=text),
+    st.builds(UserContentReplayed, message_id=message_id, block=user_blocks),
+    st.builds(
+        ToolCallStarted,
+        tool_call_id=st.builds(ToolCallId, text),
+        title=text,
+        kind=st.sampled_from(ToolKind),
+        arguments=mapping,
+        locations=st.lists(text, max_size=3).map(tuple),
+        status=statuses,
+    ),
+    st.builds(
+        ToolCallUpdated,
+        tool_call_id=st.builds(ToolCallId, text),
+        status=st.none() | statuses,
+        output=st.none() | st.lists(outputs, max_size=3).map(tuple),
+        raw_output=st.none() | mapping,
+    ),
+    st.builds(
+        PlanUpdated,
+        entries=st.lists(
+            st.builds(
+                PlanEntry,
+                content=text,
+                status=st.sampled_from(PlanStatus),
+                priority=st.sampled_from(PlanPriority),
+            ),
+            max_size=3,
+        ).map(tuple),
+    ),
+)
+
+
+def _through_models(session_id: str, event: AgentEvent) -> dict[str, Any]:
+    return dump(acp.SessionNotification(session_id=session_id, update=update_for(event)))
+
+
+def _wire(message: dict[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(session_id=text, event=events)
+def test_each_update_is_the_json_the_sdk_models_dump(session_id: str, event: AgentEvent) -> None:
+    assert update_dict(event) is not None
+    assert _wire(notification_for(session_id, event)) == _wire(_through_models(session_id, event))
+
+
+def test_long_tool_call_fields_are_capped_as_the_models_cap_them() -> None:
+    long = "x" * (MAX_SHOWN_CHARS + 10)
+    started = ToolCallStarted(
+        tool_call_id=ToolCallId("t"), title="Write", kind=ToolKind.EDIT, arguments={"text": long}
+    )
+    updated = ToolCallUpdated(
+        tool_call_id=ToolCallId("t"),
+        status=ToolCallStatus.COMPLETED,
+        output=(DiffOutput(path="/a", old_text=long, new_text=long), TextOutput(text=long)),
+        raw_output={"echo": long},
+    )
+    for event in (started, updated):
+        built = notification_for("s", event)
+        assert _wire(built) == _wire(_through_models("s", event))
+        assert "truncated for display" in _wire(built)
+        assert len(_wire(built)) < 4 * MAX_SHOWN_CHARS + 1000
+
+
+def test_other_kinds_still_go_through_the_models() -> None:
+    event = ModeChanged(mode_id="plan")
+    assert update_dict(event) is None
+    assert notification_for("s", event) == {
+        "sessionId": "s",
+        "update": {"currentModeId": "plan", "sessionUpdate": "current_mode_update"},
+    }
