@@ -205,7 +205,8 @@ class AnthropicLLMClient(LLMClient):
             async with self._client.messages.with_streaming_response.create(
                 **kwargs, stream=True
             ) as response:
-                async for event in model_events(response.iter_bytes(), assembly):
+                body = response.http_response.aiter_bytes()  # decoded, one layer fewer
+                async for event in model_events(body, assembly):
                     yield event
         except anthropic.AnthropicError as exc:
             raise translate_error(exc) from exc

@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from application.ports.llm import ModelEvent, TextChunk, ThinkingChunk
 from domain.content import (
     AssistantBlock,
@@ -38,7 +40,7 @@ class StreamFailed(Exception):
 @dataclass(frozen=True, slots=True)
 class SseEvent:
     event: str | None
-    data: str
+    data: bytes  # JSON for the Messages API: parsed from the bytes, never decoded first
 
 
 class SseDecoder:
@@ -48,7 +50,7 @@ class SseDecoder:
     def __init__(self) -> None:
         self._partial = b""
         self._event: str | None = None
-        self._data: list[str] = []
+        self._data: list[bytes] = []
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
         self._partial += chunk
@@ -61,14 +63,14 @@ class SseDecoder:
                 line = line[:-1]
             if not line:
                 if self._data:
-                    events.append(SseEvent(self._event, "\n".join(self._data)))
+                    events.append(SseEvent(self._event, b"\n".join(self._data)))
                 self._event, self._data = None, []
                 continue
             name, _, value = line.partition(b":")
             if value.startswith(b" "):
                 value = value[1:]
             if name == b"data":
-                self._data.append(value.decode())
+                self._data.append(value)
             elif name == b"event":
                 self._event = value.decode()
         return events
@@ -191,8 +193,9 @@ async def model_events(
 def _event(sse: SseEvent, assembly: MessageAssembly) -> ModelEvent | None:
     if sse.event == "ping" or not sse.data:
         return None
-    data = json.loads(sse.data)
+    data = orjson.loads(sse.data)  # an envelope: its numbers are small (tool input is not here)
     if sse.event == "error" or data.get("type") == "error":
         error = data.get("error") if isinstance(data.get("error"), dict) else data
-        raise StreamFailed(error.get("type"), str(error.get("message") or sse.data)[:300])
+        detail = error.get("message") or sse.data.decode(errors="replace")
+        raise StreamFailed(error.get("type"), str(detail)[:300])
     return assembly.take(data)

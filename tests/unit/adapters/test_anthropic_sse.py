@@ -14,10 +14,10 @@ RAW = (
     b'event: content_block_delta\ndata: {"text":"\xc3\xa9"}\n\n'
 )
 EXPECTED = [
-    SseEvent("message_start", '{"type":"message_start"}'),
-    SseEvent("ping", "{}"),
-    SseEvent(None, "first line\nsecond line"),
-    SseEvent("content_block_delta", '{"text":"é"}'),
+    SseEvent("message_start", b'{"type":"message_start"}'),
+    SseEvent("ping", b"{}"),
+    SseEvent(None, b"first line\nsecond line"),
+    SseEvent("content_block_delta", '{"text":"é"}'.encode()),
 ]
 
 
@@ -40,4 +40,4 @@ def test_events_split_anywhere_read_the_same(cuts):
 
 
 def test_a_last_event_without_its_blank_line_still_counts():
-    assert decode([b"data: {}"]) == [SseEvent(None, "{}")]
+    assert decode([b"data: {}"]) == [SseEvent(None, b"{}")]
