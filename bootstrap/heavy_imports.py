@@ -1,0 +1,61 @@
+"""The slow imports of the start path, made cheaper. Called on a worker thread before the
+container is built, while the transport already answers (see bootstrap/stdio.py)."""
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+def import_heavy_modules(*, web_hooks: bool) -> None:
+    """pydantic set to build validators on first use, dependency-injector (without its
+    FastAPI hooks unless `web_hooks`), then `acp.schema` without its field docstrings."""
+    import pydantic
+
+    # Build each pydantic model's validator on first use instead of at import: the SDKs
+    # define hundreds of models and we use a few dozen. Saves ~100 ms before session/new.
+    pydantic.BaseModel.model_config["defer_build"] = True
+    if web_hooks:
+        import dependency_injector.wiring  # noqa: F401
+    else:
+        _import_injector_without_web_hooks()
+    with attribute_docstrings_skipped():
+        import acp.schema  # noqa: F401
+
+
+def _import_injector_without_web_hooks() -> None:
+    """dependency-injector's wiring module imports FastAPI and Starlette, if installed, to
+    support their Depends markers. Over stdio nothing is wired, and those imports cost
+    ~120 ms before the first session can open, so they are hidden while it loads."""
+    hidden = [name for name in ("fastapi.params", "starlette.requests") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` fail
+    try:
+        import dependency_injector.wiring  # noqa: F401
+    finally:
+        for name in hidden:
+            if sys.modules.get(name) is None:
+                del sys.modules[name]
+
+
+@contextmanager
+def attribute_docstrings_skipped() -> Iterator[None]:
+    """`acp.schema` asks pydantic for `use_attribute_docstrings`: for each of its ~270
+    models pydantic finds and tokenizes the class's source to copy every field's docstring
+    into its JSON-schema description, ~60% of the module's import time. We never generate
+    its JSON schema, so models defined meanwhile skip that step (private pydantic API:
+    if it moved, nothing is skipped)."""
+    from pydantic._internal import _fields
+
+    original = getattr(_fields, "_update_fields_from_docstrings", None)
+    if original is None:
+        yield
+        return
+    _fields._update_fields_from_docstrings = _skip_docstrings
+    try:
+        yield
+    finally:
+        _fields._update_fields_from_docstrings = original
+
+
+def _skip_docstrings(*args: object, **kwargs: object) -> None:
+    return None

@@ -1,0 +1,37 @@
+"""The start path's import shortcuts change nothing but their cost."""
+
+from pydantic import BaseModel, ConfigDict
+
+from bootstrap.heavy_imports import attribute_docstrings_skipped
+
+
+def _documented() -> type[BaseModel]:
+    class Documented(BaseModel):
+        model_config = ConfigDict(use_attribute_docstrings=True)
+
+        field: int
+        """What the field means."""
+
+    return Documented
+
+
+def test_models_defined_while_skipping_have_no_docstring_descriptions() -> None:
+    with attribute_docstrings_skipped():
+        skipped = _documented()
+    assert skipped.model_fields["field"].description is None
+    assert skipped.model_validate({"field": 1}).field == 1  # validation is unchanged
+
+
+def test_docstrings_are_read_again_afterwards() -> None:
+    with attribute_docstrings_skipped():
+        pass
+    assert _documented().model_fields["field"].description == "What the field means."
+
+
+def test_the_skip_ends_when_the_import_fails() -> None:
+    try:
+        with attribute_docstrings_skipped():
+            raise ImportError("a failed import")
+    except ImportError:
+        pass
+    assert _documented().model_fields["field"].description == "What the field means."
