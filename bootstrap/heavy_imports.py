@@ -38,6 +38,27 @@ def _import_injector_without_web_hooks() -> None:
 
 
 @contextmanager
+def loading_in_the_background(interval: float = 0.0005) -> Iterator[None]:
+    """While a worker thread imports, the event loop's thread answers requests, but gets
+    the GIL back only when the importer is made to yield it: every 5 ms by default, and
+    each read, write or SQLite call gives it up again. A shorter interval lets the
+    answering thread in sooner."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
+
+
+def import_early_modules() -> None:
+    """What bootstrap/early.py answers with, imported first so it need not wait."""
+    import adapters.persistence.early_reads
+    import adapters.protocol.listing  # noqa: F401
+    import application.use_cases.listing  # noqa: F401
+
+
+@contextmanager
 def attribute_docstrings_skipped() -> Iterator[None]:
     """`acp.schema` asks pydantic for `use_attribute_docstrings`: for each of its ~270
     models pydantic finds and tokenizes the class's source to copy every field's docstring

@@ -18,8 +18,13 @@ from adapters.http.host_guard import LOOPBACK_NAMES, hostname
 from adapters.http.slow_clients import uvicorn_options
 from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
+from bootstrap.early import early_answers
 from bootstrap.environment import environment
-from bootstrap.heavy_imports import import_heavy_modules
+from bootstrap.heavy_imports import (
+    import_early_modules,
+    import_heavy_modules,
+    loading_in_the_background,
+)
 from bootstrap.http_settings import load_http_config
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings, SettingsError
@@ -30,11 +35,13 @@ log = logging.getLogger(__name__)
 
 def build_agent(settings: Settings) -> tuple[Dispatcher, Any]:
     """Migrate the database and wire the container; returns (dispatcher, container)."""
-    import_heavy_modules(web_hooks=True)  # FastAPI is loaded already: its hooks cost nothing
-    from bootstrap.container import migrated_container
+    with loading_in_the_background():
+        import_early_modules()
+        import_heavy_modules(web_hooks=True)  # FastAPI is loaded already: its hooks are free
+        from bootstrap.container import migrated_container
 
-    container = migrated_container(settings, package_version())
-    return container.agent(), container
+        container = migrated_container(settings, package_version())
+        return container.agent(), container
 
 
 def database_ready(database_url: str) -> ReadinessCheck:
@@ -111,7 +118,8 @@ async def _load_agent(
 def _warm_model(container: Any) -> None:
     from bootstrap.container import warm_model
 
-    warm_model(container)
+    with loading_in_the_background():
+        warm_model(container)
 
 
 async def serve(settings: Settings, config: HttpConfig, host: str, port: int) -> None:
@@ -121,7 +129,9 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
     agent: asyncio.Future[Dispatcher] = asyncio.get_running_loop().create_future()
     containers: list[Any] = []
     ready = agent_ready(agent, database_ready(settings.database_url))
-    app = create_app(LazyDispatcher(make_initialize(settings, version), agent), config, ready)
+    early = early_answers(settings.database_url)
+    dispatcher = LazyDispatcher(make_initialize(settings, version), agent, early)
+    app = create_app(dispatcher, config, ready)
     import uvicorn
 
     server = uvicorn.Server(

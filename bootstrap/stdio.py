@@ -12,7 +12,12 @@ from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from adapters.stdio.transport import serve
 from adapters.tools.processes import stop_all_process_groups
-from bootstrap.heavy_imports import import_heavy_modules
+from bootstrap.early import early_answers
+from bootstrap.heavy_imports import (
+    import_early_modules,
+    import_heavy_modules,
+    loading_in_the_background,
+)
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings
 from bootstrap.version import package_version
@@ -23,12 +28,14 @@ log = logging.getLogger(__name__)
 def _build_agent(settings: Settings, version: str) -> tuple[Dispatcher, Any]:
     """Runs on a worker thread: imports the heavy modules, migrates, wires the container."""
     started = time.perf_counter()
-    import_heavy_modules(web_hooks=False)
-    from bootstrap.container import migrated_container
+    with loading_in_the_background():
+        import_early_modules()
+        import_heavy_modules(web_hooks=False)
+        from bootstrap.container import migrated_container
 
-    log.debug("heavy modules imported in %.0f ms", (time.perf_counter() - started) * 1000)
-    container = migrated_container(settings, version)
-    agent = container.agent()
+        log.debug("heavy modules imported in %.0f ms", (time.perf_counter() - started) * 1000)
+        container = migrated_container(settings, version)
+        agent = container.agent()
     log.debug("agent ready in %.0f ms", (time.perf_counter() - started) * 1000)
     return agent, container
 
@@ -36,7 +43,8 @@ def _build_agent(settings: Settings, version: str) -> tuple[Dispatcher, Any]:
 def _warm_model(container: Any) -> None:
     from bootstrap.container import warm_model
 
-    warm_model(container)
+    with loading_in_the_background():
+        warm_model(container)
 
 
 async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
@@ -69,7 +77,7 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
     stop = _stop_on_signals(loop)
     try:
         await serve(
-            LazyDispatcher(initialize, agent),
+            LazyDispatcher(initialize, agent, early_answers(settings.database_url)),
             source,
             sink,
             max_line=settings.max_message_bytes,

@@ -1,8 +1,11 @@
 """The start path's import shortcuts change nothing but their cost."""
 
+import sys
+
+import pytest
 from pydantic import BaseModel, ConfigDict
 
-from bootstrap.heavy_imports import attribute_docstrings_skipped
+from bootstrap.heavy_imports import attribute_docstrings_skipped, loading_in_the_background
 
 
 def _documented() -> type[BaseModel]:
@@ -35,3 +38,13 @@ def test_the_skip_ends_when_the_import_fails() -> None:
     except ImportError:
         pass
     assert _documented().model_fields["field"].description == "What the field means."
+
+
+def test_the_switch_interval_is_short_while_loading_and_restored_after() -> None:
+    before = sys.getswitchinterval()
+    with loading_in_the_background(0.0005):
+        assert sys.getswitchinterval() == pytest.approx(0.0005)
+    assert sys.getswitchinterval() == before
+    with pytest.raises(ImportError), loading_in_the_background(0.0005):
+        raise ImportError("a failed import")
+    assert sys.getswitchinterval() == before
