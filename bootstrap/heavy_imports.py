@@ -14,19 +14,21 @@ def import_heavy_modules(*, web_hooks: bool) -> None:
     # Build each pydantic model's validator on first use instead of at import: the SDKs
     # define hundreds of models and we use a few dozen. Saves ~100 ms before session/new.
     pydantic.BaseModel.model_config["defer_build"] = True
-    if web_hooks:
-        import dependency_injector.wiring  # noqa: F401
-    else:
-        _import_injector_without_web_hooks()
+    _import_injector_without(_YAML if web_hooks else (*_YAML, *_WEB_HOOKS))
     with attribute_docstrings_skipped():
         import acp.schema  # noqa: F401
 
 
-def _import_injector_without_web_hooks() -> None:
-    """dependency-injector's wiring module imports FastAPI and Starlette, if installed, to
-    support their Depends markers. Over stdio nothing is wired, and those imports cost
-    ~120 ms before the first session can open, so they are hidden while it loads."""
-    hidden = [name for name in ("fastapi.params", "starlette.requests") if name not in sys.modules]
+# dependency-injector imports these, if installed, for features the container never uses:
+# FastAPI's and Starlette's Depends markers for wiring (~120 ms, unless FastAPI is loaded
+# anyway, as over HTTP), and PyYAML for Configuration.from_yaml (~7 ms).
+_WEB_HOOKS = ("fastapi.params", "starlette.requests")
+_YAML = ("yaml",)
+
+
+def _import_injector_without(names: tuple[str, ...]) -> None:
+    """Import dependency-injector while `names` cannot be imported; they can again after."""
+    hidden = [name for name in names if name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` fail
     try:

@@ -1,11 +1,16 @@
 """The start path's import shortcuts change nothing but their cost."""
 
+import importlib
 import sys
 
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from bootstrap.heavy_imports import attribute_docstrings_skipped, loading_in_the_background
+from bootstrap.heavy_imports import (
+    _import_injector_without,
+    attribute_docstrings_skipped,
+    loading_in_the_background,
+)
 
 
 def _documented() -> type[BaseModel]:
@@ -48,3 +53,11 @@ def test_the_switch_interval_is_short_while_loading_and_restored_after() -> None
     with pytest.raises(ImportError), loading_in_the_background(0.0005):
         raise ImportError("a failed import")
     assert sys.getswitchinterval() == before
+
+
+def test_modules_hidden_from_dependency_injector_can_be_imported_after() -> None:
+    name = "tabnanny"  # a standard module nothing here imports
+    sys.modules.pop(name, None)
+    _import_injector_without((name,))
+    assert name not in sys.modules  # no None left behind to fail later imports
+    assert importlib.import_module(name).__name__ == name
