@@ -118,8 +118,7 @@ async def _load_agent(
 def _warm_model(container: Any) -> None:
     from bootstrap.container import warm_model
 
-    with loading_in_the_background():
-        warm_model(container)
+    warm_model(container)
 
 
 async def serve(settings: Settings, config: HttpConfig, host: str, port: int) -> None:

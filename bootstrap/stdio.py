@@ -43,8 +43,7 @@ def _build_agent(settings: Settings, version: str) -> tuple[Dispatcher, Any]:
 def _warm_model(container: Any) -> None:
     from bootstrap.container import warm_model
 
-    with loading_in_the_background():
-        warm_model(container)
+    warm_model(container)
 
 
 async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
