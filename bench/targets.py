@@ -17,6 +17,7 @@ from bench.common import Row, print_table
 # One module per area; each adds its rows to the table.
 BENCHMARKS = [
     "streaming",
+    "start",
     "replay",
     "memory",
 ]

@@ -3,10 +3,12 @@
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bootstrap.environment import environment, shed_secrets
-from bootstrap.logs import claim_stdout, configure_logging
-from bootstrap.settings import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from bootstrap.settings import Settings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -82,7 +84,7 @@ def _permissions_parser(commands: "argparse._SubParsersAction[argparse.ArgumentP
         action.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _sessions(args: argparse.Namespace, settings: Settings) -> int:
+def _sessions(args: argparse.Namespace, settings: "Settings") -> int:
     from bootstrap import sessions_cli as cli
 
     out = sys.stdout
@@ -100,7 +102,7 @@ def _sessions(args: argparse.Namespace, settings: Settings) -> int:
     return cli.run(settings, lambda c: cli.import_sessions(c, settings, source, out))
 
 
-def _permissions(args: argparse.Namespace, settings: Settings) -> int:
+def _permissions(args: argparse.Namespace, settings: "Settings") -> int:
     from bootstrap import permissions_cli as cli
     from bootstrap.sessions_cli import run
 
@@ -119,6 +121,11 @@ def main(argv: list[str] | None = None) -> int:
         # First of all, as it re-executes: the agent's tools must not find the keys in our
         # environment block.
         shed_secrets()
+    # Only now: a server started with secrets has re-executed itself before this point, so
+    # the first interpreter loads as little as possible.
+    from bootstrap.logs import claim_stdout, configure_logging
+    from bootstrap.settings import SettingsError, load_settings
+
     args = _parser().parse_args(arguments)
     if args.command == "config":  # before the settings: it may be what repairs them
         from bootstrap import config_import

@@ -33,6 +33,7 @@ from application.use_cases.commands.settings import ModeCommand, ModelCommand, R
 from application.use_cases.compaction import Compactor
 from application.use_cases.context_meter import CompactionPolicy, ContextMeter
 from application.use_cases.lifecycle import CancelTurn, CloseSession
+from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.model_request import RequestBuilder, TurnLimits
 from application.use_cases.new_session import NewSession
@@ -44,7 +45,6 @@ from application.use_cases.session_settings import ChangeSettings, SetConfigOpti
 from application.use_cases.sessions import (
     DeleteSession,
     ForkSession,
-    ListSessions,
     RenameSession,
     ResumeSession,
 )

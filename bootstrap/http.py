@@ -17,9 +17,16 @@ from adapters.http.health import ReadinessCheck
 from adapters.http.host_guard import LOOPBACK_NAMES, hostname
 from adapters.http.slow_clients import uvicorn_options
 from adapters.protocol.connection import Dispatcher
-from bootstrap.container import warm_model
+from adapters.protocol.lazy import LazyDispatcher
+from bootstrap.early import early_answers
 from bootstrap.environment import environment
+from bootstrap.heavy_imports import (
+    import_early_modules,
+    import_heavy_modules,
+    loading_in_the_background,
+)
 from bootstrap.http_settings import load_http_config
+from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings, SettingsError
 from bootstrap.version import package_version
 
@@ -28,19 +35,22 @@ log = logging.getLogger(__name__)
 
 def build_agent(settings: Settings) -> tuple[Dispatcher, Any]:
     """Migrate the database and wire the container; returns (dispatcher, container)."""
-    from bootstrap.container import migrated_container
+    with loading_in_the_background():
+        import_early_modules()
+        import_heavy_modules(web_hooks=True)  # FastAPI is loaded already: its hooks are free
+        from bootstrap.container import migrated_container
 
-    container = migrated_container(settings, package_version())
-    return container.agent(), container
+        container = migrated_container(settings, package_version())
+        return container.agent(), container
 
 
 def database_ready(database_url: str) -> ReadinessCheck:
     """Ready when the SQLite file opens read-only and holds a migrated schema."""
-    from sqlalchemy.engine import make_url
-
-    path = Path(make_url(database_url).database or "").expanduser().absolute()
 
     def probe() -> bool:
+        from sqlalchemy.engine import make_url  # here: not on the way to listening
+
+        path = Path(make_url(database_url).database or "").expanduser().absolute()
         with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=1)) as db:
             return bool(db.execute("SELECT version_num FROM alembic_version").fetchall())
 
@@ -74,14 +84,53 @@ def warn_if_exposed(host: str, config: HttpConfig) -> None:
     )
 
 
-async def serve(settings: Settings, config: HttpConfig, host: str, port: int) -> None:
-    dispatcher, container = await asyncio.to_thread(build_agent, settings)
-    # Before serving: an import during the first prompts would stall every stream.
-    await asyncio.to_thread(warm_model, container)
+def agent_ready(agent: "asyncio.Future[Dispatcher]", database: ReadinessCheck) -> ReadinessCheck:
+    """Ready once the agent has loaded (the probe waits for it, within its timeout) and
+    the database check passes; never when the agent failed to start."""
+
+    async def check() -> bool:
+        await asyncio.shield(agent)
+        return await database()
+
+    return check
+
+
+async def _load_agent(
+    settings: Settings, agent: "asyncio.Future[Dispatcher]", containers: list[Any]
+) -> None:
+    """Runs while the server already listens: requests other than `initialize` wait for it."""
+    try:
+        dispatcher, container = await asyncio.to_thread(build_agent, settings)
+        containers.append(container)
+        # Before any prompt: an import during the first prompts would stall every stream.
+        await asyncio.to_thread(_warm_model, container)
+    except Exception as exc:
+        log.error("the agent failed to start: %s", exc, exc_info=True)
+        agent.set_exception(exc)
+        agent.exception()  # told in the log: not "never retrieved" too if nothing waited
+        raise
     # Everything loaded so far lives as long as the process: keep it out of the collector's
     # sight, or full collections walking it stall every stream for 100+ ms under load.
     gc.freeze()
-    app = create_app(dispatcher, config, database_ready(settings.database_url))
+    agent.set_result(dispatcher)
+
+
+def _warm_model(container: Any) -> None:
+    from bootstrap.container import warm_model
+
+    warm_model(container)
+
+
+async def serve(settings: Settings, config: HttpConfig, host: str, port: int) -> None:
+    """Listen at once and answer `initialize`; the agent loads meanwhile (as over stdio),
+    and /readyz says ready only once it has."""
+    version = package_version()
+    agent: asyncio.Future[Dispatcher] = asyncio.get_running_loop().create_future()
+    containers: list[Any] = []
+    ready = agent_ready(agent, database_ready(settings.database_url))
+    early = early_answers(settings.database_url)
+    dispatcher = LazyDispatcher(make_initialize(settings, version), agent, early)
+    app = create_app(dispatcher, config, ready)
     import uvicorn
 
     server = uvicorn.Server(
@@ -99,19 +148,33 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
     )
     log.info(
         "iac-code %s starting ACP over HTTP on %s:%d (provider %s, token %s)",
-        package_version(),
+        version,
         host,
         port,
         settings.provider,
         "required" if config.token else "not set",
     )
+    loading = asyncio.create_task(_load_agent(settings, agent, containers))
+    loading.add_done_callback(lambda done: _stop_if_failed(done, server))
     try:
         await server.serve()
     finally:
-        await container.registry().close_all()  # their MCP servers stop with them
-        await container.engine().dispose()
-    if not server.started:
+        await asyncio.gather(loading, return_exceptions=True)
+        for container in containers:
+            await container.registry().close_all()  # their MCP servers stop with them
+            await container.engine().dispose()
+    if not server.started or _failed(loading):
         raise SystemExit(1)
+
+
+def _stop_if_failed(loading: "asyncio.Task[None]", server: Any) -> None:
+    """A server whose agent cannot start must not stay up half alive."""
+    if _failed(loading):
+        server.should_exit = True
+
+
+def _failed(loading: "asyncio.Task[None]") -> bool:
+    return loading.done() and not loading.cancelled() and loading.exception() is not None
 
 
 def main(settings: Settings, host: str, port: int) -> int:

@@ -13,6 +13,12 @@ from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from adapters.stdio.transport import serve
 from adapters.tools.processes import stop_all_process_groups
+from bootstrap.early import early_answers
+from bootstrap.heavy_imports import (
+    import_early_modules,
+    import_heavy_modules,
+    loading_in_the_background,
+)
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings
 from bootstrap.version import package_version
@@ -20,38 +26,20 @@ from bootstrap.version import package_version
 log = logging.getLogger(__name__)
 
 
-def _import_injector_without_web_hooks() -> None:
-    """dependency-injector's wiring module imports FastAPI and Starlette, if installed, to
-    support their Depends markers. Over stdio nothing is wired, and those imports cost
-    ~120 ms before the first session can open, so they are hidden while it loads."""
-    hidden = [name for name in ("fastapi.params", "starlette.requests") if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` fail
-    try:
-        import dependency_injector.wiring  # noqa: F401
-    finally:
-        for name in hidden:
-            if sys.modules.get(name) is None:
-                del sys.modules[name]
-
-
 def _build_agent(settings: Settings, version: str) -> tuple[Dispatcher, Any]:
     """Runs on a worker thread: imports the heavy modules, migrates, wires the container."""
     started = time.perf_counter()
-    import pydantic
+    with loading_in_the_background():
+        import_early_modules()
+        import_heavy_modules(web_hooks=False)
+        from bootstrap.container import migrated_container
 
-    # Build each pydantic model's validator on first use instead of at import: the SDKs
-    # define hundreds of models and we use a few dozen. Saves ~100 ms before session/new.
-    pydantic.BaseModel.model_config["defer_build"] = True
-    _import_injector_without_web_hooks()
-    from bootstrap.container import migrated_container
-
-    log.debug("heavy modules imported in %.0f ms", (time.perf_counter() - started) * 1000)
-    container = migrated_container(settings, version)
-    agent = container.agent()
-    # What is loaded by now lives as long as the process: out of the collector's sight, or
-    # a full collection walking it lands in a request (~40 ms inside a long session's load).
-    gc.freeze()
+        log.debug("heavy modules imported in %.0f ms", (time.perf_counter() - started) * 1000)
+        container = migrated_container(settings, version)
+        agent = container.agent()
+        # What is loaded by now lives as long as the process: out of the collector's sight, or
+        # a full collection walking it lands in a request (~40 ms inside a long session's load).
+        gc.freeze()
     log.debug("agent ready in %.0f ms", (time.perf_counter() - started) * 1000)
     return agent, container
 
@@ -93,7 +81,7 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
     stop = _stop_on_signals(loop)
     try:
         await serve(
-            LazyDispatcher(initialize, agent),
+            LazyDispatcher(initialize, agent, early_answers(settings.database_url)),
             source,
             sink,
             max_line=settings.max_message_bytes,

@@ -8,13 +8,11 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import make_url
 
 import migrations
+from adapters.persistence.schema_head import SCHEMA_HEAD
 from adapters.persistence.sqlite import sync_url
 
 if TYPE_CHECKING:
     from alembic.config import Config
-
-# The newest revision in migrations/versions; a test keeps this in step with alembic.
-SCHEMA_HEAD = "0006"
 
 
 def alembic_config(url: str) -> "Config":  # alembic is imported lazily: it is slow

@@ -22,6 +22,7 @@ from application.errors import ApplicationError
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.initialize import Initialize
 from application.use_cases.lifecycle import CancelTurn, CloseSession
+from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession, LoadSessionRequest
 from application.use_cases.new_session import NewSession, NewSessionRequest
 from application.use_cases.prompt import Prompt, PromptRequest
@@ -34,7 +35,6 @@ from application.use_cases.session_settings import (
 from application.use_cases.sessions import (
     DeleteSession,
     ForkSession,
-    ListSessions,
     RenameSession,
     ResumeSession,
 )

@@ -1,24 +1,40 @@
 """A dispatcher that answers `initialize` at once and hands everything else to the full
-protocol agent as soon as it has loaded (in the background, right after start)."""
+protocol agent as soon as it has loaded (in the background, right after start). Until
+then, `early` answers may serve some requests from light modules; one that returns None
+leaves its request to the agent."""
 
 import asyncio
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.handshake import handle_initialize
 from application.use_cases.initialize import Initialize
 
+EarlyAnswer = Callable[[dict[str, Any] | None], Awaitable[Any | None]]
+
 
 class LazyDispatcher(Dispatcher):
-    def __init__(self, initialize: Initialize, agent: "asyncio.Future[Dispatcher]") -> None:
+    def __init__(
+        self,
+        initialize: Initialize,
+        agent: "asyncio.Future[Dispatcher]",
+        early: Mapping[str, EarlyAnswer] | None = None,
+    ) -> None:
         self._initialize = initialize
         self._agent = agent
+        self._early = early or {}
 
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Any:
         if method == "initialize":
             return handle_initialize(self._initialize, params, peer)
+        early = self._early.get(method)
+        if early is not None and not self._agent.done():
+            answer = await early(params)
+            if answer is not None:
+                return answer
         agent = await asyncio.shield(self._agent)
         return await agent.handle_request(method, params, peer)
 

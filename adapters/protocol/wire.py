@@ -8,7 +8,7 @@ from acp import schema as acp
 from adapters.protocol.updates import shown, shown_data, update_dict
 from application.dto import SessionState
 from application.ports.permissions import PermissionRequest
-from application.use_cases.sessions import SessionPage
+from application.use_cases.listing import SessionPage
 from domain.commands import CommandSpec
 from domain.config import SelectOption
 from domain.content import (

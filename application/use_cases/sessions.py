@@ -1,52 +1,16 @@
-"""List, resume, fork and delete stored sessions."""
-
-from dataclasses import dataclass
+"""Resume, fork, rename and delete stored sessions (listing them: listing.py)."""
 
 from application.dto import NOTHING_MORE, SessionOpening, SessionState
 from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
-from application.ports.session_repository import SessionSummary
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
-from application.use_cases.cursor import decode_cursor, encode_cursor
 from application.use_cases.load_session import StoredSessions
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_state import state_of
 from domain.config import Catalog
 from domain.events import SessionTitleChanged
-
-PAGE_SIZE = 50
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionPage:
-    sessions: list[SessionSummary]
-    next_cursor: str | None
-
-
-class ListSessions:
-    """Stored sessions, newest update first, 50 a page.
-
-    - `cwd` filters by the exact path before paging; a cursor only works for its filter.
-    - Raises InvalidCursor for a cursor this server did not give for that filter.
-    """
-
-    def __init__(self, *, uow: UnitOfWork, page_size: int = PAGE_SIZE) -> None:
-        self._uow = uow
-        self._page_size = page_size
-
-    async def execute(self, cwd: str | None, cursor: str | None) -> SessionPage:
-        after = decode_cursor(cwd, cursor) if cursor else None
-        async with self._uow as uow:
-            rows = await uow.sessions.list_page(cwd=cwd, after=after, limit=self._page_size + 1)
-        page = rows[: self._page_size]
-        more = len(rows) > self._page_size
-        last = page[-1] if page else None
-        next_cursor = (
-            encode_cursor(cwd, last.updated_at, last.session_id) if more and last else None
-        )
-        return SessionPage(sessions=page, next_cursor=next_cursor)
 
 
 class ResumeSession:

@@ -3,12 +3,12 @@ import asyncio
 import pytest
 
 from application.errors import InvalidCursor, SessionBusy, SessionNotFound
+from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.new_session import NewSessionRequest
 from application.use_cases.prompt import PromptRequest
 from application.use_cases.sessions import (
     DeleteSession,
-    ListSessions,
     RenameSession,
     ResumeSession,
 )

@@ -1,0 +1,58 @@
+"""session/list: stored sessions a page at a time. Light on purpose (no other use case):
+the start path lists with it before the rest of the agent has loaded."""
+
+from abc import abstractmethod
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from application.ports.session_repository import SessionSummary
+from application.ports.unit_of_work import UnitOfWork
+from application.use_cases.cursor import decode_cursor, encode_cursor
+
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionPage:
+    sessions: list[SessionSummary]
+    next_cursor: str | None
+
+
+class SessionPages(Protocol):
+    """What a listing reads: the `list_page` of a session repository."""
+
+    @abstractmethod
+    async def list_page(
+        self, *, cwd: str | None, after: tuple[datetime, str] | None, limit: int
+    ) -> list[SessionSummary]: ...
+
+
+async def read_page(
+    pages: SessionPages, cwd: str | None, cursor: str | None, page_size: int = PAGE_SIZE
+) -> SessionPage:
+    """One page, newest update first; raises InvalidCursor for a cursor this server did
+    not give for that filter."""
+    after = decode_cursor(cwd, cursor) if cursor else None
+    rows = await pages.list_page(cwd=cwd, after=after, limit=page_size + 1)
+    page = rows[:page_size]
+    more = len(rows) > page_size
+    last = page[-1] if page else None
+    next_cursor = encode_cursor(cwd, last.updated_at, last.session_id) if more and last else None
+    return SessionPage(sessions=page, next_cursor=next_cursor)
+
+
+class ListSessions:
+    """Stored sessions, newest update first, 50 a page.
+
+    - `cwd` filters by the exact path before paging; a cursor only works for its filter.
+    - Raises InvalidCursor for a cursor this server did not give for that filter.
+    """
+
+    def __init__(self, *, uow: UnitOfWork, page_size: int = PAGE_SIZE) -> None:
+        self._uow = uow
+        self._page_size = page_size
+
+    async def execute(self, cwd: str | None, cursor: str | None) -> SessionPage:
+        async with self._uow as uow:
+            return await read_page(uow.sessions, cwd, cursor, self._page_size)

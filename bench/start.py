@@ -1,0 +1,200 @@
+"""Start-up: how soon a freshly spawned `iac-code acp` serves, over stdio and over HTTP.
+
+Run alone:  .venv/bin/python bench/start.py [--runs 5]
+Each run spawns a new process against an existing database (migrated, 100 stored sessions
+in one cwd, seeded directly). Rows:
+- stdio: `initialize` from spawn, RSS when it is answered; then the first `session/new`
+  from spawn; in another process the first `session/list` (request to response, and from
+  spawn), each after `initialize`;
+- the same `initialize` and `session/new` with `IAC_CODE_API_KEY` set (the server then
+  re-executes itself once without the key: bootstrap/environment.py);
+- HTTP: spawn until a TCP connect to the port succeeds, and until `/healthz` answers.
+"""
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import IAC_CODE, Row, StdioAgent, median, print_table
+
+STORED = 100
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def seed(home: Path, cwd: str) -> None:
+    """A migrated database holding STORED one-message sessions in `cwd`."""
+    from sqlalchemy import create_engine, insert
+
+    from adapters.persistence import tables
+    from adapters.persistence.mappers import message_to_row, session_to_row
+    from adapters.persistence.migrate import upgrade_to_head
+    from domain.content import TextBlock
+    from domain.ids import MessageId, SessionId
+    from domain.message import Message, Role
+    from domain.session import Session
+
+    url = f"sqlite+aiosqlite:///{home}/iac-code.db"
+    upgrade_to_head(url)
+    sessions, messages = [], []
+    for i in range(STORED):
+        stamp = T0 + timedelta(seconds=i)
+        session = Session(
+            id=SessionId(f"sess_{i:04d}"), cwd=cwd, created_at=T0, model="demo", updated_at=stamp
+        )
+        message = Message(
+            id=MessageId(f"m_{i}"),
+            role=Role.USER,
+            content=(TextBlock(text=f"hello {i}"),),
+            created_at=stamp,
+        )
+        session.add_message(message)
+        sessions.append(session_to_row(session))
+        messages.append(message_to_row(session.id, 0, message))
+    engine = create_engine(url.replace("+aiosqlite", ""))
+    with engine.begin() as db:
+        db.execute(insert(tables.sessions), sessions)
+        db.execute(insert(tables.messages), messages)
+    engine.dispose()
+
+
+def stdio_new(home: Path, cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
+    """(initialize from spawn, RSS MiB then, session/new from spawn), in seconds/MiB."""
+    with StdioAgent(home, cwd, env) as agent:
+        initialized = agent.since_start("initialize", {"protocolVersion": 1})
+        rss = agent.rss_kib() / 1024
+        created = agent.since_start("session/new", {"cwd": str(cwd), "mcpServers": []})
+    return initialized, rss, created
+
+
+def stdio_list(home: Path, cwd: Path) -> tuple[float, float]:
+    """(the first session/list request to response, and from spawn), in seconds."""
+    with StdioAgent(home, cwd) as agent:
+        agent.call("initialize", {"protocolVersion": 1})
+        took, result = agent.timed_call("session/list", {"cwd": str(cwd)})
+        since = time.perf_counter() - agent.started
+    assert len(result["sessions"]) == 50, result  # a full first page
+    return took, since
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def http_start(home: Path, cwd: Path) -> tuple[float, float]:
+    """(spawn → a TCP connect succeeds, spawn → /healthz answers 200), in seconds."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "IAC_CODE_CONFIG_DIR": str(home),
+        "IAC_CODE_PROVIDER": "demo",
+        "IAC_CODE_LOG_LEVEL": "WARNING",
+    }
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [IAC_CODE, "acp", "--transport", "http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+    )
+    try:
+        connected = _until(lambda: _connects(port), process) - started
+        healthy = _until(lambda: _healthy(port), process) - started
+    finally:
+        process.terminate()
+        process.wait(15)
+    return connected, healthy
+
+
+def _until(probe: Callable[[], bool], process: subprocess.Popen[bytes]) -> float:
+    deadline = time.perf_counter() + 60
+    while time.perf_counter() < deadline:
+        assert process.poll() is None, "the server exited"
+        if probe():
+            return time.perf_counter()
+        time.sleep(0.002)
+    raise TimeoutError("the server did not come up")
+
+
+def _connects(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def _healthy(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def measure(runs: int = 5) -> list[Row]:
+    keyed = {"IAC_CODE_API_KEY": "bench-key"}
+    with tempfile.TemporaryDirectory() as tmp:
+        home, cwd = Path(tmp) / "home", Path(tmp) / "project"
+        home.mkdir()
+        cwd.mkdir()
+        seed(home, str(cwd))
+        stdio_new(home, cwd, {})  # warm the OS's file cache: not measured
+        plain = [stdio_new(home, cwd, {}) for _ in range(runs)]
+        with_key = [stdio_new(home, cwd, keyed) for _ in range(runs)]
+        listed = [stdio_list(home, cwd) for _ in range(runs)]
+        http = [http_start(home, cwd) for _ in range(runs)]
+    ms = 1000
+    return [
+        Row("initialize, from spawn (stdio)", median([r[0] for r in plain]) * ms, "ms", 100),
+        Row("RSS when initialize is answered", median([r[1] for r in plain]), "MiB", 30),
+        Row(
+            "first session/new, from spawn (stdio, existing database)",
+            median([r[2] for r in plain]) * ms,
+            "ms",
+            250,
+        ),
+        Row(
+            "  the same with IAC_CODE_API_KEY set (re-exec)",
+            median([r[2] for r in with_key]) * ms,
+            "ms",
+            None,
+            f"initialize {median([r[0] for r in with_key]) * ms:.0f} ms from spawn",
+        ),
+        Row(
+            f"first session/list after start, {STORED} stored",
+            median([r[0] for r in listed]) * ms,
+            "ms",
+            30,
+            f"{median([r[1] for r in listed]) * ms:.0f} ms from spawn",
+        ),
+        Row(
+            "HTTP: process start → listening (TCP connect)",
+            median([r[0] for r in http]) * ms,
+            "ms",
+            400,
+            f"/healthz answers at {median([r[1] for r in http]) * ms:.0f} ms",
+        ),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    print_table(measure(args.runs))
+
+
+if __name__ == "__main__":
+    main()
