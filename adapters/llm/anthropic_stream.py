@@ -190,10 +190,20 @@ async def model_events(
         raise StreamFailed(None, "the stream ended before the message was complete")
 
 
+def _parsed(data: bytes) -> Any:
+    """An event's JSON: orjson first (an envelope's numbers are small; tool input is parsed
+    apart), the standard library for what orjson refuses, e.g. an escaped lone surrogate,
+    which the prompt's text repair then replaces."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
+
+
 def _event(sse: SseEvent, assembly: MessageAssembly) -> ModelEvent | None:
     if sse.event == "ping" or not sse.data:
         return None
-    data = orjson.loads(sse.data)  # an envelope: its numbers are small (tool input is not here)
+    data = _parsed(sse.data)
     if sse.event == "error" or data.get("type") == "error":
         error = data.get("error") if isinstance(data.get("error"), dict) else data
         detail = error.get("message") or sse.data.decode(errors="replace")

@@ -4,7 +4,8 @@ A fast model writes thousands of small `session/update`s a turn; a client that r
 slowly would otherwise get them all, one by one, long after the model has finished, while
 the agent holds them. Two updates that wait side by side become one when one can stand for
 both: text chunks of the same message (their texts joined) and updates of the same tool
-call (the later one's fields replace the earlier one's, as a client applies them). What is
+call (the later one's fields replace the earlier one's, as a client applies them; a change
+of status is never folded away). What is
 already written is never touched, so with a client that keeps up nothing changes, and the
 first chunk is never held back.
 """
@@ -52,6 +53,8 @@ def merged(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any] | N
     if kind == "tool_call_update":
         if first.get("toolCallId") != second.get("toolCallId"):
             return None
+        if "status" in first and "status" in second and first["status"] != second["status"]:
+            return None  # a client shows each step (in progress, then done): none is skipped
         return {**earlier, "params": {**earlier["params"], "update": {**first, **second}}}
     head, tail = _chunk_text(first), _chunk_text(second)
     if head is None or tail is None or first["messageId"] != second["messageId"]:

@@ -104,3 +104,13 @@ def test_updates_of_one_tool_call_fold_later_fields_over_earlier():
 
 def test_updates_of_different_tool_calls_stay_apart():
     assert merged(tool_update("t1", status="completed"), tool_update("t2", status="failed")) is None
+
+
+def test_a_change_of_status_is_not_folded_away():
+    running = tool_update(status="in_progress")
+    output = tool_update(content=[{"type": "content", "content": {"type": "text", "text": "x"}}])
+    done = tool_update(status="completed")
+
+    assert merged(running, done) is None
+    assert merged(merged(running, output), done) is None
+    assert merged(output, done) is not None  # output then the end: the end shows the output
