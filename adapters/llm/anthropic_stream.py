@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import jiter
 import orjson
 
 from application.ports.llm import ModelEvent, TextChunk, ThinkingChunk
@@ -168,9 +169,18 @@ def _input(block: _Block, streamed: str) -> dict[str, Any]:
     try:
         value = json.loads(streamed)
     except ValueError:
+        value = _prefix(block, streamed)
+    return value if isinstance(value, dict) else {}
+
+
+def _prefix(block: _Block, streamed: str) -> Any:
+    """What a tool input cut short (the model ran out of tokens) holds so far, read as the
+    SDK reads it: the session keeps that call's arguments as far as they came."""
+    try:
+        return jiter.from_json(streamed.encode(), partial_mode=True)
+    except ValueError:
         log.warning("tool input of %s is not JSON; using {}", block.start.get("name"))
         return {}
-    return value if isinstance(value, dict) else {}
 
 
 async def model_events(
