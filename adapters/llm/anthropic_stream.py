@@ -54,14 +54,15 @@ class SseDecoder:
         self._data: list[bytes] = []
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
+        held_cr = self._partial.endswith(b"\r")
         self._partial += chunk
-        if b"\n" not in chunk:
+        if held_cr or b"\r" in chunk:
+            self._lf_only()
+        elif b"\n" not in chunk:
             return []
         *lines, self._partial = self._partial.split(b"\n")
         events: list[SseEvent] = []
         for line in lines:
-            if line.endswith(b"\r"):
-                line = line[:-1]
             if not line:
                 if self._data:
                     events.append(SseEvent(self._event, b"\n".join(self._data)))
@@ -75,6 +76,14 @@ class SseDecoder:
             elif name == b"event":
                 self._event = value.decode()
         return events
+
+    def _lf_only(self) -> None:
+        """CRLF and a lone CR end lines too (the API sends LF; the format, and the SDK,
+        allow all three). A CR at the very end waits: it may be the first half of a CRLF."""
+        text = self._partial.replace(b"\r\n", b"\n")
+        held = text.endswith(b"\r")
+        text = (text[:-1] if held else text).replace(b"\r", b"\n")
+        self._partial = text + b"\r" if held else text
 
     def end(self) -> list[SseEvent]:
         """What a stream that ends without a final blank line still completed."""
