@@ -212,9 +212,20 @@ async def model_events(
 def _event(sse: SseEvent, assembly: MessageAssembly) -> ModelEvent | None:
     if sse.event == "ping" or not sse.data:
         return None
-    data = orjson.loads(sse.data)  # an envelope: its numbers are small (tool input is not here)
+    data = _loads(sse.data)
     if sse.event == "error" or data.get("type") == "error":
         error = data.get("error") if isinstance(data.get("error"), dict) else data
         detail = error.get("message") or sse.data.decode(errors="replace")
         raise StreamFailed(error.get("type"), str(detail)[:300])
     return assembly.take(data)
+
+
+def _loads(data: bytes) -> Any:
+    """An event's JSON (an envelope: its numbers are small, tool input is a string in it).
+    orjson refuses a lone surrogate escape ("\\ud83d", half an emoji), which is valid JSON
+    and which the model does send: the standard library reads it, as the SDK did, and later
+    layers repair the text."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)

@@ -143,7 +143,8 @@ def both(body: bytes, cuts: list[int]) -> tuple[list[object], list[object]]:
 
 # --- random event streams ---
 
-TEXT = st.text(max_size=6)
+# Any code point, lone surrogates too: the API escapes them ("\\ud83d", half an emoji).
+TEXT = st.text(st.characters(exclude_categories=()) | st.sampled_from("\ud83d\udfff"), max_size=6)
 TOKENS = st.integers(min_value=0, max_value=10**6)
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.text(max_size=5),
@@ -319,5 +320,50 @@ def test_tool_input_cut_off_by_max_tokens_reads_as_the_sdk_did(
     body = b"".join(sse(e) for e in events)
 
     sdk, adapter = both(body, cuts)
+
+    assert adapter == sdk
+
+
+def with_blocks(*blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 3, "output_tokens": 1},
+        },
+    }
+    stop = {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 7},
+    }
+    return [start, *(e for block in blocks for e in block), stop, {"type": "message_stop"}]
+
+
+@pytest.mark.parametrize("lone", [chr(0xD83D), chr(0xDFFF)], ids=["high", "low"])
+@pytest.mark.parametrize("kind", ["text", "thinking"])
+def test_a_lone_surrogate_from_the_model_reads_as_the_sdk_read_it(lone: str, kind: str) -> None:
+    """The API escapes it ("\\ud83d": half an emoji), which is valid JSON; the SDK read it
+    with json.loads and later layers repair it."""
+    field = "text" if kind == "text" else "thinking"
+    start = {"type": kind, field: "", **({"signature": ""} if kind == "thinking" else {})}
+    block = [
+        {"type": "content_block_start", "index": 0, "content_block": start},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": f"{field}_delta", field: f"bad {lone} text"},
+        },
+        {"type": "content_block_stop", "index": 0},
+    ]
+    body = b"".join(sse(e) for e in with_blocks(block))
+
+    sdk, adapter = both(body, [])
 
     assert adapter == sdk
