@@ -104,3 +104,18 @@ def test_updates_of_one_tool_call_fold_later_fields_over_earlier():
 
 def test_updates_of_different_tool_calls_stay_apart():
     assert merged(tool_update("t1", status="completed"), tool_update("t2", status="failed")) is None
+
+
+def test_updates_of_one_tool_call_with_different_statuses_stay_apart():
+    """The client shows each status (in_progress between pending and completed)."""
+    assert merged(tool_update(status="in_progress"), tool_update(status="completed")) is None
+    assert merged(tool_update(status="pending"), tool_update(status="in_progress")) is None
+
+
+def test_a_status_joins_updates_that_say_nothing_else_of_it():
+    progress = tool_update(content=[{"type": "content", "content": {}}])
+    same = merged(tool_update(status="in_progress"), tool_update(status="in_progress"))
+
+    assert same is not None and same["params"]["update"]["status"] == "in_progress"
+    done = merged(progress, tool_update(status="completed"))
+    assert done is not None and done["params"]["update"]["status"] == "completed"
