@@ -3,7 +3,7 @@
 The SDK still sends the request (auth, retries before the first byte, status errors); the
 body is read here because its typed stream builds and checks several models per event and
 a snapshot of the whole message after each: with a fast model that cost more than
-everything else the agent does per delta. Here an event is one `json.loads` and a few
+everything else the agent does per delta. Here an event is one orjson parse and a few
 dictionary lookups, and the assembled message is the same.
 """
 
@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import jiter
 import orjson
 
 from application.ports.llm import ModelEvent, TextChunk, ThinkingChunk
@@ -53,14 +54,15 @@ class SseDecoder:
         self._data: list[bytes] = []
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
+        held_cr = self._partial.endswith(b"\r")
         self._partial += chunk
-        if b"\n" not in chunk:
+        if held_cr or b"\r" in chunk:
+            self._lf_only()
+        elif b"\n" not in chunk:
             return []
         *lines, self._partial = self._partial.split(b"\n")
         events: list[SseEvent] = []
         for line in lines:
-            if line.endswith(b"\r"):
-                line = line[:-1]
             if not line:
                 if self._data:
                     events.append(SseEvent(self._event, b"\n".join(self._data)))
@@ -74,6 +76,14 @@ class SseDecoder:
             elif name == b"event":
                 self._event = value.decode()
         return events
+
+    def _lf_only(self) -> None:
+        """CRLF and a lone CR end lines too (the API sends LF; the format, and the SDK,
+        allow all three). A CR at the very end waits: it may be the first half of a CRLF."""
+        text = self._partial.replace(b"\r\n", b"\n")
+        held = text.endswith(b"\r")
+        text = (text[:-1] if held else text).replace(b"\r", b"\n")
+        self._partial = text + b"\r" if held else text
 
     def end(self) -> list[SseEvent]:
         """What a stream that ends without a final blank line still completed."""
@@ -168,9 +178,18 @@ def _input(block: _Block, streamed: str) -> dict[str, Any]:
     try:
         value = json.loads(streamed)
     except ValueError:
+        value = _prefix(block, streamed)
+    return value if isinstance(value, dict) else {}
+
+
+def _prefix(block: _Block, streamed: str) -> Any:
+    """What a tool input cut short (the model ran out of tokens) holds so far, read as the
+    SDK reads it: the session keeps that call's arguments as far as they came."""
+    try:
+        return jiter.from_json(streamed.encode(), partial_mode=True)
+    except ValueError:
         log.warning("tool input of %s is not JSON; using {}", block.start.get("name"))
         return {}
-    return value if isinstance(value, dict) else {}
 
 
 async def model_events(
@@ -190,22 +209,23 @@ async def model_events(
         raise StreamFailed(None, "the stream ended before the message was complete")
 
 
-def _parsed(data: bytes) -> Any:
-    """An event's JSON: orjson first (an envelope's numbers are small; tool input is parsed
-    apart), the standard library for what orjson refuses, e.g. an escaped lone surrogate,
-    which the prompt's text repair then replaces."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return json.loads(data)
-
-
 def _event(sse: SseEvent, assembly: MessageAssembly) -> ModelEvent | None:
     if sse.event == "ping" or not sse.data:
         return None
-    data = _parsed(sse.data)
+    data = _loads(sse.data)
     if sse.event == "error" or data.get("type") == "error":
         error = data.get("error") if isinstance(data.get("error"), dict) else data
         detail = error.get("message") or sse.data.decode(errors="replace")
         raise StreamFailed(error.get("type"), str(detail)[:300])
     return assembly.take(data)
+
+
+def _loads(data: bytes) -> Any:
+    """An event's JSON (an envelope: its numbers are small, tool input is a string in it).
+    orjson refuses a lone surrogate escape ("\\ud83d", half an emoji), which is valid JSON
+    and which the model does send: the standard library reads it, as the SDK did, and later
+    layers repair the text."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)

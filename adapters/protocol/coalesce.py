@@ -4,10 +4,9 @@ A fast model writes thousands of small `session/update`s a turn; a client that r
 slowly would otherwise get them all, one by one, long after the model has finished, while
 the agent holds them. Two updates that wait side by side become one when one can stand for
 both: text chunks of the same message (their texts joined) and updates of the same tool
-call (the later one's fields replace the earlier one's, as a client applies them; a change
-of status is never folded away). What is
-already written is never touched, so with a client that keeps up nothing changes, and the
-first chunk is never held back.
+call (the later one's fields replace the earlier one's, as a client applies them; not two
+different statuses, so that a client sees each). What is already written is never touched,
+and the first chunk is never held back.
 """
 
 from typing import Any
@@ -39,6 +38,13 @@ def _chunk_text(update: dict[str, Any]) -> str | None:
     return text if content["type"] == "text" and isinstance(text, str) else None
 
 
+def _hides_a_status(first: dict[str, Any], second: dict[str, Any]) -> bool:
+    """Folding would drop a status the client has not seen (in_progress between pending and
+    completed): a status is what a client shows of a call, so each one goes out. The writer
+    may lag behind even a client that keeps up, so this is not only for slow readers."""
+    return "status" in first and "status" in second and first["status"] != second["status"]
+
+
 def merged(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any] | None:
     """One message standing for `earlier` followed by `later`, or None when they must both
     go. Neither argument is changed."""
@@ -51,10 +57,8 @@ def merged(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any] | N
     if kind != second.get("sessionUpdate"):
         return None
     if kind == "tool_call_update":
-        if first.get("toolCallId") != second.get("toolCallId"):
+        if first.get("toolCallId") != second.get("toolCallId") or _hides_a_status(first, second):
             return None
-        if "status" in first and "status" in second and first["status"] != second["status"]:
-            return None  # a client shows each step (in progress, then done): none is skipped
         return {**earlier, "params": {**earlier["params"], "update": {**first, **second}}}
     head, tail = _chunk_text(first), _chunk_text(second)
     if head is None or tail is None or first["messageId"] != second["messageId"]:

@@ -98,7 +98,7 @@ class StdioTransport:
     def _write_loop(self) -> None:
         while batch := self._take():
             try:
-                self._sink.write(b"".join(encode(message) for message in batch))
+                self._sink.write(b"".join(_encoded(message) for message in batch))
                 self._sink.flush()
             except (OSError, ValueError):
                 log.warning("stdout is gone; dropping outgoing messages")
@@ -115,6 +115,17 @@ class StdioTransport:
             batch = list(self._waiting)
             self._waiting.clear()
             return batch
+
+
+def _encoded(message: dict[str, Any]) -> bytes:
+    """The message's line; a message that cannot be JSON (a bug where it was made) is logged
+    and left out. It is encoded on the writer's thread, where raising would stop all output
+    and lose the messages sent with it."""
+    try:
+        return encode(message)
+    except Exception:
+        log.exception("an outgoing message could not be encoded; it was not sent")
+        return b""
 
 
 async def serve(

@@ -106,11 +106,16 @@ def test_updates_of_different_tool_calls_stay_apart():
     assert merged(tool_update("t1", status="completed"), tool_update("t2", status="failed")) is None
 
 
-def test_a_change_of_status_is_not_folded_away():
-    running = tool_update(status="in_progress")
-    output = tool_update(content=[{"type": "content", "content": {"type": "text", "text": "x"}}])
-    done = tool_update(status="completed")
+def test_updates_of_one_tool_call_with_different_statuses_stay_apart():
+    """The client shows each status (in_progress between pending and completed)."""
+    assert merged(tool_update(status="in_progress"), tool_update(status="completed")) is None
+    assert merged(tool_update(status="pending"), tool_update(status="in_progress")) is None
 
-    assert merged(running, done) is None
-    assert merged(merged(running, output), done) is None
-    assert merged(output, done) is not None  # output then the end: the end shows the output
+
+def test_a_status_joins_updates_that_say_nothing_else_of_it():
+    progress = tool_update(content=[{"type": "content", "content": {}}])
+    same = merged(tool_update(status="in_progress"), tool_update(status="in_progress"))
+
+    assert same is not None and same["params"]["update"]["status"] == "in_progress"
+    done = merged(progress, tool_update(status="completed"))
+    assert done is not None and done["params"]["update"]["status"] == "completed"

@@ -61,3 +61,52 @@ async def test_hostile_lines_are_answered_not_raised(line: bytes) -> None:
     await Connection(send, Asking()).receive(line)
     assert sent[0]["id"] is None
     assert sent[0]["error"]["code"] in (-32700, -32600)
+
+
+class Streaming(Dispatcher):
+    """A turn whose model never waits: it sends updates until cancelled (or gives up)."""
+
+    def __init__(self) -> None:
+        self.cancelled = asyncio.Event()
+        self.started = asyncio.Event()
+        self.sent = 0
+
+    async def handle_request(self, method: str, params: Any, peer: Connection) -> Any:
+        self.started.set()
+        while not self.cancelled.is_set() and self.sent < 3_000_000:
+            self.sent += 1
+            await peer.send_notification("session/update", {"n": self.sent})
+        return {"stopReason": "cancelled" if self.cancelled.is_set() else "gave up"}
+
+    async def handle_notification(self, method: str, params: Any, peer: Connection) -> None:
+        if method == "session/cancel":
+            self.cancelled.set()
+
+    async def peer_closed(self, peer: Connection) -> None:
+        pass
+
+
+async def test_a_cancel_gets_in_while_a_turn_sends_updates_without_ever_waiting() -> None:
+    answers: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:  # a transport that never waits
+        if "id" in message:
+            answers.append(message)
+
+    agent = Streaming()
+    connection = Connection(send, agent)
+    loop = asyncio.get_running_loop()
+    cancel = json.dumps({"jsonrpc": "2.0", "method": "session/cancel", "params": {}})
+
+    def cancel_from_the_reader_thread() -> None:  # as the stdin reader hands a line over
+        loop.call_soon_threadsafe(lambda: asyncio.ensure_future(connection.receive(cancel)))
+
+    await connection.receive(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "session/prompt"}))
+    await agent.started.wait()
+    await asyncio.to_thread(cancel_from_the_reader_thread)
+    while not answers:
+        await asyncio.sleep(0.01)
+    await connection.close()
+
+    assert answers == [{"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "cancelled"}}]
+    assert agent.sent > 1

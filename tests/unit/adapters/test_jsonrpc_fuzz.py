@@ -12,6 +12,7 @@ from adapters.protocol.jsonrpc import (
     Notification,
     Request,
     Response,
+    _encode_slowly,
     encode,
     parse,
 )
@@ -77,3 +78,24 @@ def test_finding_1_lone_surrogates_are_repaired_as_they_arrive() -> None:
     ):
         message = parse(raw)
         assert isinstance(message, Notification) and message.params == {"t": "a\ufffd"}
+
+
+keys = any_text | st.integers() | st.booleans() | st.none()  # a Python dict's keys, as sent
+loose_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | any_text,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(keys, inner, max_size=4)
+    ),
+    max_leaves=15,
+)
+
+
+@given(loose_values)
+def test_the_fast_encoder_writes_what_the_standard_library_wrote(value: object) -> None:
+    message = {"jsonrpc": "2.0", "method": "x", "params": {"v": value}}
+
+    fast, slow = encode(message), _encode_slowly(message)
+
+    assert json.loads(fast) == json.loads(slow)
