@@ -142,18 +142,17 @@ def translate_error(exc: anthropic.AnthropicError) -> ModelError:
 def classified(status: int | None, error_type: str | None, detail: str) -> ModelError:
     """Our error for the provider's status and error type (a stream's `error` event has
     no status of its own)."""
+    cause = status or error_type or "no reason given"
     if error_type in _UNAVAILABLE_TYPES or (status is not None and status >= 500):
-        return ModelUnavailable(
-            f"The provider failed ({status or error_type}): {detail}", status=status
-        )
+        return ModelUnavailable(f"The provider failed ({cause}): {detail}", status=status)
     if error_type == "rate_limit_error" or status == 429:
         return ModelRateLimited(f"Rate limited by the provider: {detail}", status=status)
     if status in (401, 403) or error_type in ("authentication_error", "permission_error"):
-        return ModelAuthFailed(f"The provider rejected the credentials ({status}).", status=status)
+        return ModelAuthFailed(f"The provider rejected the credentials ({cause}).", status=status)
     if _is_overflow(detail):
         return ContextOverflow(f"The request is too long for the model: {detail}", status=status)
     return ModelRequestRejected(
-        f"The provider rejected the request ({status}): {detail}", status=status
+        f"The provider rejected the request ({cause}): {detail}", status=status
     )
 
 
