@@ -12,15 +12,11 @@ import pytest
 
 from tests.e2e.conftest import IAC_CODE, anthropic_env
 from tests.support.scripted_anthropic import HANG, ScriptedAnthropic, stream, text
+from tests.support.updates import chunk_texts, rss_kib
 
 pytestmark = pytest.mark.e2e
 
 DELTAS = 50_000
-
-
-def rss_kib(pid: int) -> int:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(next(line for line in status.splitlines() if line.startswith("VmRSS")).split()[1])
 
 
 class PipeClient:
@@ -60,15 +56,6 @@ class PipeClient:
     def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         _, reply = self.read_until(self.send(method, params))
         return reply["result"]
-
-
-def chunk_texts(messages: list[dict[str, Any]]) -> list[str]:
-    return [
-        m["params"]["update"]["content"]["text"]
-        for m in messages
-        if m.get("method") == "session/update"
-        and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
-    ]
 
 
 def spawn(tmp_path: Path, server: ScriptedAnthropic) -> subprocess.Popen[bytes]:

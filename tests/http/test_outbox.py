@@ -12,6 +12,7 @@ from adapters.http.config import HttpConfig
 from adapters.http.connection import HttpConnection
 from adapters.http.outbox import EventTooLarge, LastEventIdAhead, Outbox
 from adapters.protocol.connection import Connection, Dispatcher
+from tests.support.updates import text_chunk
 
 
 def make(max_events: int = 100, max_bytes: int = 1 << 20) -> tuple[Outbox, list[str]]:
@@ -295,19 +296,6 @@ class _Nobody(Dispatcher):
 
     async def peer_closed(self, peer: Connection) -> None:
         pass
-
-
-def text_chunk(text: str, message: str = "m1") -> dict[str, object]:
-    update = {
-        "sessionUpdate": "agent_message_chunk",
-        "content": {"type": "text", "text": text},
-        "messageId": message,
-    }
-    return {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": "s", "update": update},
-    }
 
 
 def texts(chunk: bytes) -> list[str]:

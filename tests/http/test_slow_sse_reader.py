@@ -14,17 +14,13 @@ from tests.e2e.conftest import anthropic_env
 from tests.e2e.conftest import server as server  # the scripted model, as a fixture
 from tests.http.walkthrough import free_port, server_process
 from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text
+from tests.support.updates import chunk_texts, rss_kib
 
 pytestmark = pytest.mark.e2e
 
 # Far more events than the connection's buffer keeps (10,000): without merging, a client
 # that reads nothing while they stream would lose its connection to a buffer overflow.
 DELTAS = 60_000
-
-
-def rss_kib(pid: int) -> int:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(next(line for line in status.splitlines() if line.startswith("VmRSS")).split()[1])
 
 
 class SlowStream:
@@ -93,12 +89,7 @@ def test_a_client_reading_its_stream_slowly_gets_all_the_text_in_fewer_chunks(
             grown_mib = (rss_kib(process.pid) - before) / 1024
             updates, answer = sse.until(3)
 
-    chunks = [
-        m["params"]["update"]["content"]["text"]
-        for m in updates
-        if m.get("method") == "session/update"
-        and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
-    ]
+    chunks = chunk_texts(updates)
     assert answer["result"]["stopReason"] == "end_turn"
     assert "".join(chunks) == "".join(letters)
     assert len(chunks) < DELTAS // 10

@@ -3,32 +3,7 @@
 import pytest
 
 from adapters.protocol.coalesce import MAX_MERGED_CHARS, merged
-
-
-def chunk(
-    text: str, *, kind: str = "agent_message_chunk", message: str = "m1", session: str = "s1"
-):
-    return {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {
-            "sessionId": session,
-            "update": {
-                "sessionUpdate": kind,
-                "content": {"type": "text", "text": text},
-                "messageId": message,
-            },
-        },
-    }
-
-
-def tool_update(call: str = "t1", **fields):
-    update = {"sessionUpdate": "tool_call_update", "toolCallId": call, **fields}
-    return {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": "s1", "update": update},
-    }
+from tests.support.updates import text_chunk, tool_update
 
 
 def text_of(message) -> str:
@@ -36,7 +11,7 @@ def text_of(message) -> str:
 
 
 def test_chunks_of_one_message_join_in_order():
-    first, second = chunk("Hel"), chunk("lo")
+    first, second = text_chunk("Hel"), text_chunk("lo")
 
     both = merged(first, second)
 
@@ -47,7 +22,9 @@ def test_chunks_of_one_message_join_in_order():
 
 
 def test_thoughts_join_like_text():
-    both = merged(chunk("a", kind="agent_thought_chunk"), chunk("b", kind="agent_thought_chunk"))
+    both = merged(
+        text_chunk("a", kind="agent_thought_chunk"), text_chunk("b", kind="agent_thought_chunk")
+    )
 
     assert both is not None
     assert both["params"]["update"]["sessionUpdate"] == "agent_thought_chunk"
@@ -57,34 +34,39 @@ def test_thoughts_join_like_text():
 @pytest.mark.parametrize(
     "later",
     [
-        chunk("x", message="m2"),
-        chunk("x", session="s2"),
-        chunk("x", kind="agent_thought_chunk"),
-        chunk("x", kind="user_message_chunk"),
+        text_chunk("x", message="m2"),
+        text_chunk("x", session="s2"),
+        text_chunk("x", kind="agent_thought_chunk"),
+        text_chunk("x", kind="user_message_chunk"),
         tool_update(),
         {"jsonrpc": "2.0", "id": 7, "result": {}},
-        {"jsonrpc": "2.0", "id": 8, "method": "session/update", "params": chunk("x")["params"]},
+        {
+            "jsonrpc": "2.0",
+            "id": 8,
+            "method": "session/update",
+            "params": text_chunk("x")["params"],
+        },
     ],
 )
 def test_what_is_not_the_same_message_stays_apart(later):
-    assert merged(chunk("a"), later) is None
+    assert merged(text_chunk("a"), later) is None
 
 
 def test_a_chunk_with_more_than_text_is_not_joined():
-    annotated = chunk("b")
+    annotated = text_chunk("b")
     annotated["params"]["update"]["content"]["annotations"] = {"priority": 1}
-    with_meta = chunk("c")
+    with_meta = text_chunk("c")
     with_meta["params"]["update"]["_meta"] = {"x": 1}
 
-    assert merged(chunk("a"), annotated) is None
-    assert merged(chunk("a"), with_meta) is None
+    assert merged(text_chunk("a"), annotated) is None
+    assert merged(text_chunk("a"), with_meta) is None
 
 
 def test_a_merged_chunk_stops_growing_at_the_cap():
-    full = chunk("x" * (MAX_MERGED_CHARS - 1))
+    full = text_chunk("x" * (MAX_MERGED_CHARS - 1))
 
-    assert merged(full, chunk("y")) is not None
-    assert merged(full, chunk("yz")) is None
+    assert merged(full, text_chunk("y")) is not None
+    assert merged(full, text_chunk("yz")) is None
 
 
 def test_updates_of_one_tool_call_fold_later_fields_over_earlier():

@@ -10,19 +10,7 @@ import pytest
 
 from adapters.stdio import transport as stdio
 from adapters.stdio.transport import StdioTransport
-
-
-def chunk(text: str, message: str = "m1") -> dict[str, object]:
-    update = {
-        "sessionUpdate": "agent_message_chunk",
-        "content": {"type": "text", "text": text},
-        "messageId": message,
-    }
-    return {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": "s", "update": update},
-    }
+from tests.support.updates import text_chunk
 
 
 def texts(lines: list[bytes]) -> list[str]:
@@ -45,7 +33,7 @@ async def test_a_client_that_does_not_read_gets_the_whole_text_in_fewer_chunks(p
     letters = [chr(ord("a") + i % 26) for i in range(20_000)]
 
     for letter in letters:  # 20,000 lines are far more than the pipe holds
-        await transport.send(chunk(letter))
+        await transport.send(text_chunk(letter))
     await transport.send({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}})
     lines: list[bytes] = []
     draining = threading.Thread(target=lambda: lines.extend(reader))
@@ -65,7 +53,7 @@ async def test_a_client_that_keeps_up_gets_every_chunk_as_it_was_sent(pipe) -> N
     received: list[bytes] = []
 
     for letter in "keeping up":
-        await transport.send(chunk(letter))
+        await transport.send(text_chunk(letter))
         received.append(await asyncio.to_thread(reader.readline))  # the first is never held
     await transport.close()
 
@@ -79,12 +67,12 @@ async def test_messages_that_cannot_merge_hold_the_sender_once_too_many_wait(
     reader, writer = pipe
     transport = StdioTransport(io.BytesIO(), writer, max_line=1 << 20)
     big = "x" * 70_000  # one message fills the pipe: the writer blocks on it
-    await transport.send(chunk(big, message="first"))
+    await transport.send(text_chunk(big, message="first"))
     sent: list[str] = []
     held = None
     for n in range(2_000):  # each its own message: nothing merges
         sent.append(f"y{n}")
-        task = asyncio.ensure_future(transport.send(chunk(sent[-1], message=f"m{n}")))
+        task = asyncio.ensure_future(transport.send(text_chunk(sent[-1], message=f"m{n}")))
         await asyncio.sleep(0)
         await asyncio.sleep(0)
         if not task.done():
