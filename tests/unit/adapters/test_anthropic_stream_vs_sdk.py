@@ -153,6 +153,22 @@ JSON_VALUES = st.recursive(
 )
 
 
+def message_start(usage: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": usage,
+        },
+    }
+
+
 def sse(event: dict[str, Any]) -> bytes:
     return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
 
@@ -198,21 +214,7 @@ def message_events(draw: st.DrawFn) -> list[dict[str, Any]]:
         "cache_creation_input_tokens": draw(st.none() | TOKENS),
         "cache_read_input_tokens": draw(st.none() | TOKENS),
     }
-    events: list[dict[str, Any]] = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_1",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-test",
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": start_usage,
-            },
-        }
-    ]
+    events: list[dict[str, Any]] = [message_start(start_usage)]
     for index in range(draw(st.integers(0, 4))):
         events += draw(block_events(index))
     delta_usage: dict[str, Any] = {"output_tokens": draw(TOKENS)}
@@ -285,20 +287,7 @@ def test_tool_input_cut_off_by_max_tokens_reads_as_the_sdk_did(
 ) -> None:
     whole = json.dumps(value)
     partial = whole[: 1 + cut % (len(whole) - 1)]  # never the whole: the model ran out
-    events: list[dict[str, Any]] = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_1",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-test",
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {"input_tokens": 3, "output_tokens": 1},
-            },
-        },
+    tool_block = [
         {
             "type": "content_block_start",
             "index": 0,
@@ -310,13 +299,8 @@ def test_tool_input_cut_off_by_max_tokens_reads_as_the_sdk_did(
             "delta": {"type": "input_json_delta", "partial_json": partial},
         },
         {"type": "content_block_stop", "index": 0},
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": "max_tokens", "stop_sequence": None},
-            "usage": {"output_tokens": 100},
-        },
-        {"type": "message_stop"},
     ]
+    events = with_blocks(tool_block, stop_reason="max_tokens", output_tokens=100)
     body = b"".join(sse(e) for e in events)
 
     sdk, adapter = both(body, cuts)
@@ -324,24 +308,14 @@ def test_tool_input_cut_off_by_max_tokens_reads_as_the_sdk_did(
     assert adapter == sdk
 
 
-def with_blocks(*blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    start = {
-        "type": "message_start",
-        "message": {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-test",
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {"input_tokens": 3, "output_tokens": 1},
-        },
-    }
+def with_blocks(
+    *blocks: list[dict[str, Any]], stop_reason: str = "end_turn", output_tokens: int = 7
+) -> list[dict[str, Any]]:
+    start = message_start({"input_tokens": 3, "output_tokens": 1})
     stop = {
         "type": "message_delta",
-        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-        "usage": {"output_tokens": 7},
+        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+        "usage": {"output_tokens": output_tokens},
     }
     return [start, *(e for block in blocks for e in block), stop, {"type": "message_stop"}]
 
