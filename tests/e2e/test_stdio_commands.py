@@ -87,6 +87,8 @@ async def test_commands_are_announced_after_each_answer_that_opens_a_session(
         await agent.initialize()
         await agent.conn.resume_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
         assert await announced_after_answer(agent, "session/resume", sid)
+        # The usage update follows the commands: wait for it before the agent is closed.
+        await until(lambda: bool(updates(agent, "usage_update")), agent)
     [listed] = updates(agent, "available_commands_update")
     assert [c.name for c in listed.available_commands] == COMMANDS
     hints = {c.name: c.input.root.hint for c in listed.available_commands if c.input}
