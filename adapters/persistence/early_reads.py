@@ -1,7 +1,9 @@
 """Stored sessions listed with the standard library alone, while SQLAlchemy and the rest
 of the agent still load (see bootstrap/early.py): the same rows, in the same order, as
 `SqlAlchemySessionRepository.list_page`. Reads only a database already at the newest
-schema; anything else is left to the full agent."""
+schema; anything else is left to the full agent. It restates that query: a change to it
+or to the sessions table is made here too (tests/integration/test_early_reads.py holds
+the two equal)."""
 
 import json
 import sqlite3
