@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +27,8 @@ from bench.common import Row, StdioAgent, median, print_table
 
 WARM_UP = 5
 SETTLE = 1.0  # seconds
-MESSAGES = 20  # per stored session
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
+MESSAGES = 20  # per stored session: TURNS turns, every other one with a tool call
+TURNS = 7
 
 
 def _usage_updates(agent: StdioAgent) -> set[str]:
@@ -92,88 +92,27 @@ def project(root: Path) -> Path:
     return root
 
 
-def stored_history(index: int) -> tuple[list[Any], list[Any]]:
-    """One stored session's MESSAGES messages, user and assistant turns, every other turn
-    reading a file through a tool call, and the tool calls as they were shown."""
-    from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
-    from domain.ids import MessageId, ToolCallId
-    from domain.message import Message, Role
-    from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolKind
-
-    history: list[Message] = []
-    records: list[ToolCallRecord] = []
-
-    def add(role: Role, *blocks: object) -> None:
-        history.append(
-            Message(
-                id=MessageId(f"m{index}_{len(history)}"),
-                role=role,
-                content=tuple(blocks),  # type: ignore[arg-type]
-                created_at=T0 + timedelta(seconds=len(history)),
-            )
-        )
-
-    turn = 0
-    while len(history) < MESSAGES:
-        add(Role.USER, TextBlock(text=f"Question {turn}: what does module {turn} do?"))
-        if turn % 2 and len(history) + 3 <= MESSAGES:
-            use_id = f"toolu_{index}_{turn}"
-            arguments = {"path": f"module_{turn}.py"}
-            add(
-                Role.ASSISTANT,
-                TextBlock(text=f"Let me read module {turn}."),
-                ToolUseBlock(id=use_id, name="read_file", input=arguments),
-            )
-            add(Role.USER, ToolResultBlock(tool_use_id=use_id, content="x = 1\n" * 20))
-            records.append(
-                ToolCallRecord(
-                    id=ToolCallId(use_id),
-                    name="read_file",
-                    title=f"Read module_{turn}.py",
-                    kind=ToolKind.READ,
-                    arguments=arguments,
-                    status=ToolCallStatus.COMPLETED,
-                    output=(TextOutput(text="x = 1\n" * 20),),
-                )
-            )
-        add(Role.ASSISTANT, TextBlock(text=f"Module {turn} sets x to 1. " * 5))
-        turn += 1
-    return history, records
-
-
 def seed(home: Path, cwd: str, count: int) -> list[str]:
-    """`count` stored sessions in `cwd`, written directly with the persistence mappers."""
-    from sqlalchemy import create_engine, insert
-
-    from adapters.persistence import tables
-    from adapters.persistence.mappers import message_to_row, session_to_row, tool_call_to_row
-    from adapters.persistence.migrate import upgrade_to_head
+    """`count` stored sessions in `cwd` of MESSAGES messages each (every other turn a tool
+    call), written directly with the persistence mappers."""
+    from bench.stored import T0, history, store
     from domain.ids import SessionId
     from domain.session import Session
 
-    url = f"sqlite+aiosqlite:///{home / 'iac-code.db'}"
-    upgrade_to_head(url)
-    sessions, messages, calls = [], [], []
+    sessions = []
     for i in range(count):
-        history, records = stored_history(i)
+        messages, records = history(TURNS, prefix=f"{i}_", tool_every=2)
         session = Session(
             id=SessionId(f"sess_{i:04d}"),
             cwd=cwd,
             created_at=T0,
             model="demo",
             title=f"Session {i}",
-            messages=history,
+            messages=messages,
             updated_at=T0 + timedelta(minutes=i),
         )
-        sessions.append(session_to_row(session))
-        messages.extend(message_to_row(session.id, n, m) for n, m in enumerate(history))
-        calls.extend(tool_call_to_row(session.id, record) for record in records)
-    engine = create_engine(url.replace("+aiosqlite", ""))
-    with engine.begin() as db:
-        db.execute(insert(tables.sessions), sessions)
-        db.execute(insert(tables.messages), messages)
-        db.execute(insert(tables.tool_calls), calls)
-    engine.dispose()
+        sessions.append((session, records))
+    store(f"sqlite+aiosqlite:///{home / 'iac-code.db'}", sessions)
     return [f"sess_{i:04d}" for i in range(count)]
 
 

@@ -13,21 +13,15 @@ faster load that shows less is caught here.
 """
 
 import argparse
+import contextlib
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, insert
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import contextlib
-
-from adapters.persistence import tables
-from adapters.persistence.mappers import message_to_row, session_to_row, tool_call_to_row
-from adapters.persistence.migrate import upgrade_to_head
 from bench.common import Row, StdioAgent, median, print_table
-from bench.sessions import T0, big_history
+from bench.stored import T0, history, store
 from domain.ids import SessionId
 from domain.session import Session
 
@@ -35,26 +29,16 @@ SESSION_ID = "sess_replay"
 
 
 def seed(home: Path, cwd: str, turns: int) -> None:
-    url = f"sqlite+aiosqlite:///{home / 'iac-code.db'}"
-    upgrade_to_head(url)
-    history, records = big_history(turns)
+    messages, records = history(turns)
     session = Session(
         id=SessionId(SESSION_ID),
         cwd=cwd,
         created_at=T0,
         model="demo",
         title="Replay",
-        messages=history,
+        messages=messages,
     )
-    engine = create_engine(url.replace("+aiosqlite", ""))
-    with engine.begin() as db:
-        db.execute(insert(tables.sessions), [session_to_row(session)])
-        db.execute(
-            insert(tables.messages),
-            [message_to_row(session.id, i, m) for i, m in enumerate(history)],
-        )
-        db.execute(insert(tables.tool_calls), [tool_call_to_row(session.id, r) for r in records])
-    engine.dispose()
+    store(f"sqlite+aiosqlite:///{home / 'iac-code.db'}", [(session, records)])
 
 
 def timed_load(agent: StdioAgent, cwd: str, turns: int) -> float:

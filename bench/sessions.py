@@ -16,92 +16,37 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import create_engine, insert
-
-from adapters.persistence import tables
-from adapters.persistence.mappers import message_to_row, session_to_row, tool_call_to_row
-from adapters.persistence.migrate import upgrade_to_head
-from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
-from domain.ids import MessageId, SessionId, ToolCallId
-from domain.message import Message, Role
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.stored import T0, Stored, history, one_message, store
+from domain.ids import SessionId
 from domain.session import Session
-from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolKind
 
 IAC_CODE = shutil.which("iac-code", path=str(Path(sys.executable).parent)) or "iac-code"
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def big_history(n_rounds: int = 250) -> tuple[list[Message], list[ToolCallRecord]]:
-    messages: list[Message] = []
-    records: list[ToolCallRecord] = []
-
-    def add(role: Role, *blocks: object) -> None:
-        messages.append(
-            Message(
-                id=MessageId(f"m{len(messages)}"),
-                role=role,
-                content=tuple(blocks),  # type: ignore[arg-type]
-                created_at=T0 + timedelta(seconds=len(messages)),
-            )
-        )
-
-    for r in range(n_rounds):
-        add(Role.USER, TextBlock(text=f"Question {r}: what does module {r} do?"))
-        add(
-            Role.ASSISTANT,
-            TextBlock(text=f"Let me read module {r}."),
-            ToolUseBlock(id=f"toolu_{r}", name="read_file", input={"path": f"m{r}.py"}),
-        )
-        add(Role.USER, ToolResultBlock(tool_use_id=f"toolu_{r}", content="x = 1\n" * 20))
-        add(Role.ASSISTANT, TextBlock(text=f"Module {r} sets x to 1. " * 5))
-        records.append(
-            ToolCallRecord(
-                id=ToolCallId(f"toolu_{r}"),
-                name="read_file",
-                title=f"Read m{r}.py",
-                kind=ToolKind.READ,
-                arguments={"path": f"m{r}.py"},
-                status=ToolCallStatus.COMPLETED,
-                output=(TextOutput(text="x = 1\n" * 20),),
-            )
-        )
-    return messages, records
 
 
 def seed(url: str, n_sessions: int, shared_cwd: str, other_cwd: str) -> dict[str, str]:
-    upgrade_to_head(url)
-    engine = create_engine(url.replace("+aiosqlite", ""))
-    sessions, messages = [], []
-    for i in range(n_sessions):
-        cwd = shared_cwd if i < 200 else f"{other_cwd}/p{i % 977}"
-        s = Session(
-            id=SessionId(f"sess_{i:06d}"),
-            cwd=cwd,
-            created_at=T0,
-            model="demo",
-            title=f"Session {i}",
-            updated_at=T0 + timedelta(seconds=i),
+    sessions: list[Stored] = [
+        (
+            one_message(
+                f"sess_{i:06d}",
+                shared_cwd if i < 200 else f"{other_cwd}/p{i % 977}",
+                i,
+                title=f"Session {i}",
+            ),
+            (),
         )
-        message = Message(
-            id=MessageId(f"m_{i}"),
-            role=Role.USER,
-            content=(TextBlock(text=f"hello {i}"),),
-            created_at=s.updated_at,
-        )
-        s.add_message(message)
-        sessions.append(session_to_row(s))
-        messages.append(message_to_row(s.id, 0, message))
-    history, records = big_history()
+        for i in range(n_sessions)
+    ]
+    messages, records = history(250)
     big = Session(
         id=SessionId("sess_big"),
         cwd=shared_cwd,
         created_at=T0,
         model="demo",
         title="Big",
-        messages=history,
+        messages=messages,
     )
     small = Session(
         id=SessionId("sess_small"),
@@ -109,20 +54,9 @@ def seed(url: str, n_sessions: int, shared_cwd: str, other_cwd: str) -> dict[str
         created_at=T0,
         model="demo",
         title="Small",
-        messages=history[:1],
+        messages=messages[:1],
     )
-    with engine.begin() as db:
-        db.execute(insert(tables.sessions), [*sessions, session_to_row(big), session_to_row(small)])
-        db.execute(
-            insert(tables.messages),
-            [
-                *messages,
-                *(message_to_row(big.id, i, m) for i, m in enumerate(history)),
-                message_to_row(small.id, 0, history[0]),
-            ],
-        )
-        db.execute(insert(tables.tool_calls), [tool_call_to_row(big.id, r) for r in records])
-    engine.dispose()
+    store(url, [*sessions, (big, records), (small, ())])
     return {"big": big.id, "small": small.id}
 
 

@@ -19,7 +19,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -28,43 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import IAC_CODE, Row, StdioAgent, median, print_table
 
 STORED = 100
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def seed(home: Path, cwd: str) -> None:
     """A migrated database holding STORED one-message sessions in `cwd`."""
-    from sqlalchemy import create_engine, insert
+    from bench.stored import one_message, store
 
-    from adapters.persistence import tables
-    from adapters.persistence.mappers import message_to_row, session_to_row
-    from adapters.persistence.migrate import upgrade_to_head
-    from domain.content import TextBlock
-    from domain.ids import MessageId, SessionId
-    from domain.message import Message, Role
-    from domain.session import Session
-
-    url = f"sqlite+aiosqlite:///{home}/iac-code.db"
-    upgrade_to_head(url)
-    sessions, messages = [], []
-    for i in range(STORED):
-        stamp = T0 + timedelta(seconds=i)
-        session = Session(
-            id=SessionId(f"sess_{i:04d}"), cwd=cwd, created_at=T0, model="demo", updated_at=stamp
-        )
-        message = Message(
-            id=MessageId(f"m_{i}"),
-            role=Role.USER,
-            content=(TextBlock(text=f"hello {i}"),),
-            created_at=stamp,
-        )
-        session.add_message(message)
-        sessions.append(session_to_row(session))
-        messages.append(message_to_row(session.id, 0, message))
-    engine = create_engine(url.replace("+aiosqlite", ""))
-    with engine.begin() as db:
-        db.execute(insert(tables.sessions), sessions)
-        db.execute(insert(tables.messages), messages)
-    engine.dispose()
+    sessions = [(one_message(f"sess_{i:04d}", cwd, i), ()) for i in range(STORED)]
+    store(f"sqlite+aiosqlite:///{home}/iac-code.db", sessions)
 
 
 def stdio_new(home: Path, cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
