@@ -1,6 +1,9 @@
 """Settings from the environment, over an optional $IAC_CODE_CONFIG_DIR/config.toml."""
 
 import os
+import re
+import secrets
+import socket
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,6 +34,10 @@ class Settings:
     base_url: str | None = None
     config_dir: Path = field(default_factory=lambda: Path("~/.iac-code").expanduser())
     database_url: str = ""
+    # This process among several serving one database: it holds the leases of the turns it
+    # runs and prefixes its HTTP connection ids (a balancer routes on that prefix).
+    replica_id: str = field(default_factory=lambda: default_replica_id())
+    lease_seconds: float = 30.0  # a running turn's lease; renewed every third of it
     log_level: str = "INFO"
     max_turn_requests: int = 50
     max_tokens: int = 8192
@@ -80,6 +87,8 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "model": ("IAC_CODE_MODEL",),
     "models": ("IAC_CODE_MODELS",),
     "database_url": ("IAC_CODE_DATABASE_URL",),
+    "replica_id": ("IAC_CODE_REPLICA_ID",),
+    "lease_seconds": ("IAC_CODE_LEASE_SECONDS",),
     "log_level": ("IAC_CODE_LOG_LEVEL",),
     "max_turn_requests": ("IAC_CODE_MAX_TURN_REQUESTS",),
     "max_tokens": ("IAC_CODE_MAX_TOKENS",),
@@ -99,6 +108,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "compact_keep_turns": ("IAC_CODE_COMPACT_KEEP_TURNS",),
 }
 _FLOATS = {
+    "lease_seconds",
     "request_timeout",
     "permission_timeout",
     "bash_timeout",
@@ -122,6 +132,15 @@ _POSITIVE = {
     "compact_keep_turns",
 }
 _CHOICES = {"thought_level": tuple(ThoughtLevel), "default_mode": tuple(ModeId)}
+
+
+_REPLICA_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
+
+def default_replica_id() -> str:
+    """Unique per process start: the host's name (cut to what ids allow) and random bits."""
+    host = re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname())[:24] or "host"
+    return f"{host}-{secrets.token_hex(4)}"
 
 
 def _convert(name: str, value: Any) -> Any:
@@ -153,6 +172,10 @@ def _convert(name: str, value: Any) -> Any:
             if flag not in _TRUE | _FALSE:
                 raise ValueError("1 or 0")
             return flag in _TRUE
+        if name == "replica_id":
+            if not _REPLICA_ID.fullmatch(str(value)):
+                raise ValueError("1 to 40 letters, digits, '_' or '-'")
+            return str(value)
         if name == "models":
             items = value.split(",") if isinstance(value, str) else list(value)
             return tuple(m.strip() for m in items if str(m).strip())

@@ -41,6 +41,7 @@ class Session:
         cost: float | None = None,
         additional_directories: tuple[str, ...] = (),
         mcp_servers: tuple[dict[str, object], ...] = (),
+        version: int = 0,
     ) -> None:
         if not isabs(cwd):
             raise InvalidWorkingDirectory(f"cwd must be an absolute path, got {cwd!r}.", cwd=cwd)
@@ -61,6 +62,8 @@ class Session:
         # MCP servers as stored (McpServerSpec.stored(): no secret values).
         self.additional_directories = tuple(additional_directories)
         self.mcp_servers = tuple(mcp_servers)
+        # The stored version this copy was read at (or last wrote): stores check it.
+        self.version = version
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -134,6 +137,7 @@ class Session:
             cost=self.cost,
             additional_directories=self.additional_directories,
             mcp_servers=self.mcp_servers,
+            version=self.version,
         )
 
     def fork(self, new_id: SessionId, *, at: datetime) -> "Session":

@@ -199,6 +199,7 @@ def session_to_row(session: Session) -> dict[str, Any]:
         "message_count": session.message_count,
         "additional_directories": list(session.additional_directories),
         "mcp_servers": [dict(server) for server in session.mcp_servers],
+        "version": session.version,
     }
 
 
@@ -223,6 +224,7 @@ def session_from_row(
         cost=spent[1],
         additional_directories=tuple(row["additional_directories"] or ()),
         mcp_servers=tuple(row["mcp_servers"] or ()),
+        version=row["version"],
     )
 
 

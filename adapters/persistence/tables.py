@@ -14,6 +14,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -66,6 +67,9 @@ sessions = Table(
     Column("deleted_at", UtcDateTime, nullable=True),
     Column("additional_directories", JSON, nullable=False, default=list),
     Column("mcp_servers", JSON, nullable=False, default=list),  # without secret values
+    # Bumped by every stored change: a write checked against the version it read turns a
+    # concurrent change into a conflict instead of an overwrite.
+    Column("version", Integer, nullable=False, server_default="0"),
     Index("ix_sessions_cwd_updated", "cwd", "updated_at", "id"),
     Index("ix_sessions_updated", "updated_at", "id"),
     Index("ix_sessions_parent_id", "parent_id"),
@@ -109,6 +113,19 @@ turns = Table(
     Column("cache_write_tokens", Integer, nullable=False),
     Column("error", Text, nullable=True),
     Column("cost", Float, nullable=True),  # in the catalogue's currency; NULL: not priced
+)
+
+# The one process (replica) running a turn of the session, until expires_at; renewed while
+# the turn runs. Another replica's session/cancel sets cancel_requested for the holder to see.
+session_leases = Table(
+    "session_leases",
+    metadata,
+    Column(
+        "session_id", String(64), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("holder", String(128), nullable=False),
+    Column("expires_at", UtcDateTime, nullable=False),
+    Column("cancel_requested", Boolean, nullable=False, server_default=false()),
 )
 
 tool_calls = Table(
