@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from adapters.knowledge.local import LocalProjectKnowledge
-from adapters.persistence.sqlite import make_sqlite_engine
+from adapters.persistence.sqlite import make_sqlite_engine, read_only
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.protocol.agent import AcpAgent, UseCases
 from adapters.protocol.channels import SessionChannels
@@ -96,7 +96,12 @@ class Container(containers.DeclarativeContainer):
 
     engine = providers.Singleton(make_sqlite_engine, url=settings.provided.database_url)
     session_factory = providers.Singleton(async_sessionmaker, engine, expire_on_commit=False)
-    uow = providers.Factory(SqlAlchemyUnitOfWork, session_factory=session_factory)
+    read_factory = providers.Singleton(
+        async_sessionmaker, providers.Callable(read_only, engine), expire_on_commit=False
+    )
+    uow = providers.Factory(
+        SqlAlchemyUnitOfWork, session_factory=session_factory, read_factory=read_factory
+    )
 
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(UuidIds)
