@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from adapters.knowledge.local import LocalProjectKnowledge
+from adapters.persistence.leases import SqlAlchemyTurnLeases
 from adapters.persistence.sqlite import make_sqlite_engine
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.protocol.agent import AcpAgent, UseCases
@@ -50,6 +51,8 @@ from application.use_cases.sessions import (
 )
 from application.use_cases.subagent import SubAgentTools
 from application.use_cases.tool_phase import ToolPhase
+from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
+from application.use_cases.turn_ownership import TurnOwnership
 from bootstrap.model_clients import build_llm, make_initialize, offered
 from bootstrap.settings import Settings
 from domain.config import Catalog
@@ -97,10 +100,19 @@ class Container(containers.DeclarativeContainer):
     engine = providers.Singleton(make_sqlite_engine, url=settings.provided.database_url)
     session_factory = providers.Singleton(async_sessionmaker, engine, expire_on_commit=False)
     uow = providers.Factory(SqlAlchemyUnitOfWork, session_factory=session_factory)
+    # Turn leases: one prompt per session across every replica sharing the database.
+    leases = providers.Singleton(SqlAlchemyTurnLeases, engine)
+    lease_terms = providers.Singleton(
+        LeaseTerms,
+        holder=settings.provided.replica_id,
+        seconds=settings.provided.lease_seconds,
+        poll=settings.provided.lease_poll_seconds,
+    )
 
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(UuidIds)
     registry = providers.Singleton(SessionRegistry)
+    leasing = providers.Singleton(TurnLeasing, leases=leases, clock=clock, terms=lease_terms)
     channels = providers.Singleton(SessionChannels)
     catalog = providers.Singleton(build_catalog, settings)
     llm = providers.Singleton(build_llm, settings)
@@ -163,7 +175,8 @@ class Container(containers.DeclarativeContainer):
         default_model=settings.provided.default_model,
         key_variable=settings.provided.key_hint,
     )
-    stored = providers.Factory(StoredSessions, uow=uow, registry=registry)
+    stored = providers.Factory(StoredSessions, uow=uow, registry=registry, leasing=leasing)
+    ownership = providers.Factory(TurnOwnership, leasing=leasing, stored=stored)
     load_session = providers.Factory(
         LoadSession, stored=stored, sink=channels, catalog=catalog, open_with=open_with
     )
@@ -254,6 +267,7 @@ class Container(containers.DeclarativeContainer):
         run_command=run_command,
         servers=servers,
         briefer=briefer,
+        ownership=ownership,
     )
     announce = providers.Factory(
         AnnounceSession,
@@ -265,7 +279,7 @@ class Container(containers.DeclarativeContainer):
         servers=servers,
         briefer=briefer,
     )
-    cancel = providers.Factory(CancelTurn, registry=registry)
+    cancel = providers.Factory(CancelTurn, registry=registry, leasing=leasing)
     close = providers.Factory(CloseSession, registry=registry)
     set_mode = providers.Factory(SetMode, registry=registry, settings=change_settings)
     set_config_option = providers.Factory(
