@@ -1,0 +1,144 @@
+"""Two real `iac-code acp` processes on one SQLite file, as two replicas behind one address:
+one prompt per session across both, a cancel that reaches the other, and a session that
+goes on in one after the other died mid-turn."""
+
+import asyncio
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError, text_block
+
+from tests.e2e.conftest import Agent, RecordingClient, Spawn, anthropic_env, until
+from tests.support.scripted_anthropic import (
+    HANG,
+    ScriptedAnthropic,
+    assert_valid_history,
+    stream,
+    text,
+    tool_use,
+)
+
+pytestmark = pytest.mark.e2e
+
+BUSY = -32602
+
+
+def replica(server: ScriptedAnthropic, name: str, **extra: str) -> dict[str, str]:
+    # The spawn fixture gives every process the same config dir: one database file.
+    return anthropic_env(server, IAC_CODE_REPLICA_ID=name, **extra)
+
+
+class StuckClient(RecordingClient):
+    """An editor that never answers a permission request: the turn waits on its tool."""
+
+    async def request_permission(self, options: Any, session_id: str, tool_call: Any, **_: Any):  # type: ignore[no-untyped-def]
+        self.permission_requests.append((tool_call, options))
+        await asyncio.Event().wait()
+
+
+async def open_new(agent: Agent, workdir: Path) -> str:
+    await agent.initialize()
+    return (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+
+
+async def test_a_prompt_elsewhere_is_busy_and_a_cancel_elsewhere_stops_it(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    server.script(stream(text("Half of an "), HANG, text("answer")), stream(text("B answers")))
+    async with (
+        spawn(replica(server, "replica-a")) as a,
+        spawn(replica(server, "replica-b", IAC_CODE_LEASE_POLL_SECONDS="0.05")) as b,
+    ):
+        sid = await open_new(a, workdir)
+        running = asyncio.create_task(
+            a.conn.prompt(session_id=sid, prompt=[text_block("long one")])
+        )
+        await asyncio.to_thread(server.wait_for_hang)
+        await b.initialize()
+        await b.conn.resume_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+        with pytest.raises(RequestError) as busy:
+            await b.conn.prompt(session_id=sid, prompt=[text_block("me too")])
+        assert busy.value.code == BUSY
+        await b.conn.cancel(session_id=sid)  # the turn runs in A: B asks through its lease
+        result = await asyncio.wait_for(running, 30)
+        assert result.stop_reason == "cancelled"
+        await asyncio.to_thread(server.wait_for_disconnect)  # A really dropped the stream
+        # B takes the session's next turn, from what A stored.
+        await b.conn.close_session(session_id=sid)
+        await b.conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+        after = await b.conn.prompt(session_id=sid, prompt=[text_block("again")])
+    assert after.stop_reason == "end_turn"
+    sent = server.requests[1].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert sent[1]["content"] == [{"type": "text", "text": "Half of an "}]
+    for request in server.requests:
+        assert_valid_history(request.body["messages"])
+    server.assert_script_consumed()
+
+
+async def prompt_when_free(agent: Agent, sid: str, words: str, bound: float = 60) -> Any:
+    """Prompt once the dead replica's lease has lapsed: until then the answer is busy."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + bound
+    while True:
+        try:
+            return await agent.conn.prompt(session_id=sid, prompt=[text_block(words)])
+        except RequestError as exc:
+            refused = exc
+        assert refused.code == BUSY, refused
+        assert loop.time() < deadline, f"still busy; stderr:\n{agent.stderr()}"
+        await asyncio.sleep(0.1)
+
+
+async def test_a_session_goes_on_in_another_replica_after_one_died_mid_turn(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    server.script(
+        stream(text("First answer, kept.")),
+        stream(
+            tool_use("write_file", {"path": "a.txt", "content": "x"}, id="toolu_w1"),
+            stop_reason="tool_use",
+        ),
+        stream(text("Carrying on in B.")),
+    )
+    short = {"IAC_CODE_LEASE_SECONDS": "2"}
+    async with spawn(replica(server, "replica-a", **short), StuckClient()) as a:
+        sid = await open_new(a, workdir)
+        first = await a.conn.prompt(session_id=sid, prompt=[text_block("first")])
+        assert first.stop_reason == "end_turn"
+        cut = asyncio.create_task(a.conn.prompt(session_id=sid, prompt=[text_block("write")]))
+        await until(lambda: bool(a.client.permission_requests), a)  # its tool waits
+        a.kill()  # mid-turn: the tool use is stored, its result never will be
+        await asyncio.wait_for(a.process.wait(), 30)
+        cut.cancel()  # unanswered: its server is gone
+        await asyncio.gather(cut, return_exceptions=True)
+
+    async with spawn(replica(server, "replica-b", **short)) as b:
+        await b.initialize()
+        await b.conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+        # The replay: the completed turn whole, the cut one's tool call shown as failed.
+        assert "First answer, kept." in b.client.agent_text()
+        (_, *updates) = b.client.tool_updates("toolu_w1")
+        assert updates[-1].status == "failed"
+        result = await prompt_when_free(b, sid, "carry on")
+    assert result.stop_reason == "end_turn"
+    sent = server.requests[2].body["messages"]
+    assert_valid_history(sent)
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
+    assert sent[1]["content"] == [{"type": "text", "text": "First answer, kept."}]
+    results = [b for b in sent[4]["content"] if b["type"] == "tool_result"]
+    assert results[0]["tool_use_id"] == "toolu_w1" and results[0]["is_error"]
+    assert not (workdir / "a.txt").exists()  # the write was never allowed
+    # The repair was stored once the dead replica's lease had lapsed: the results first.
+    with closing(sqlite3.connect(tmp_path / "config" / "iac-code.db")) as db:
+        rows = db.execute(
+            "SELECT role, content FROM messages WHERE session_id = ? ORDER BY position", (sid,)
+        ).fetchall()
+    roles = [role for role, _ in rows]
+    assert roles == ["user", "assistant", "user", "assistant", "user", "user", "assistant"]
+    assert json.loads(rows[4][1])[0]["tool_use_id"] == "toolu_w1"
+    server.assert_script_consumed()
