@@ -247,6 +247,7 @@ class InMemoryTurnLeases(TurnLeases):
     def __init__(self, sessions: InMemorySessionRepository) -> None:
         self.sessions = sessions
         self.leases: dict[SessionId, _Lease] = {}
+        self.renewals = 0  # writes while a turn runs (a poll is a read)
 
     def _live(self, session_id: SessionId, now: datetime) -> _Lease | None:
         lease = self.leases.get(session_id)
@@ -266,6 +267,7 @@ class InMemoryTurnLeases(TurnLeases):
     async def renew(
         self, session_id: SessionId, holder: str, now: datetime, until: datetime
     ) -> LeaseState:
+        self.renewals += 1
         state = await self.check(session_id, holder, now)
         if state.held:
             self.leases[session_id].expires_at = until

@@ -266,3 +266,17 @@ async def test_a_turn_cut_off_before_any_answer_continues_sound(leased: World) -
     assert "asked again" in sent[0].visible_text()
     stored = leased.uow.sessions.messages[session.id]
     assert [m.role for m in stored] == [Role.USER, Role.USER, Role.ASSISTANT]
+
+
+def test_a_lease_is_renewed_thrice_per_length_and_polled_at_most_that_long() -> None:
+    assert LeaseTerms(holder="h", seconds=30, poll=0.5).renew_every == 10
+    assert LeaseTerms(holder="h", seconds=30, poll=0.5).poll_every == 0.5
+    assert LeaseTerms(holder="h", seconds=0.9, poll=0.5).poll_every == pytest.approx(0.3)
+
+
+async def test_streaming_writes_nothing_to_the_lease(leased: World) -> None:
+    chunks = [TextChunk(text=f"{n} ") for n in range(300)]
+    leased.llm.scripts = [[*chunks, *reply("end")]]
+    sid = await open_session(leased)
+    assert (await leased.prompt().execute(ask(sid))).stop_reason is StopReason.END_TURN
+    assert leases_of(leased).renewals == 0  # renewed every 10 s, not per delta
