@@ -22,13 +22,14 @@ _lease = session_leases.c
 
 
 class SqlAlchemyTurnLeases(TurnLeases):
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, reader: AsyncEngine | None = None) -> None:
         self._engine = engine
+        self._reader = reader or engine  # for the reads: one that takes no write lock
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[AsyncConnection]:
+    async def _transaction(self, *, reading: bool = False) -> AsyncIterator[AsyncConnection]:
         try:
-            async with self._engine.begin() as connection:
+            async with (self._reader if reading else self._engine).begin() as connection:
                 yield connection
         except IntegrityError:
             raise
@@ -75,7 +76,7 @@ class SqlAlchemyTurnLeases(TurnLeases):
         return LeaseState(held=False) if row is None else LeaseState(True, bool(row[0]))
 
     async def check(self, session_id: SessionId, holder: str, now: datetime) -> LeaseState:
-        async with self._transaction() as db:
+        async with self._transaction(reading=True) as db:
             row = (
                 await db.execute(
                     select(_lease.cancel_requested).where(self._live_of(session_id, holder, now))
@@ -101,7 +102,7 @@ class SqlAlchemyTurnLeases(TurnLeases):
         return asked.rowcount > 0
 
     async def live_holder(self, session_id: SessionId, now: datetime) -> str | None:
-        async with self._transaction() as db:
+        async with self._transaction(reading=True) as db:
             return (
                 await db.execute(
                     select(_lease.holder).where(
@@ -111,7 +112,7 @@ class SqlAlchemyTurnLeases(TurnLeases):
             ).scalar_one_or_none()
 
     async def stored_version(self, session_id: SessionId) -> int | None:
-        async with self._transaction() as db:
+        async with self._transaction(reading=True) as db:
             return (
                 await db.execute(
                     select(sessions.c.version).where(

@@ -50,6 +50,7 @@ class _Stored:
     messages: list[Message]
     tool_calls: dict[str, ToolCallRecord] = field(default_factory=dict)
     decisions: list[PermissionDecision] = field(default_factory=list)
+    version: int = 0
 
 
 def _settings(session: Session) -> dict[str, object]:
@@ -63,7 +64,6 @@ def _settings(session: Session) -> dict[str, object]:
         "config": dict(session.config),
         "additional_directories": session.additional_directories,
         "mcp_servers": session.mcp_servers,
-        "version": session.version,
     }
 
 
@@ -95,8 +95,12 @@ class InMemorySessionRepository(SessionRepository):
         for decision in stored.decisions:
             rules.learn(decision)
         return Session(
-            id=session_id, messages=list(stored.messages), permissions=rules, **stored.settings
-        )  # type: ignore[arg-type]
+            id=session_id,
+            messages=list(stored.messages),
+            permissions=rules,
+            version=stored.version,
+            **stored.settings,  # type: ignore[arg-type]
+        )
 
     async def add(self, session: Session) -> None:
         self.stored[session.id] = _Stored(_settings(session), list(session.messages))
@@ -296,7 +300,7 @@ class InMemoryTurnLeases(TurnLeases):
 
     async def stored_version(self, session_id: SessionId) -> int | None:
         stored = self.sessions.stored.get(session_id)
-        return None if stored is None else stored.settings["version"]  # type: ignore[return-value]
+        return None if stored is None else stored.version
 
 
 class FixedClock(Clock):

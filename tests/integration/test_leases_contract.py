@@ -45,8 +45,7 @@ def store(request: pytest.FixtureRequest, engine: AsyncEngine) -> Store:
         repository = InMemorySessionRepository()
 
         async def bump_memory(session_id: SessionId) -> None:
-            settings = repository.stored[session_id].settings
-            settings["version"] = int(settings["version"]) + 1  # type: ignore[call-overload]
+            repository.stored[session_id].version += 1
 
         return Store(
             lambda: FakeUnitOfWork(repository), InMemoryTurnLeases(repository), bump_memory

@@ -14,7 +14,7 @@ from application.use_cases.turn_lease import UNSAVED_REPAIR, LeaseTerms
 from domain.content import TextBlock
 from domain.events import TextDelta
 from domain.ids import SessionId
-from domain.message import Role
+from domain.message import Message, Role
 from domain.stop_reason import StopReason
 from tests.factories import MessageFactory, SessionFactory
 from tests.fakes.ports import InMemoryTurnLeases
@@ -159,21 +159,22 @@ async def test_cancel_of_a_turn_elsewhere_is_asked_through_its_lease(leased: Wor
     await leased.cancel().anywhere("sess_unknown")  # ignored, as today
 
 
-async def stored_elsewhere(world: World, sid: str, text: str) -> None:
-    """Another process appends a message to the session and stores it (a new version)."""
-    other = await world.uow.sessions.get(SessionId(sid))
-    assert other is not None
-    message = MessageFactory(content=(TextBlock(text=text),), created_at=other.updated_at)
-    other.add_message(message)
-    await world.uow.sessions.append_message(other, message)
-    world.uow.sessions.stored[SessionId(sid)].settings["version"] = other.version + 1
+def stored_elsewhere(world: World, sid: str, *messages: Message) -> None:
+    """Another process appends messages to the session and stores them (a new version)."""
+    stored = world.uow.sessions.stored[SessionId(sid)]
+    stored.messages.extend(messages)
+    stored.version += 1
+
+
+def said(text: str) -> Message:
+    return MessageFactory(content=(TextBlock(text=text),))
 
 
 async def test_a_turn_starts_from_what_another_process_stored(leased: World) -> None:
     leased.llm.scripts = [reply("first"), reply("second")]
     sid = await open_session(leased)
     await leased.prompt().execute(ask(sid, "one"))
-    await stored_elsewhere(leased, sid, "written on the other replica")
+    stored_elsewhere(leased, sid, said("written on the other replica"))
     await leased.prompt().execute(ask(sid, "two"))
     sent = [m.visible_text() for m in leased.llm.requests[1].messages]
     assert "written on the other replica" in "".join(sent)
@@ -196,12 +197,12 @@ async def test_load_and_resume_of_an_open_session_show_what_is_stored(leased: Wo
     sid = await open_session(leased)
     await leased.prompt().execute(ask(sid, "one"))
     cwd = leased.registry.require(sid).session.cwd
-    await stored_elsewhere(leased, sid, "from the other replica")
+    stored_elsewhere(leased, sid, said("from the other replica"))
     state = await leased.resume().execute(sid, cwd)
     assert state.session_id == sid
     texts = [m.visible_text() for m in leased.registry.require(sid).session.messages]
     assert texts[-1] == "from the other replica"
-    await stored_elsewhere(leased, sid, "and another")
+    stored_elsewhere(leased, sid, said("and another"))
     await leased.load().execute(LoadSessionRequest(session_id=sid, cwd=cwd))
     replayed = [e.text for e in leased.sink.of_type(TextDelta)]
     assert replayed[-1] == "first"  # the replay's assistant text; the user's come as blocks
@@ -227,11 +228,7 @@ async def test_load_while_the_turn_runs_elsewhere_repairs_only_in_memory(leased:
     assert len(opened.messages) == 3 and opened.messages[-1].tool_results[0].is_error
     assert opened.version == UNSAVED_REPAIR
     # The other process finishes its turn: the next turn here reads what it stored.
-    other = await leased.uow.sessions.get(session.id)
-    assert other is not None
-    answer = MessageFactory(tool_answer=True, created_at=other.updated_at)
-    other.add_message(answer)
-    await leased.uow.sessions.append_message(other, answer)
+    stored_elsewhere(leased, session.id, MessageFactory(tool_answer=True))
     await leases_of(leased).release(session.id, ELSEWHERE)
     leased.llm.scripts = [reply("Done")]
     await leased.prompt().execute(ask(session.id, "next"))
