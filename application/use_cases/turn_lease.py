@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
-from application.errors import SessionBusy, StorageError
+from application.errors import SessionBusy, SessionNotFound, StorageError
 from application.ports.clock import Clock
 from application.ports.leases import LeaseState, TurnLeases
 from application.runtime import TurnControl
@@ -46,10 +46,16 @@ class TurnLeasing:
 
     async def hold(self, session_id: SessionId, control: TurnControl) -> "HeldLease":
         """The session's lease for the turn `control` runs, watched until released.
-        Raises SessionBusy when another process runs a turn of it."""
+        Raises SessionBusy when another process runs a turn of it, SessionNotFound when
+        another process deleted it."""
         now = self._clock.now()
         until = now + timedelta(seconds=self.terms.seconds)
         if not await self._leases.acquire(session_id, self.terms.holder, now, until):
+            if await self._leases.stored_version(session_id) is None:
+                raise SessionNotFound(
+                    f"Session {session_id!r} no longer exists: it was deleted elsewhere.",
+                    sessionId=session_id,
+                )
             raise SessionBusy(
                 "A prompt is already running in this session; cancel it or wait for its answer.",
                 sessionId=session_id,

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from application.errors import ModelUnavailable, SessionBusy
+from application.errors import ModelUnavailable, SessionBusy, SessionNotFound
 from application.ports.llm import ModelRequest, TextChunk
 from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.turn_lease import UNSAVED_REPAIR, LeaseTerms
@@ -277,3 +277,11 @@ async def test_streaming_writes_nothing_to_the_lease(leased: World) -> None:
     sid = await open_session(leased)
     assert (await leased.prompt().execute(ask(sid))).stop_reason is StopReason.END_TURN
     assert leases_of(leased).renewals == 0  # renewed every 10 s, not per delta
+
+
+async def test_a_session_deleted_elsewhere_is_not_found_rather_than_busy(leased: World) -> None:
+    sid = await open_session(leased)  # still open here
+    del leased.uow.sessions.stored[SessionId(sid)]  # another replica deleted it
+    with pytest.raises(SessionNotFound):
+        await leased.prompt().execute(ask(sid))
+    assert not leased.registry.is_busy(sid)
