@@ -3,6 +3,7 @@ path to the `initialize` answer (see bootstrap/stdio.py)."""
 
 import asyncio
 import logging
+import operator
 from collections.abc import Callable
 
 from dependency_injector import containers, providers
@@ -14,6 +15,7 @@ from adapters.knowledge.local import LocalProjectKnowledge
 from adapters.persistence.leases import SqlAlchemyTurnLeases
 from adapters.persistence.sqlite import make_sqlite_engine
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
+from adapters.presence import LockFilePresence
 from adapters.protocol.agent import AcpAgent, UseCases
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.permissions import AcpPermissionAsker
@@ -112,7 +114,15 @@ class Container(containers.DeclarativeContainer):
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(UuidIds)
     registry = providers.Singleton(SessionRegistry)
-    leasing = providers.Singleton(TurnLeasing, leases=leases, clock=clock, terms=lease_terms)
+    # This machine's running replicas: a restarted agent takes its sessions back at once.
+    presence = providers.Singleton(
+        LockFilePresence,
+        directory=providers.Callable(operator.truediv, settings.provided.config_dir, "replicas"),
+        replica_id=settings.provided.replica_id,
+    )
+    leasing = providers.Singleton(
+        TurnLeasing, leases=leases, clock=clock, terms=lease_terms, presence=presence
+    )
     channels = providers.Singleton(SessionChannels)
     catalog = providers.Singleton(build_catalog, settings)
     llm = providers.Singleton(build_llm, settings)
@@ -321,6 +331,7 @@ def migrated_container(settings: Settings, version: str) -> Container:
     if upgrade_to_head(settings.database_url):
         logging.getLogger(__name__).info("database migrated to the newest schema")
     container = Container(settings=settings, version=version)
+    container.presence().here()  # before any lease is taken
     # A command added later (e.g. from an MCP server) reaches every open session.
     container.commands().subscribe(lambda: container.announce().commands_changed())
     return container

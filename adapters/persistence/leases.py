@@ -37,15 +37,22 @@ class SqlAlchemyTurnLeases(TurnLeases):
             raise StorageError("The session's turn lease could not be read or written.") from exc
 
     async def acquire(
-        self, session_id: SessionId, holder: str, now: datetime, until: datetime
+        self,
+        session_id: SessionId,
+        holder: str,
+        now: datetime,
+        until: datetime,
+        *,
+        gone: str | None = None,
     ) -> bool:
+        holders = [holder] if gone is None else [holder, gone]
         try:
             async with self._transaction() as db:
                 taken = await db.execute(
                     update(session_leases)
                     .where(
                         _lease.session_id == session_id,
-                        or_(_lease.expires_at <= now, _lease.holder == holder),
+                        or_(_lease.expires_at <= now, _lease.holder.in_(holders)),
                     )
                     .values(holder=holder, expires_at=until, cancel_requested=False)
                 )

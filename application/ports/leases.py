@@ -23,11 +23,18 @@ class LeaseState:
 class TurnLeases(Protocol):
     @abstractmethod
     async def acquire(
-        self, session_id: SessionId, holder: str, now: datetime, until: datetime
+        self,
+        session_id: SessionId,
+        holder: str,
+        now: datetime,
+        until: datetime,
+        *,
+        gone: str | None = None,
     ) -> bool:
         """Take the lease until `until` if nobody else holds a live one (a lapsed lease is
-        taken over; the holder's own is renewed). False: held elsewhere, or no such session.
-        A lease taken starts with no cancel requested."""
+        taken over; the holder's own is renewed; so is a live one of `gone`, a holder known
+        to have exited). False: held elsewhere, or no such session. A lease taken starts
+        with no cancel requested."""
 
     @abstractmethod
     async def renew(
@@ -57,3 +64,16 @@ class TurnLeases(Protocol):
         """The session's stored version (None: no such session): a copy read at another
         version is stale. Here rather than on the session store: it is the one read made
         before every turn, and it needs no more than one column."""
+
+
+class ReplicaPresence(Protocol):
+    """Which holders are known to have exited, so that their leases need not lapse first
+    (a restarted agent takes its sessions back at once). Unknown is never gone."""
+
+    @abstractmethod
+    def here(self) -> None:
+        """Mark this process as running, until it exits (however it exits)."""
+
+    @abstractmethod
+    def gone(self, holder: str) -> bool:
+        """True only when `holder` certainly runs no more."""

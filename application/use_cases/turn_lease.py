@@ -8,11 +8,11 @@ read every `poll` seconds, a write every `seconds / 3`, nothing per streamed del
 import asyncio
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from application.errors import SessionBusy, SessionNotFound, StorageError
 from application.ports.clock import Clock
-from application.ports.leases import LeaseState, TurnLeases
+from application.ports.leases import LeaseState, ReplicaPresence, TurnLeases
 from application.runtime import TurnControl
 from domain.ids import SessionId
 
@@ -39,10 +39,18 @@ class LeaseTerms:
 
 
 class TurnLeasing:
-    def __init__(self, *, leases: TurnLeases, clock: Clock, terms: LeaseTerms) -> None:
+    def __init__(
+        self,
+        *,
+        leases: TurnLeases,
+        clock: Clock,
+        terms: LeaseTerms,
+        presence: ReplicaPresence | None = None,
+    ) -> None:
         self._leases = leases
         self._clock = clock
         self.terms = terms
+        self._presence = presence  # None: a holder is never known to have exited
 
     async def hold(self, session_id: SessionId, control: TurnControl) -> "HeldLease":
         """The session's lease for the turn `control` runs, watched until released.
@@ -50,7 +58,7 @@ class TurnLeasing:
         another process deleted it."""
         now = self._clock.now()
         until = now + timedelta(seconds=self.terms.seconds)
-        if not await self._leases.acquire(session_id, self.terms.holder, now, until):
+        if not await self._take(session_id, now, until):
             if await self._leases.stored_version(session_id) is None:
                 raise SessionNotFound(
                     f"Session {session_id!r} no longer exists: it was deleted elsewhere.",
@@ -62,10 +70,23 @@ class TurnLeasing:
             )
         return HeldLease(self._leases, self._clock, self.terms, session_id, control)
 
+    async def _take(self, session_id: SessionId, now: datetime, until: datetime) -> bool:
+        me = self.terms.holder
+        if await self._leases.acquire(session_id, me, now, until):
+            return True
+        holder = await self._leases.live_holder(session_id, now)
+        if holder is None or not self._exited(holder):
+            return False
+        log.info("session %s: taking the lease of replica %s, which exited", session_id, holder)
+        return await self._leases.acquire(session_id, me, now, until, gone=holder)
+
+    def _exited(self, holder: str) -> bool:
+        return self._presence is not None and self._presence.gone(holder)
+
     async def running_elsewhere(self, session_id: SessionId) -> bool:
         """Another process holds a live lease: its turn may still be writing the session."""
         holder = await self._leases.live_holder(session_id, self._clock.now())
-        return holder is not None and holder != self.terms.holder
+        return holder is not None and holder != self.terms.holder and not self._exited(holder)
 
     async def request_cancel(self, session_id: SessionId) -> bool:
         return await self._leases.request_cancel(session_id, self._clock.now())

@@ -94,9 +94,7 @@ async def prompt_when_free(agent: Agent, sid: str, words: str, bound: float = 60
         await asyncio.sleep(0.1)
 
 
-async def test_a_session_goes_on_in_another_replica_after_one_died_mid_turn(
-    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, tmp_path: Path
-) -> None:
+def cut_turn_script(server: ScriptedAnthropic) -> None:
     server.script(
         stream(text("First answer, kept.")),
         stream(
@@ -105,27 +103,34 @@ async def test_a_session_goes_on_in_another_replica_after_one_died_mid_turn(
         ),
         stream(text("Carrying on in B.")),
     )
-    short = {"IAC_CODE_LEASE_SECONDS": "2"}
-    async with spawn(replica(server, "replica-a", **short), StuckClient()) as a:
+
+
+async def die_mid_turn(spawn: Spawn, workdir: Path, env: dict[str, str]) -> str:
+    """A completed turn, then a turn whose tool waits for a permission when the process is
+    SIGKILLed: the tool use is stored, its result never will be. Returns the session."""
+    async with spawn(env, StuckClient()) as a:
         sid = await open_new(a, workdir)
         first = await a.conn.prompt(session_id=sid, prompt=[text_block("first")])
         assert first.stop_reason == "end_turn"
         cut = asyncio.create_task(a.conn.prompt(session_id=sid, prompt=[text_block("write")]))
-        await until(lambda: bool(a.client.permission_requests), a)  # its tool waits
-        a.kill()  # mid-turn: the tool use is stored, its result never will be
+        await until(lambda: bool(a.client.permission_requests), a)
+        a.kill()
         await asyncio.wait_for(a.process.wait(), 30)
         cut.cancel()  # unanswered: its server is gone
         await asyncio.gather(cut, return_exceptions=True)
+    return sid
 
-    async with spawn(replica(server, "replica-b", **short)) as b:
-        await b.initialize()
-        await b.conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
-        # The replay: the completed turn whole, the cut one's tool call shown as failed.
-        assert "First answer, kept." in b.client.agent_text()
-        (_, *updates) = b.client.tool_updates("toolu_w1")
-        assert updates[-1].status == "failed"
-        result = await prompt_when_free(b, sid, "carry on")
-    assert result.stop_reason == "end_turn"
+
+async def load_cut_session(b: Agent, workdir: Path, sid: str) -> None:
+    await b.initialize()
+    await b.conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+    # The replay: the completed turn whole, the cut one's tool call shown as failed.
+    assert "First answer, kept." in b.client.agent_text()
+    (_, *updates) = b.client.tool_updates("toolu_w1")
+    assert updates[-1].status == "failed"
+
+
+def assert_went_on(server: ScriptedAnthropic, workdir: Path, database: Path, sid: str) -> None:
     sent = server.requests[2].body["messages"]
     assert_valid_history(sent)
     assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
@@ -133,8 +138,8 @@ async def test_a_session_goes_on_in_another_replica_after_one_died_mid_turn(
     results = [b for b in sent[4]["content"] if b["type"] == "tool_result"]
     assert results[0]["tool_use_id"] == "toolu_w1" and results[0]["is_error"]
     assert not (workdir / "a.txt").exists()  # the write was never allowed
-    # The repair was stored once the dead replica's lease had lapsed: the results first.
-    with closing(sqlite3.connect(tmp_path / "config" / "iac-code.db")) as db:
+    # The repair is stored (the results after the cut tool use), then B's turn.
+    with closing(sqlite3.connect(database)) as db:
         rows = db.execute(
             "SELECT role, content FROM messages WHERE session_id = ? ORDER BY position", (sid,)
         ).fetchall()
@@ -142,3 +147,48 @@ async def test_a_session_goes_on_in_another_replica_after_one_died_mid_turn(
     assert roles == ["user", "assistant", "user", "assistant", "user", "user", "assistant"]
     assert json.loads(rows[4][1])[0]["tool_use_id"] == "toolu_w1"
     server.assert_script_consumed()
+
+
+TAKEN_OVER = "which exited"  # B's log when it takes the lease of a process that exited
+
+
+async def test_after_a_replica_died_mid_turn_its_lease_lapses_and_another_goes_on(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    """A and B as on two machines: one database, each its own config directory, so B cannot
+    tell that A exited and waits for A's lease (2 s) to lapse."""
+    cut_turn_script(server)
+    database = tmp_path / "shared.db"
+
+    def machine(name: str) -> dict[str, str]:
+        return replica(
+            server,
+            name,
+            IAC_CODE_CONFIG_DIR=str(tmp_path / name),
+            IAC_CODE_DATABASE_URL=f"sqlite+aiosqlite:///{database}",
+            IAC_CODE_LEASE_SECONDS="2",
+        )
+
+    sid = await die_mid_turn(spawn, workdir, machine("replica-a"))
+    async with spawn(machine("replica-b")) as b:
+        await load_cut_session(b, workdir, sid)
+        result = await prompt_when_free(b, sid, "carry on")
+        assert TAKEN_OVER not in b.stderr()
+    assert result.stop_reason == "end_turn"
+    assert_went_on(server, workdir, database, sid)
+
+
+async def test_on_one_machine_a_replica_takes_over_at_once_from_one_that_exited(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, tmp_path: Path
+) -> None:
+    """A restarted agent (or another on the same machine) need not wait for the lease of
+    the one that died: its lock file says it exited. The lease here is 10 minutes."""
+    cut_turn_script(server)
+    long = {"IAC_CODE_LEASE_SECONDS": "600"}
+    sid = await die_mid_turn(spawn, workdir, replica(server, "replica-a", **long))
+    async with spawn(replica(server, "replica-b", **long)) as b:
+        await load_cut_session(b, workdir, sid)
+        result = await b.conn.prompt(session_id=sid, prompt=[text_block("carry on")])
+        assert TAKEN_OVER in b.stderr()
+    assert result.stop_reason == "end_turn"
+    assert_went_on(server, workdir, tmp_path / "config" / "iac-code.db", sid)

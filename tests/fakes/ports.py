@@ -11,7 +11,7 @@ from application.errors import ModelError
 from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
-from application.ports.leases import LeaseState, TurnLeases
+from application.ports.leases import LeaseState, ReplicaPresence, TurnLeases
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest
 from application.ports.mcp import (
     McpConnector,
@@ -260,10 +260,18 @@ class InMemoryTurnLeases(TurnLeases):
         return lease
 
     async def acquire(
-        self, session_id: SessionId, holder: str, now: datetime, until: datetime
+        self,
+        session_id: SessionId,
+        holder: str,
+        now: datetime,
+        until: datetime,
+        *,
+        gone: str | None = None,
     ) -> bool:
         live = self._live(session_id, now)
-        if session_id not in self.sessions.stored or (live is not None and live.holder != holder):
+        if session_id not in self.sessions.stored or (
+            live is not None and live.holder not in (holder, gone)
+        ):
             return False
         self.leases[session_id] = _Lease(holder, until)
         return True
@@ -301,6 +309,19 @@ class InMemoryTurnLeases(TurnLeases):
     async def stored_version(self, session_id: SessionId) -> int | None:
         stored = self.sessions.stored.get(session_id)
         return None if stored is None else stored.version
+
+
+class FakePresence(ReplicaPresence):
+    """Holders a test declares exited."""
+
+    def __init__(self) -> None:
+        self.exited: set[str] = set()
+
+    def here(self) -> None:
+        pass
+
+    def gone(self, holder: str) -> bool:
+        return holder in self.exited
 
 
 class FixedClock(Clock):

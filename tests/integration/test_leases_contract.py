@@ -179,3 +179,13 @@ async def test_a_deleted_session_has_no_version_and_no_lease(store: Store) -> No
     assert await store.leases.stored_version(sid) is None
     assert await store.leases.live_holder(sid, at(1)) is None
     assert not await store.leases.acquire(sid, B, at(1), at(31))
+
+
+async def test_the_live_lease_of_a_holder_that_exited_is_taken_when_named(store: Store) -> None:
+    sid = await store.session()
+    assert await store.leases.acquire(sid, A, T0, at(30))
+    assert await store.leases.request_cancel(sid, at(1))
+    assert not await store.leases.acquire(sid, B, at(1), at(31), gone="replica-c")
+    assert await store.leases.acquire(sid, B, at(1), at(31), gone=A)
+    assert await store.leases.check(sid, B, at(2)) == LeaseState(held=True)  # no cancel
+    assert await store.leases.renew(sid, A, at(2), at(32)) == LeaseState(held=False)

@@ -32,6 +32,7 @@ from domain.modes import offered_modes
 from tests.fakes.knowledge import FakeKnowledge
 from tests.fakes.ports import (
     FakeMcpConnector,
+    FakePresence,
     FakeTools,
     FakeUnitOfWork,
     FixedClock,
@@ -73,6 +74,7 @@ class World:
     leases: InMemoryTurnLeases | None = None
     lease_terms: LeaseTerms = field(default_factory=lambda: LeaseTerms(holder="here"))
     lease_clock: StoppedClock = field(default_factory=StoppedClock)  # the leases' time
+    presence: FakePresence = field(default_factory=FakePresence)
 
     def tool_phase(self) -> ToolPhase:
         return ToolPhase(
@@ -209,7 +211,12 @@ class World:
     def leasing(self) -> TurnLeasing | None:
         if self.leases is None:
             return None
-        return TurnLeasing(leases=self.leases, clock=self.lease_clock, terms=self.lease_terms)
+        return TurnLeasing(
+            leases=self.leases,
+            clock=self.lease_clock,
+            terms=self.lease_terms,
+            presence=self.presence,
+        )
 
     def ownership(self) -> TurnOwnership | None:
         leasing = self.leasing()

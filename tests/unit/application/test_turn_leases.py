@@ -285,3 +285,24 @@ async def test_a_session_deleted_elsewhere_is_not_found_rather_than_busy(leased:
     with pytest.raises(SessionNotFound):
         await leased.prompt().execute(ask(sid))
     assert not leased.registry.is_busy(sid)
+
+
+async def test_the_lease_of_a_replica_known_to_have_exited_is_taken_at_once(
+    leased: World,
+) -> None:
+    session = interrupted_session()
+    await leased.uow.sessions.add(session)
+    await taken_elsewhere(leased, session.id)
+    leased.presence.exited.add(ELSEWHERE)  # e.g. its lock file on this machine is free
+    await leased.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
+    assert len(leased.uow.sessions.messages[session.id]) == 3  # the repair is stored
+    leased.llm.scripts = [reply("Carrying on")]
+    assert (await leased.prompt().execute(ask(session.id))).stop_reason is StopReason.END_TURN
+
+
+async def test_a_replica_not_known_to_have_exited_keeps_its_lease(leased: World) -> None:
+    sid = await open_session(leased)
+    await taken_elsewhere(leased, sid)
+    leased.presence.exited.add("someone-else")
+    with pytest.raises(SessionBusy):
+        await leased.prompt().execute(ask(sid))
