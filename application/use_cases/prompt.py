@@ -75,7 +75,8 @@ class _Reply:
 class Prompt:
     """Run one prompt turn: the agent loop from the user's message to a stop reason.
 
-    - One turn at a time per session: a second prompt meanwhile raises SessionBusy.
+    - One turn at a time per session: a second prompt meanwhile raises SessionBusy; across
+      processes too, through the turn's lease (TurnOwnership, when given).
     - A prompt that calls a slash command runs the command instead (RunCommand).
     - Every message is committed as it completes, in its own short transaction; no
       transaction is open while the model streams.

@@ -192,3 +192,30 @@ async def test_on_one_machine_a_replica_takes_over_at_once_from_one_that_exited(
         assert TAKEN_OVER in b.stderr()
     assert result.stop_reason == "end_turn"
     assert_went_on(server, workdir, tmp_path / "config" / "iac-code.db", sid)
+
+
+async def test_a_turn_cut_while_the_model_streamed_goes_on_elsewhere(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    """Killed before any answer was stored: the prompt stays, the next one follows it, and
+    the model gets one user turn holding both."""
+    server.script(stream(text("never stored"), HANG), stream(text("Both answered.")))
+    async with spawn(replica(server, "replica-a")) as a:
+        sid = await open_new(a, workdir)
+        cut = asyncio.create_task(a.conn.prompt(session_id=sid, prompt=[text_block("lost?")]))
+        await asyncio.to_thread(server.wait_for_hang)
+        a.kill()
+        await asyncio.wait_for(a.process.wait(), 30)
+        cut.cancel()
+        await asyncio.gather(cut, return_exceptions=True)
+    async with spawn(replica(server, "replica-b")) as b:
+        await b.initialize()
+        await b.conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+        result = await b.conn.prompt(session_id=sid, prompt=[text_block("again")])
+    assert result.stop_reason == "end_turn"
+    sent = server.requests[1].body["messages"]
+    assert_valid_history(sent)
+    assert [m["role"] for m in sent] == ["user"]
+    said = json.dumps(sent[0]["content"])
+    assert "lost?" in said and "again" in said and "never stored" not in said
+    server.assert_script_consumed()
