@@ -3,6 +3,7 @@ path to the `initialize` answer (see bootstrap/stdio.py)."""
 
 import asyncio
 import logging
+import operator
 from collections.abc import Callable
 
 from dependency_injector import containers, providers
@@ -11,8 +12,10 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from adapters.knowledge.local import LocalProjectKnowledge
+from adapters.persistence.leases import SqlAlchemyTurnLeases
 from adapters.persistence.sqlite import make_sqlite_engine, read_only
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
+from adapters.presence import LockFilePresence
 from adapters.protocol.agent import AcpAgent, UseCases
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.permissions import AcpPermissionAsker
@@ -50,6 +53,8 @@ from application.use_cases.sessions import (
 )
 from application.use_cases.subagent import SubAgentTools
 from application.use_cases.tool_phase import ToolPhase
+from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
+from application.use_cases.turn_ownership import TurnOwnership
 from bootstrap.model_clients import build_llm, make_initialize, offered
 from bootstrap.settings import Settings
 from domain.config import Catalog
@@ -102,10 +107,29 @@ class Container(containers.DeclarativeContainer):
     uow = providers.Factory(
         SqlAlchemyUnitOfWork, session_factory=session_factory, read_factory=read_factory
     )
+    # Turn leases: one prompt per session across every replica sharing the database.
+    leases = providers.Singleton(
+        SqlAlchemyTurnLeases, engine, reader=providers.Callable(read_only, engine)
+    )
+    lease_terms = providers.Singleton(
+        LeaseTerms,
+        holder=settings.provided.replica_id,
+        seconds=settings.provided.lease_seconds,
+        poll=settings.provided.lease_poll_seconds,
+    )
 
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(UuidIds)
     registry = providers.Singleton(SessionRegistry)
+    # This machine's running replicas: a restarted agent takes its sessions back at once.
+    presence = providers.Singleton(
+        LockFilePresence,
+        directory=providers.Callable(operator.truediv, settings.provided.config_dir, "replicas"),
+        replica_id=settings.provided.replica_id,
+    )
+    leasing = providers.Singleton(
+        TurnLeasing, leases=leases, clock=clock, terms=lease_terms, presence=presence
+    )
     channels = providers.Singleton(SessionChannels)
     catalog = providers.Singleton(build_catalog, settings)
     llm = providers.Singleton(build_llm, settings)
@@ -168,7 +192,8 @@ class Container(containers.DeclarativeContainer):
         default_model=settings.provided.default_model,
         key_variable=settings.provided.key_hint,
     )
-    stored = providers.Factory(StoredSessions, uow=uow, registry=registry)
+    stored = providers.Factory(StoredSessions, uow=uow, registry=registry, leasing=leasing)
+    ownership = providers.Factory(TurnOwnership, leasing=leasing, stored=stored)
     load_session = providers.Factory(
         LoadSession, stored=stored, sink=channels, catalog=catalog, open_with=open_with
     )
@@ -259,6 +284,7 @@ class Container(containers.DeclarativeContainer):
         run_command=run_command,
         servers=servers,
         briefer=briefer,
+        ownership=ownership,
     )
     announce = providers.Factory(
         AnnounceSession,
@@ -270,7 +296,7 @@ class Container(containers.DeclarativeContainer):
         servers=servers,
         briefer=briefer,
     )
-    cancel = providers.Factory(CancelTurn, registry=registry)
+    cancel = providers.Factory(CancelTurn, registry=registry, leasing=leasing)
     close = providers.Factory(CloseSession, registry=registry)
     set_mode = providers.Factory(SetMode, registry=registry, settings=change_settings)
     set_config_option = providers.Factory(
@@ -312,6 +338,7 @@ def migrated_container(settings: Settings, version: str) -> Container:
     if upgrade_to_head(settings.database_url):
         logging.getLogger(__name__).info("database migrated to the newest schema")
     container = Container(settings=settings, version=version)
+    container.presence().here()  # before any lease is taken
     # A command added later (e.g. from an MCP server) reaches every open session.
     container.commands().subscribe(lambda: container.announce().commands_changed())
     return container

@@ -38,6 +38,9 @@ class Settings:
     # runs and prefixes its HTTP connection ids (a balancer routes on that prefix).
     replica_id: str = field(default_factory=lambda: default_replica_id())
     lease_seconds: float = 30.0  # a running turn's lease; renewed every third of it
+    # How often a running turn looks for a cancel asked on another replica (at most a
+    # third of lease_seconds): the delay before such a cancel takes effect.
+    lease_poll_seconds: float = 0.5
     log_level: str = "INFO"
     max_turn_requests: int = 50
     max_tokens: int = 8192
@@ -89,6 +92,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "database_url": ("IAC_CODE_DATABASE_URL",),
     "replica_id": ("IAC_CODE_REPLICA_ID",),
     "lease_seconds": ("IAC_CODE_LEASE_SECONDS",),
+    "lease_poll_seconds": ("IAC_CODE_LEASE_POLL_SECONDS",),
     "log_level": ("IAC_CODE_LOG_LEVEL",),
     "max_turn_requests": ("IAC_CODE_MAX_TURN_REQUESTS",),
     "max_tokens": ("IAC_CODE_MAX_TOKENS",),
@@ -109,6 +113,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
 }
 _FLOATS = {
     "lease_seconds",
+    "lease_poll_seconds",
     "request_timeout",
     "permission_timeout",
     "bash_timeout",

@@ -1,5 +1,5 @@
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import delete, exists, func, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -154,14 +154,6 @@ class SqlAlchemySessionStore(SessionStore):
                 insert(M), [message_to_row(session.id, c.position, c.message) for c in added]
             )
         session.version, session.title = stored.version, stored.title
-
-    async def version(self, session_id: SessionId) -> int | None:
-        return cast(
-            "int | None",
-            await self._db.scalar(
-                select(S.c.version).where(S.c.id == session_id, S.c.deleted_at.is_(None))
-            ),
-        )
 
     async def fork(self, source: Session, fork: Session) -> None:
         fork.take_changes()  # the row holds them all

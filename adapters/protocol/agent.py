@@ -158,7 +158,10 @@ class AcpAgent(Dispatcher):
         if method == "session/cancel":
             request = parse_params(acp.CancelNotification, params, method)
             if self._channels.peer_of(request.session_id) in (None, peer):
-                self._uc.cancel().execute(request.session_id)
+                try:
+                    await self._uc.cancel().anywhere(request.session_id)
+                except ApplicationError as exc:  # a notification has no answer to carry it
+                    log.warning("session/cancel of %s failed: %s", request.session_id, exc)
         else:
             log.debug("ignoring notification %s", method)
 

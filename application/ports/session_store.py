@@ -57,10 +57,6 @@ class SessionStore(Protocol):
         unit of work is not committed, the changes are recorded again."""
 
     @abstractmethod
-    async def version(self, session_id: SessionId) -> int | None:
-        """The stored version (None: no such session): cheap, to see a copy is stale."""
-
-    @abstractmethod
     async def fork(self, source: Session, fork: Session) -> None:
         """Store `fork`, a new session with `source`'s history and rules, independent from
         now on. Costs the same whatever the history's length."""

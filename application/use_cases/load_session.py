@@ -4,10 +4,11 @@ from application.dto import NOTHING_MORE, SessionOpening, SessionState
 from application.errors import SessionBusy, SessionNotFound
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
-from application.runtime import SessionRegistry
+from application.runtime import ActiveSession, SessionRegistry
 from application.use_cases.compaction import notice as compaction_notice
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_state import state_of
+from application.use_cases.turn_lease import UNSAVED_REPAIR, TurnLeasing
 from domain.config import Catalog
 from domain.content import ToolResultBlock, ToolUseBlock
 from domain.events import (
@@ -112,15 +113,31 @@ def _marker_events(message: Message) -> list[AgentEvent]:
 class StoredSessions:
     """Brings stored sessions into memory, repaired once and for all."""
 
-    def __init__(self, *, uow: UnitOfWork, registry: SessionRegistry) -> None:
+    def __init__(
+        self, *, uow: UnitOfWork, registry: SessionRegistry, leasing: TurnLeasing | None = None
+    ) -> None:
         self._uow = uow
         self.registry = registry
+        self._leasing = leasing  # None: this process is the store's only user
 
     async def open(self, session_id: str, cwd: str) -> Session:
         """The open session, or the stored one opened now. Checks it lives in `cwd`."""
         active = self.registry.find(session_id)
+        if active is not None:
+            await self.refresh(active)
         session = active.session if active else await self.fetch(session_id)
         return self._opened(session, cwd)
+
+    async def refresh(self, active: ActiveSession, *, own_turn: bool = False) -> None:
+        """Read the open session again if another process stored a change of it since this
+        copy was read (its version differs). A turn running here keeps its copy current,
+        so a busy session is left alone unless it is that turn (`own_turn`) starting."""
+        if self._leasing is None or (active.busy and not own_turn):
+            return
+        stored = await self._leasing.stored_version(active.session.id)
+        if stored is not None and stored != active.session.version:
+            # The same object: whoever holds the session (a running command) sees it too.
+            active.session.adopt(await self.fetch(active.session.id))
 
     async def open_with_tool_calls(
         self, session_id: str, cwd: str
@@ -128,9 +145,10 @@ class StoredSessions:
         """`open`, and the session's recorded tool calls, read in the same unit of work."""
         active = self.registry.find(session_id)
         if active is not None:
+            await self.refresh(active)
             return self._opened(active.session, cwd), await self.tool_calls(session_id)
         async with self._uow.reading() as uow:
-            session = await self._get(uow, session_id)
+            session = await self._read(uow, session_id)
             records = await uow.activity.tool_calls(session.id)
         return self._opened(await self._repaired(session), cwd), records
 
@@ -145,11 +163,11 @@ class StoredSessions:
 
     async def fetch(self, session_id: str) -> Session:
         async with self._uow.reading() as uow:
-            session = await self._get(uow, session_id)
+            session = await self._read(uow, session_id)
         return await self._repaired(session)
 
     @staticmethod
-    async def _get(uow: UnitOfWork, session_id: str) -> Session:
+    async def _read(uow: UnitOfWork, session_id: str) -> Session:
         session = await uow.sessions.get(session_id)  # type: ignore[arg-type]
         if session is None:
             raise SessionNotFound(
@@ -158,13 +176,18 @@ class StoredSessions:
         return session
 
     async def _repaired(self, session: Session) -> Session:
-        """The session with a sound history, the repair stored (so it happens once)."""
+        """The session with an interrupted history made whole (see domain.history.repair),
+        stored so, unless its turn may still be running in another process."""
         repaired = repair(session.messages)
         # A sound history comes back as the same objects: the comparison is by identity.
         if repaired == list(session.messages):
             return session
         start = _first_difference(session.messages, repaired)
         session = session.with_history(repaired)
+        if self._leasing is not None and await self._leasing.running_elsewhere(session.id):
+            # Its turn still appends there: repaired for this answer only, not stored.
+            session.version = UNSAVED_REPAIR
+            return session
         async with self._uow as uow:
             await uow.sessions.rewrite_history(session, start)
             await uow.commit()

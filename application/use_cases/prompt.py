@@ -31,6 +31,7 @@ from application.use_cases.model_request import RequestBuilder
 from application.use_cases.session_log import SessionLog
 from application.use_cases.session_servers import SessionServers
 from application.use_cases.tool_phase import ToolPhase
+from application.use_cases.turn_ownership import TurnOwnership
 from domain.commands import CommandCall, parse_command, unescape
 from domain.content import (
     AssistantBlock,
@@ -74,7 +75,8 @@ class _Reply:
 class Prompt:
     """Run one prompt turn: the agent loop from the user's message to a stop reason.
 
-    - One turn at a time per session: a second prompt meanwhile raises SessionBusy.
+    - One turn at a time per session: a second prompt meanwhile raises SessionBusy; across
+      processes too, through the turn's lease (TurnOwnership, when given).
     - A prompt that calls a slash command runs the command instead (RunCommand).
     - Every message is committed as it completes, in its own short transaction; no
       transaction is open while the model streams.
@@ -104,6 +106,7 @@ class Prompt:
         run_command: RunCommand,
         servers: SessionServers | None = None,
         briefer: Briefer | None = None,
+        ownership: TurnOwnership | None = None,
     ) -> None:
         self._registry = registry
         self._llm = llm
@@ -119,6 +122,7 @@ class Prompt:
         self._run_command = run_command
         self._servers = servers
         self._briefer = briefer
+        self._ownership = ownership  # None: no other process runs turns of these sessions
         # Set when compaction failed in this turn while the context still fitted: the turn
         # goes on without trying (and telling) again at every request. One Prompt per turn.
         self._gave_up_compacting = False
@@ -131,7 +135,9 @@ class Prompt:
                 "No API key is configured for the model provider.", methodId="api-key"
             )
         control = active.begin_turn()
+        lease = None
         try:
+            lease = await self._ownership.begin(active, control) if self._ownership else None
             if call is not None:
                 offered = self._servers.offered(active) if self._servers else None
                 return await self._run_command.execute(
@@ -155,6 +161,8 @@ class Prompt:
                 context=context,
             )
         finally:
+            if lease is not None:
+                await lease.release()
             active.end_turn(control)
 
     async def _prepared(

@@ -11,6 +11,7 @@ from application.errors import ModelError, SessionConflict
 from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
+from application.ports.leases import LeaseState, ReplicaPresence, TurnLeases
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest
 from application.ports.mcp import (
     McpConnector,
@@ -147,10 +148,6 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
         stored.version += 1
         session.version, session.title = stored.version, stored.settings["title"]  # type: ignore[assignment]
 
-    async def version(self, session_id: SessionId) -> int | None:
-        stored = self.stored.get(session_id)
-        return None if stored is None else stored.version
-
     async def record_turn(self, session_id: SessionId, turn: Turn, error: str | None) -> None:
         self.turns.append((session_id, replace(turn), error))  # a snapshot, as stored
 
@@ -283,6 +280,93 @@ class FakeUnitOfWork(UnitOfWork):
         self.commits += 1
 
 
+@dataclass
+class _Lease:
+    holder: str
+    expires_at: datetime
+    cancel_requested: bool = False
+
+
+class InMemoryTurnLeases(TurnLeases):
+    """Leases beside an in-memory store: a lease needs its session stored there, and goes
+    with it. Versions are the stored sessions' own."""
+
+    def __init__(self, sessions: InMemorySessionRepository) -> None:
+        self.sessions = sessions
+        self.leases: dict[SessionId, _Lease] = {}
+        self.renewals = 0  # writes while a turn runs (a poll is a read)
+
+    def _live(self, session_id: SessionId, now: datetime) -> _Lease | None:
+        lease = self.leases.get(session_id)
+        if session_id not in self.sessions.stored or lease is None or lease.expires_at <= now:
+            return None
+        return lease
+
+    async def acquire(
+        self,
+        session_id: SessionId,
+        holder: str,
+        now: datetime,
+        until: datetime,
+        *,
+        gone: str | None = None,
+    ) -> bool:
+        live = self._live(session_id, now)
+        if session_id not in self.sessions.stored or (
+            live is not None and live.holder not in (holder, gone)
+        ):
+            return False
+        self.leases[session_id] = _Lease(holder, until)
+        return True
+
+    async def renew(
+        self, session_id: SessionId, holder: str, now: datetime, until: datetime
+    ) -> LeaseState:
+        self.renewals += 1
+        state = await self.check(session_id, holder, now)
+        if state.held:
+            self.leases[session_id].expires_at = until
+        return state
+
+    async def check(self, session_id: SessionId, holder: str, now: datetime) -> LeaseState:
+        live = self._live(session_id, now)
+        if live is None or live.holder != holder:
+            return LeaseState(held=False)
+        return LeaseState(held=True, cancel_requested=live.cancel_requested)
+
+    async def release(self, session_id: SessionId, holder: str) -> None:
+        lease = self.leases.get(session_id)
+        if lease is not None and lease.holder == holder:
+            del self.leases[session_id]
+
+    async def request_cancel(self, session_id: SessionId, now: datetime) -> bool:
+        live = self._live(session_id, now)
+        if live is not None:
+            live.cancel_requested = True
+        return live is not None
+
+    async def live_holder(self, session_id: SessionId, now: datetime) -> str | None:
+        live = self._live(session_id, now)
+        return None if live is None else live.holder
+
+    async def stored_version(self, session_id: SessionId) -> int | None:
+        stored = self.sessions.stored.get(session_id)
+        return None if stored is None else stored.version
+
+
+class FakePresence(ReplicaPresence):
+    """Holders a test declares exited."""
+
+    def __init__(self) -> None:
+        self.exited: set[str] = set()
+
+    def here(self) -> None:
+        pass
+
+    def gone(self, holder: str) -> bool:
+        return holder in self.exited
+
+
 class FixedClock(Clock):
     def __init__(self, start: datetime | None = None) -> None:
         self.current = start or datetime(2026, 1, 1, tzinfo=UTC)
@@ -290,6 +374,19 @@ class FixedClock(Clock):
     def now(self) -> datetime:
         self.current += timedelta(seconds=1)
         return self.current
+
+
+class StoppedClock(Clock):
+    """Time that moves only when told: leases lapse when a test says so."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.current = start or datetime(2026, 1, 1, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.current
+
+    def advance(self, seconds: float) -> None:
+        self.current += timedelta(seconds=seconds)
 
 
 class SequentialIds(IdGenerator):

@@ -145,9 +145,7 @@ async def test_every_write_moves_the_version_on(uow: UowFactory) -> None:
     session.set_mode("plan", at=T0 + timedelta(days=1))
     await save(uow(), session)
     versions.append(session.version)
-    async with uow().reading() as u:
-        assert await u.sessions.version(session.id) == session.version
-        assert await u.sessions.version(SessionId("nobody")) is None
+    assert (await read(uow, session.id)).version == session.version
     assert versions == sorted(set(versions))
 
 

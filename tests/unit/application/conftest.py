@@ -24,19 +24,24 @@ from application.use_cases.session_settings import ChangeSettings, SetConfigOpti
 from application.use_cases.sessions import ForkSession, RenameSession, ResumeSession
 from application.use_cases.shared_knowledge import SharedKnowledge
 from application.use_cases.tool_phase import ToolPhase
+from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
+from application.use_cases.turn_ownership import TurnOwnership
 from domain.config import Catalog
 from domain.models import ModelInfo
 from domain.modes import offered_modes
 from tests.fakes.knowledge import FakeKnowledge
 from tests.fakes.ports import (
     FakeMcpConnector,
+    FakePresence,
     FakeTools,
     FakeUnitOfWork,
     FixedClock,
+    InMemoryTurnLeases,
     RecordingSink,
     ScriptedAsker,
     ScriptedLLM,
     SequentialIds,
+    StoppedClock,
 )
 
 CATALOG = Catalog(
@@ -65,6 +70,11 @@ class World:
     # in a briefed world: the rest of the tests read requests without it.
     briefed: bool = False
     shared: SharedKnowledge = field(default_factory=SharedKnowledge)  # as the one Briefer has
+    # Turn leases, as when several processes share the store (see `leased`); None: one.
+    leases: InMemoryTurnLeases | None = None
+    lease_terms: LeaseTerms = field(default_factory=lambda: LeaseTerms(holder="here"))
+    lease_clock: StoppedClock = field(default_factory=StoppedClock)  # the leases' time
+    presence: FakePresence = field(default_factory=FakePresence)
 
     def tool_phase(self) -> ToolPhase:
         return ToolPhase(
@@ -195,7 +205,22 @@ class World:
             ),
             servers=self.servers(),
             briefer=self.briefer(),
+            ownership=self.ownership(),
         )
+
+    def leasing(self) -> TurnLeasing | None:
+        if self.leases is None:
+            return None
+        return TurnLeasing(
+            leases=self.leases,
+            clock=self.lease_clock,
+            terms=self.lease_terms,
+            presence=self.presence,
+        )
+
+    def ownership(self) -> TurnOwnership | None:
+        leasing = self.leasing()
+        return None if leasing is None else TurnOwnership(leasing=leasing, stored=self.stored())
 
     def announce(self) -> AnnounceSession:
         return AnnounceSession(
@@ -214,7 +239,7 @@ class World:
         )
 
     def stored(self) -> StoredSessions:
-        return StoredSessions(uow=self.uow, registry=self.registry)
+        return StoredSessions(uow=self.uow, registry=self.registry, leasing=self.leasing())
 
     def set_option(self) -> SetConfigOption:
         return SetConfigOption(registry=self.registry, settings=self.settings())
@@ -223,7 +248,7 @@ class World:
         return SetMode(registry=self.registry, settings=self.settings())
 
     def cancel(self) -> CancelTurn:
-        return CancelTurn(registry=self.registry)
+        return CancelTurn(registry=self.registry, leasing=self.leasing())
 
     def close(self) -> CloseSession:
         return CloseSession(registry=self.registry)
@@ -247,4 +272,12 @@ def world() -> World:
 def briefed(world: World) -> World:
     """A world whose model is told the project's knowledge (see FakeKnowledge)."""
     world.briefed = True
+    return world
+
+
+@pytest.fixture
+def leased(world: World) -> World:
+    """A world whose turns hold leases, as when other processes share its store."""
+    world.leases = InMemoryTurnLeases(world.uow.sessions)
+    world.lease_terms = LeaseTerms(holder="here", seconds=30, poll=0.01)
     return world

@@ -215,3 +215,24 @@ def test_bad_catalogue_tables_are_refused_by_file_table_and_key(
     assert message.startswith(f"{config}: ")
     for name in names:
         assert name in message
+
+
+def test_lease_settings_from_the_environment(tmp_path: Path) -> None:
+    defaults = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert (defaults.lease_seconds, defaults.lease_poll_seconds) == (30.0, 0.5)
+    settings = load_settings(
+        {
+            "IAC_CODE_CONFIG_DIR": str(tmp_path),
+            "IAC_CODE_LEASE_SECONDS": "2",
+            "IAC_CODE_LEASE_POLL_SECONDS": "0.05",
+        }
+    )
+    assert (settings.lease_seconds, settings.lease_poll_seconds) == (2.0, 0.05)
+
+
+@pytest.mark.parametrize("name", ["IAC_CODE_LEASE_SECONDS", "IAC_CODE_LEASE_POLL_SECONDS"])
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_bad_lease_settings_are_refused(tmp_path: Path, name: str, value: str) -> None:
+    setting = name.removeprefix("IAC_CODE_").lower()
+    with pytest.raises(SettingsError, match=setting):
+        load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), name: value})

@@ -1,0 +1,135 @@
+"""Turn leases in the session_leases table, in SQL that SQLite and PostgreSQL both run.
+
+Taking a lease is an UPDATE of a lapsed (or our own) row, else an INSERT: the primary key
+turns a concurrent taker's INSERT into an IntegrityError, read as "held elsewhere". Each
+call is one short transaction of its own; a failed INSERT ends it (PostgreSQL aborts the
+transaction on an error), so nothing follows it there."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, and_, delete, insert, or_, select, true, update
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from adapters.persistence.tables import session_leases, sessions
+from application.errors import StorageError
+from application.ports.leases import LeaseState, TurnLeases
+from domain.ids import SessionId
+
+_lease = session_leases.c
+
+
+class SqlAlchemyTurnLeases(TurnLeases):
+    def __init__(self, engine: AsyncEngine, reader: AsyncEngine | None = None) -> None:
+        self._engine = engine
+        self._reader = reader or engine  # for the reads: one that takes no write lock
+
+    @asynccontextmanager
+    async def _transaction(self, *, reading: bool = False) -> AsyncIterator[AsyncConnection]:
+        try:
+            async with (self._reader if reading else self._engine).begin() as connection:
+                yield connection
+        except IntegrityError:
+            raise
+        except SQLAlchemyError as exc:
+            raise StorageError("The session's turn lease could not be read or written.") from exc
+
+    async def acquire(
+        self,
+        session_id: SessionId,
+        holder: str,
+        now: datetime,
+        until: datetime,
+        *,
+        gone: str | None = None,
+    ) -> bool:
+        holders = [holder] if gone is None else [holder, gone]
+        try:
+            async with self._transaction() as db:
+                taken = await db.execute(
+                    update(session_leases)
+                    .where(
+                        _lease.session_id == session_id,
+                        or_(_lease.expires_at <= now, _lease.holder.in_(holders)),
+                    )
+                    .values(holder=holder, expires_at=until, cancel_requested=False)
+                )
+                if taken.rowcount == 0:
+                    await db.execute(
+                        insert(session_leases).values(
+                            session_id=session_id,
+                            holder=holder,
+                            expires_at=until,
+                            cancel_requested=False,
+                        )
+                    )
+        except IntegrityError:  # a live lease of another holder, or no such session
+            return False
+        return True
+
+    async def renew(
+        self, session_id: SessionId, holder: str, now: datetime, until: datetime
+    ) -> LeaseState:
+        async with self._transaction() as db:
+            renewed = await db.execute(
+                update(session_leases)
+                .where(self._live_of(session_id, holder, now))
+                .values(expires_at=until)
+                .returning(_lease.cancel_requested)
+            )
+            row = renewed.first()
+        return LeaseState(held=False) if row is None else LeaseState(True, bool(row[0]))
+
+    async def check(self, session_id: SessionId, holder: str, now: datetime) -> LeaseState:
+        async with self._transaction(reading=True) as db:
+            row = (
+                await db.execute(
+                    select(_lease.cancel_requested).where(self._live_of(session_id, holder, now))
+                )
+            ).first()
+        return LeaseState(held=False) if row is None else LeaseState(True, bool(row[0]))
+
+    async def release(self, session_id: SessionId, holder: str) -> None:
+        async with self._transaction() as db:
+            await db.execute(
+                delete(session_leases).where(
+                    _lease.session_id == session_id, _lease.holder == holder
+                )
+            )
+
+    async def request_cancel(self, session_id: SessionId, now: datetime) -> bool:
+        async with self._transaction() as db:
+            asked = await db.execute(
+                update(session_leases)
+                .where(_lease.session_id == session_id, _lease.expires_at > now)
+                .values(cancel_requested=true())
+            )
+        return asked.rowcount > 0
+
+    async def live_holder(self, session_id: SessionId, now: datetime) -> str | None:
+        async with self._transaction(reading=True) as db:
+            return (
+                await db.execute(
+                    select(_lease.holder).where(
+                        _lease.session_id == session_id, _lease.expires_at > now
+                    )
+                )
+            ).scalar_one_or_none()
+
+    async def stored_version(self, session_id: SessionId) -> int | None:
+        async with self._transaction(reading=True) as db:
+            return (
+                await db.execute(
+                    select(sessions.c.version).where(
+                        sessions.c.id == session_id, sessions.c.deleted_at.is_(None)
+                    )
+                )
+            ).scalar_one_or_none()
+
+    @staticmethod
+    def _live_of(session_id: SessionId, holder: str, now: datetime) -> ColumnElement[bool]:
+        return and_(
+            _lease.session_id == session_id, _lease.holder == holder, _lease.expires_at > now
+        )
