@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from adapters.knowledge.local import LocalProjectKnowledge
-from adapters.persistence.sqlite import make_sqlite_engine
+from adapters.persistence.engine import make_engine
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.protocol.agent import AcpAgent, UseCases
 from adapters.protocol.channels import SessionChannels
@@ -94,7 +94,7 @@ class Container(containers.DeclarativeContainer):
     settings = providers.Dependency(instance_of=Settings)
     version = providers.Object("0.0.0")
 
-    engine = providers.Singleton(make_sqlite_engine, url=settings.provided.database_url)
+    engine = providers.Singleton(make_engine, url=settings.provided.database_url)
     session_factory = providers.Singleton(async_sessionmaker, engine, expire_on_commit=False)
     uow = providers.Factory(SqlAlchemyUnitOfWork, session_factory=session_factory)
 
