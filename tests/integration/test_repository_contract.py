@@ -405,3 +405,35 @@ async def test_awkward_values_round_trip_identically(uow: UowFactory) -> None:
         at,
     )
     assert older == []
+
+
+async def test_names_and_ids_a_model_makes_up_are_kept_whatever_their_length(
+    uow: UowFactory,
+) -> None:
+    # The model chooses tool call ids and names: SQLite never enforced a column's length,
+    # PostgreSQL would refuse the whole turn's writes over one long name.
+    session = await store(uow, SessionFactory())
+    call_id, name = "toolu_" + "7" * 300, "mcp__" + "n" * 300
+    record = ToolCallRecord(
+        id=ToolCallId(call_id),
+        name=name,
+        title="Made up",
+        kind=ToolKind.OTHER,
+        arguments={},
+        status=ToolCallStatus.FAILED,
+    )
+    decision = PermissionDecision(
+        tool_call_id=ToolCallId(call_id),
+        tool_name=name,
+        arguments={},
+        option=PermissionOption.REJECT_ALWAYS,
+        decided_by=Decider.USER,
+        decided_at=T0,
+    )
+    async with uow() as u:
+        await u.sessions.record_tool_call(session.id, record)
+        await u.sessions.record_permission(session.id, decision)
+        await u.commit()
+    async with uow() as u:
+        assert (await u.sessions.tool_calls(session.id))[call_id] == record
+    assert (await load(uow, session.id)).permissions.rejected == {name}  # type: ignore[union-attr]
