@@ -5,13 +5,12 @@ Migrations never run inside the server's event loop: a caller either hands us a
 connection (`config.attributes["connection"]`) or we open one from the URL.
 """
 
-import asyncio
-
 from alembic import context
 from sqlalchemy import Connection, create_engine, pool
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from adapters.persistence.migrate import run_to_end
 from adapters.persistence.tables import metadata
 
 config = context.config
@@ -52,7 +51,7 @@ def run_migrations_online() -> None:
         return
     url = config.get_main_option("sqlalchemy.url") or ""
     if make_url(url).get_backend_name() == "postgresql":
-        asyncio.run(_run_async(url))
+        run_to_end(_run_async(url))  # on a thread of its own if a loop runs here
         return
     engine = create_engine(url, poolclass=pool.NullPool)
     with engine.connect() as connection:

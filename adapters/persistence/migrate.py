@@ -62,7 +62,7 @@ def _is_current(url: str) -> bool:
 def upgrade_to_head(url: str) -> bool:
     """Bring the database to the newest schema. Returns True if anything was migrated."""
     if backend(url) == "postgresql":
-        return _run(_upgrade_postgres(url))
+        return run_to_end(_upgrade_postgres(url))
     if _is_current(url):
         return False
     from alembic import command
@@ -119,7 +119,7 @@ def _upgrade_on(connection: Connection, url: str) -> bool:
     return True
 
 
-def _run(work: Coroutine[Any, Any, T]) -> T:
+def run_to_end(work: Coroutine[Any, Any, T]) -> T:
     """Runs `work` to its end from synchronous code, even one called on an event loop's thread
     (there in a thread of its own: that loop cannot be blocked into running it)."""
     try:
