@@ -58,6 +58,12 @@ class StorageError(ApplicationError):
     default_message = "The session store failed."
 
 
+class SessionConflict(StorageError):
+    """Another writer changed the session since this copy was read: nothing was written."""
+
+    default_message = "The session was changed elsewhere."
+
+
 class ContextOverflow(ModelRequestRejected):
     """The provider refused the request as longer than the model's context window."""
 

@@ -12,6 +12,7 @@ from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from adapters.knowledge.local import LocalProjectKnowledge
 from adapters.persistence.engine import make_engine
+from adapters.persistence.sqlite import read_only  # an execution option: PostgreSQL ignores it
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.protocol.agent import AcpAgent, UseCases
 from adapters.protocol.channels import SessionChannels
@@ -96,7 +97,12 @@ class Container(containers.DeclarativeContainer):
 
     engine = providers.Singleton(make_engine, url=settings.provided.database_url)
     session_factory = providers.Singleton(async_sessionmaker, engine, expire_on_commit=False)
-    uow = providers.Factory(SqlAlchemyUnitOfWork, session_factory=session_factory)
+    read_factory = providers.Singleton(
+        async_sessionmaker, providers.Callable(read_only, engine), expire_on_commit=False
+    )
+    uow = providers.Factory(
+        SqlAlchemyUnitOfWork, session_factory=session_factory, read_factory=read_factory
+    )
 
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(UuidIds)

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from application.ports.session_repository import TurnRecord
+from application.ports.session_store import TurnRecord
 from domain.config import Catalog
 from domain.session import Session
 from domain.usage import Usage

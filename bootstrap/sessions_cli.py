@@ -60,10 +60,10 @@ async def list_sessions(container: Container, cwd: str | None, out: TextIO) -> i
 
 
 async def show_session(container: Container, session_id: str, as_json: bool, out: TextIO) -> int:
-    async with container.uow() as uow:
+    async with container.uow().reading() as uow:
         session = await uow.sessions.get(SessionId(session_id))
-        records = await uow.sessions.tool_calls(SessionId(session_id)) if session else {}
-        turns = await uow.sessions.turn_records(SessionId(session_id)) if session else []
+        records = await uow.activity.tool_calls(SessionId(session_id)) if session else {}
+        turns = await uow.activity.turn_records(SessionId(session_id)) if session else []
     if session is None:
         sys.stderr.write(f"iac-code: no session {session_id!r}\n")
         return 1

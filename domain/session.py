@@ -7,6 +7,13 @@ from domain.ids import SessionId
 from domain.message import Message, Role
 from domain.models import ThoughtLevel
 from domain.permission import PermissionRules
+from domain.session_changes import (
+    MessageAdded,
+    SessionChange,
+    Setting,
+    SettingChanged,
+    TitleGiven,
+)
 from domain.usage import Usage
 
 TITLE_LIMIT = 80
@@ -22,7 +29,10 @@ def title_from(text: str) -> str | None:
 
 
 class Session:
-    """Aggregate root: a conversation in a working directory. Equal by id."""
+    """Aggregate root: a conversation in a working directory. Equal by id.
+
+    Every method that changes what is stored records the change; a store writes exactly
+    the recorded changes (`take_changes`), checked against `version`."""
 
     def __init__(
         self,
@@ -64,6 +74,7 @@ class Session:
         self.mcp_servers = tuple(mcp_servers)
         # The stored version this copy was read at (or last wrote): stores check it.
         self.version = version
+        self._changes: list[SessionChange] = []
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -89,6 +100,8 @@ class Session:
         )
         self.additional_directories = tuple(additional_directories)
         self.mcp_servers = tuple(mcp_servers)
+        if changed:
+            self._changes.append(SettingChanged(Setting.WORKSPACE))
         return changed
 
     def charge(self, usage: Usage, cost: float | None) -> None:
@@ -113,12 +126,46 @@ class Session:
 
     def add_message(self, message: Message) -> bool:
         """Append a message. Returns True when this gave the session its title."""
+        self._changes.append(MessageAdded(len(self._messages), message))
         self._messages.append(message)
         self.updated_at = max(self.updated_at, message.created_at)
         if self.title is None and message.role is Role.USER and message.is_chat:
             self.title = title_from(message.visible_text())
+            if self.title is not None:
+                self._changes.append(TitleGiven(self.title))
             return self.title is not None
         return False
+
+    @property
+    def changes(self) -> tuple[SessionChange, ...]:
+        """What changed since the store last took the changes, oldest first."""
+        return tuple(self._changes)
+
+    def take_changes(self) -> list[SessionChange]:
+        """Hand the recorded changes to a store, which now owns writing them."""
+        taken, self._changes = self._changes, []
+        return taken
+
+    def restore_changes(self, changes: list[SessionChange]) -> None:
+        """Put back changes a store took but could not write (before any made since)."""
+        self._changes[:0] = changes
+
+    def adopt(self, stored: "Session") -> None:
+        """Become `stored`, this session as written elsewhere since this copy was read: its
+        history, settings and version. Appends recorded here and not yet stored stay
+        recorded if the stored history is the one they follow; other changes are dropped
+        (they were made on what is no longer the session)."""
+        pending = [c for c in self._changes if isinstance(c, MessageAdded)]
+        follows = stored.message_count == self.message_count - len(pending)
+        self.__dict__.update(
+            {k: v for k, v in stored.__dict__.items() if k not in ("id", "_changes")}
+        )
+        self.config = dict(stored.config)
+        self._messages = list(stored._messages)
+        self._changes = []
+        if follows:
+            self._messages += [c.message for c in pending]
+            self._changes = list(pending)
 
     def with_history(self, messages: list[Message]) -> "Session":
         """The same session holding `messages` instead (e.g. its repaired history)."""
@@ -163,16 +210,20 @@ class Session:
         if cleaned is None:
             raise InvalidTitle("A title needs some text.", title=title)
         self.title = cleaned
-        self.updated_at = max(self.updated_at, at)
+        self._touch(Setting.TITLE, at)
         return cleaned
 
     def choose_model(self, model: str, *, at: datetime) -> None:
         self.model = model
-        self.updated_at = max(self.updated_at, at)
+        self._touch(Setting.MODEL, at)
 
     def set_mode(self, mode_id: str, *, at: datetime) -> None:
         self.mode_id = mode_id
+        self._touch(Setting.MODE, at)
+
+    def _touch(self, setting: Setting, at: datetime) -> None:
         self.updated_at = max(self.updated_at, at)
+        self._changes.append(SettingChanged(setting))
 
     @property
     def thought_level(self) -> str:
@@ -193,4 +244,4 @@ class Session:
             self.choose_model(value, at=at)
         else:
             self.config[option_id] = value
-            self.updated_at = max(self.updated_at, at)
+            self._touch(Setting.CONFIG, at)

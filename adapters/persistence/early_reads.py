@@ -1,6 +1,6 @@
 """Stored sessions listed with the standard library alone, while SQLAlchemy and the rest
 of the agent still load (see bootstrap/early.py): the same rows, in the same order, as
-`SqlAlchemySessionRepository.list_page`. Reads only a database already at the newest
+`SqlAlchemySessionListing.list_page`. Reads only a database already at the newest
 schema; anything else is left to the full agent. It restates that query: a change to it
 or to the sessions table is made here too (tests/integration/test_early_reads.py holds
 the two equal)."""
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.persistence.schema_head import SCHEMA_HEAD
-from application.ports.session_repository import SessionSummary
+from application.ports.session_store import SessionSummary
 from domain.ids import SessionId
 from domain.text import valid_data
 

@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 from typing import Any
 
-from application.ports.session_repository import TurnRecord
+from application.ports.session_store import TurnRecord
 from domain.content import (
     AudioBlock,
     ContentBlock,

@@ -23,10 +23,17 @@ def _on_connect(dbapi_connection: Any, _record: object) -> None:
     cursor.close()
 
 
+READ_ONLY = "iac_code_read_only"  # an execution option: the transaction only reads
+
+
 def _on_begin(connection: Connection) -> None:
     # IMMEDIATE takes the write lock up front: a deferred BEGIN that upgrades to a write
-    # gets SQLITE_BUSY at once, without waiting for busy_timeout.
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    # gets SQLITE_BUSY at once, without waiting for busy_timeout. Work that only reads
+    # takes no lock at all (WAL: it sees the last commit, and never waits for a writer).
+    if connection.get_execution_options().get(READ_ONLY):
+        connection.exec_driver_sql("BEGIN")
+    else:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def make_sqlite_engine(url: str) -> AsyncEngine:
@@ -37,6 +44,11 @@ def make_sqlite_engine(url: str) -> AsyncEngine:
     event.listen(engine.sync_engine, "connect", _on_connect)
     event.listen(engine.sync_engine, "begin", _on_begin)
     return engine
+
+
+def read_only(engine: AsyncEngine) -> AsyncEngine:
+    """The engine for work that only reads (see READ_ONLY)."""
+    return engine.execution_options(**{READ_ONLY: True})
 
 
 def sync_url(url: str) -> str:

@@ -3,21 +3,38 @@ from typing import Self
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from adapters.persistence.activity import SqlAlchemyActivityLog
 from adapters.persistence.failures import is_database_failure, storage_error
+from adapters.persistence.lineage import Lineages
+from adapters.persistence.listing import SqlAlchemySessionListing
 from adapters.persistence.project_rules import SqlAlchemyProjectRuleRepository
-from adapters.persistence.repository import SqlAlchemySessionRepository
+from adapters.persistence.session_store import SqlAlchemySessionStore
 from application.ports.unit_of_work import UnitOfWork
 
 
 class SqlAlchemyUnitOfWork(UnitOfWork):
-    """A fresh AsyncSession per `async with`; rolled back unless committed."""
+    """A fresh AsyncSession per `async with`; rolled back unless committed. Sessions saved
+    in a unit of work that is not committed get their changes recorded again."""
 
-    def __init__(self, session_factory: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(
+        self,
+        session_factory: async_sessionmaker[AsyncSession],
+        read_factory: async_sessionmaker[AsyncSession] | None = None,
+    ) -> None:
         self._session_factory = session_factory
+        self._read_factory = read_factory
+
+    def reading(self) -> "SqlAlchemyUnitOfWork":
+        if self._read_factory is None:
+            return self
+        return SqlAlchemyUnitOfWork(self._read_factory)
 
     async def __aenter__(self) -> Self:
         self._db = self._session_factory()
-        self.sessions = SqlAlchemySessionRepository(self._db)
+        lineages = Lineages(self._db)
+        self.sessions = self._store = SqlAlchemySessionStore(self._db, lineages)
+        self.activity = SqlAlchemyActivityLog(self._db, lineages)
+        self.listing = SqlAlchemySessionListing(self._db)
         self.rules = SqlAlchemyProjectRuleRepository(self._db)
         return self
 
@@ -28,6 +45,10 @@ class SqlAlchemyUnitOfWork(UnitOfWork):
                 await self._db.rollback()
             finally:
                 await self._db.close()
+                for session, changes, version, title in reversed(self._store.saved):
+                    session.restore_changes(changes)
+                    session.version, session.title = version, title
+                self._store.saved.clear()
         except Exception as ending:  # the database went away, say: told unless already failing
             if failed is None and is_database_failure(ending):
                 raise storage_error(ending) from ending
@@ -41,3 +62,4 @@ class SqlAlchemyUnitOfWork(UnitOfWork):
             await self._db.commit()
         except SQLAlchemyError as exc:
             raise storage_error(exc, "Storing the session failed.") from exc
+        self._store.saved.clear()

@@ -2,13 +2,16 @@ from abc import abstractmethod
 from typing import Protocol, Self
 
 from application.ports.project_rules import ProjectRuleRepository
-from application.ports.session_repository import SessionRepository
+from application.ports.session_store import ActivityLog, SessionListing, SessionStore
 
 
 class UnitOfWork(Protocol):
-    """One short transaction per `async with`: rolled back unless committed."""
+    """One short transaction per `async with`: rolled back unless committed. Use
+    `reading()` for work that only reads: it takes no write lock."""
 
-    sessions: SessionRepository
+    sessions: SessionStore
+    activity: ActivityLog
+    listing: SessionListing
     rules: ProjectRuleRepository
 
     @abstractmethod
@@ -19,3 +22,7 @@ class UnitOfWork(Protocol):
 
     @abstractmethod
     async def commit(self) -> None: ...
+
+    @abstractmethod
+    def reading(self) -> "UnitOfWork":
+        """The same store for a transaction that only reads (committing it is an error)."""

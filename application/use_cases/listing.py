@@ -1,12 +1,9 @@
 """session/list: stored sessions a page at a time. Light on purpose (no other use case):
 the start path lists with it before the rest of the agent has loaded."""
 
-from abc import abstractmethod
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Protocol
 
-from application.ports.session_repository import SessionSummary
+from application.ports.session_store import SessionListing, SessionSummary
 from application.ports.unit_of_work import UnitOfWork
 from application.use_cases.cursor import decode_cursor, encode_cursor
 
@@ -19,17 +16,8 @@ class SessionPage:
     next_cursor: str | None
 
 
-class SessionPages(Protocol):
-    """What a listing reads: the `list_page` of a session repository."""
-
-    @abstractmethod
-    async def list_page(
-        self, *, cwd: str | None, after: tuple[datetime, str] | None, limit: int
-    ) -> list[SessionSummary]: ...
-
-
 async def read_page(
-    pages: SessionPages, cwd: str | None, cursor: str | None, page_size: int = PAGE_SIZE
+    pages: SessionListing, cwd: str | None, cursor: str | None, page_size: int = PAGE_SIZE
 ) -> SessionPage:
     """One page, newest update first; raises InvalidCursor for a cursor this server did
     not give for that filter."""
@@ -54,5 +42,5 @@ class ListSessions:
         self._page_size = page_size
 
     async def execute(self, cwd: str | None, cursor: str | None) -> SessionPage:
-        async with self._uow as uow:
-            return await read_page(uow.sessions, cwd, cursor, self._page_size)
+        async with self._uow.reading() as uow:
+            return await read_page(uow.listing, cwd, cursor, self._page_size)

@@ -129,10 +129,10 @@ class StoredSessions:
         active = self.registry.find(session_id)
         if active is not None:
             return self._opened(active.session, cwd), await self.tool_calls(session_id)
-        async with self._uow as uow:
-            session = await self._fetch(uow, session_id)
-            records = await uow.sessions.tool_calls(session.id)
-        return self._opened(session, cwd), records
+        async with self._uow.reading() as uow:
+            session = await self._get(uow, session_id)
+            records = await uow.activity.tool_calls(session.id)
+        return self._opened(await self._repaired(session), cwd), records
 
     def _opened(self, session: Session, cwd: str) -> Session:
         if session.cwd != cwd:
@@ -144,27 +144,35 @@ class StoredSessions:
         return self.registry.open(session).session
 
     async def fetch(self, session_id: str) -> Session:
-        async with self._uow as uow:
-            return await self._fetch(uow, session_id)
+        async with self._uow.reading() as uow:
+            session = await self._get(uow, session_id)
+        return await self._repaired(session)
 
-    async def _fetch(self, uow: UnitOfWork, session_id: str) -> Session:
+    @staticmethod
+    async def _get(uow: UnitOfWork, session_id: str) -> Session:
         session = await uow.sessions.get(session_id)  # type: ignore[arg-type]
         if session is None:
             raise SessionNotFound(
                 f"No session with id {session_id!r} exists.", sessionId=session_id
             )
+        return session
+
+    async def _repaired(self, session: Session) -> Session:
+        """The session with a sound history, the repair stored (so it happens once)."""
         repaired = repair(session.messages)
         # A sound history comes back as the same objects: the comparison is by identity.
-        if repaired != list(session.messages):
-            start = _first_difference(session.messages, repaired)
-            session = session.with_history(repaired)
+        if repaired == list(session.messages):
+            return session
+        start = _first_difference(session.messages, repaired)
+        session = session.with_history(repaired)
+        async with self._uow as uow:
             await uow.sessions.rewrite_history(session, start)
             await uow.commit()
         return session
 
     async def tool_calls(self, session_id: str) -> dict[str, ToolCallRecord]:
-        async with self._uow as uow:
-            return await uow.sessions.tool_calls(session_id)  # type: ignore[arg-type]
+        async with self._uow.reading() as uow:
+            return await uow.activity.tool_calls(session_id)  # type: ignore[arg-type]
 
 
 def _first_difference(old: tuple[Message, ...], new: list[Message]) -> int:

@@ -2,6 +2,7 @@ from datetime import datetime
 
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
+from application.use_cases.saving import save
 from domain.content import UserInputBlock
 from domain.events import SessionTitleChanged
 from domain.ids import MessageId
@@ -20,9 +21,7 @@ class SessionLog:
 
     async def append(self, session: Session, message: Message) -> None:
         titled = session.add_message(message)
-        async with self._uow as uow:
-            await uow.sessions.append_message(session, message)
-            await uow.commit()
+        await save(self._uow, session)
         if titled and session.title:
             await self._sink.emit(session.id, SessionTitleChanged(title=session.title))
 
@@ -52,5 +51,5 @@ class SessionLog:
 
     async def record(self, session: Session, turn: Turn, error: str | None) -> None:
         async with self._uow as uow:
-            await uow.sessions.record_turn(session.id, turn, error)
+            await uow.activity.record_turn(session.id, turn, error)
             await uow.commit()

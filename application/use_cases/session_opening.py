@@ -2,6 +2,7 @@ from application.dto import SessionOpening
 from application.errors import SessionBusy
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import ActiveSession, SessionRegistry
+from application.use_cases.saving import save_setting
 from domain.session import Session
 
 
@@ -26,14 +27,15 @@ class OpenWith:
                 "once it has answered (cancel it or wait).",
                 sessionId=session.id,
             )
-        changed = session.open_with(
-            opening.additional_directories,
-            tuple(server.stored() for server in opening.mcp_servers),
-        )
-        if changed and stored:
-            async with self._uow as uow:
-                await uow.sessions.save_settings(session)
-                await uow.commit()
+        servers = tuple(server.stored() for server in opening.mcp_servers)
+
+        def change(session: Session) -> bool:
+            return session.open_with(opening.additional_directories, servers)
+
+        if stored:
+            await save_setting(self._uow, session, change)
+        else:
+            change(session)  # stored with the session by whoever stores it
         if active is not None:
             active.mcp_wanted = opening.mcp_servers
 

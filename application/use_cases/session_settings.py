@@ -5,6 +5,7 @@ from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
+from application.use_cases.saving import save_setting
 from application.use_cases.session_state import state_of
 from domain.config import MODE_OPTION_ID, Catalog
 from domain.events import ConfigOptionsChanged, ModeChanged
@@ -28,22 +29,23 @@ class ChangeSettings:
 
     async def option(self, session: Session, option_id: str, value: object) -> SessionState:
         """Raises UnknownConfigOption or InvalidConfigValue; nothing changes then."""
-        checked = self._catalog.check_option(option_id, value, session.settings)
-        session.configure(option_id, checked, at=self._clock.now())
-        await self._store(session, mode_changed=option_id == MODE_OPTION_ID)
+
+        def change(session: Session) -> None:
+            checked = self._catalog.check_option(option_id, value, session.settings)
+            session.configure(option_id, checked, at=self._clock.now())
+
+        await save_setting(self._uow, session, change)
+        await self._tell(session, mode_changed=option_id == MODE_OPTION_ID)
         return state_of(session, self._catalog)
 
     async def mode(self, session: Session, mode_id: object) -> SessionState:
         """Raises UnknownMode; nothing changes then."""
         checked = self._catalog.check_mode(mode_id)
-        session.set_mode(checked, at=self._clock.now())
-        await self._store(session, mode_changed=True)
+        await save_setting(self._uow, session, lambda s: s.set_mode(checked, at=self._clock.now()))
+        await self._tell(session, mode_changed=True)
         return state_of(session, self._catalog)
 
-    async def _store(self, session: Session, *, mode_changed: bool) -> None:
-        async with self._uow as uow:
-            await uow.sessions.save_settings(session)
-            await uow.commit()
+    async def _tell(self, session: Session, *, mode_changed: bool) -> None:
         if mode_changed:
             await self._sink.emit(session.id, ModeChanged(mode_id=session.mode_id))
         options = self._catalog.options_for(session.settings)

@@ -7,6 +7,7 @@ from application.ports.ids import IdGenerator
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
 from application.use_cases.load_session import StoredSessions
+from application.use_cases.saving import save_setting
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_state import state_of
 from domain.config import Catalog
@@ -108,10 +109,9 @@ class RenameSession:
     async def execute(self, session_id: str, title: str) -> str:
         active = self._registry.find(session_id)
         session = active.session if active else await self._stored.fetch(session_id)
-        new_title = session.rename(title, at=self._clock.now())
-        async with self._uow as uow:
-            await uow.sessions.save_settings(session)
-            await uow.commit()
+        new_title = await save_setting(
+            self._uow, session, lambda s: s.rename(title, at=self._clock.now())
+        )
         if active is not None:
             await self._sink.emit(session.id, SessionTitleChanged(title=new_title))
         return new_title

@@ -401,7 +401,7 @@ class ToolPhase:
         return await control.guard(asyncio.wait_for(ask, self._timeout))
 
     async def _project_rules(self, session: Session) -> list[ProjectRule]:
-        async with self._uow as uow:
+        async with self._uow.reading() as uow:
             return await uow.rules.for_project(session.cwd)
 
     async def _execute(
@@ -456,7 +456,7 @@ class ToolPhase:
         )
         record = replace(call, status=status, output=output, raw_output=raw)
         async with self._uow as uow:
-            await uow.sessions.record_tool_call(session.id, record)
+            await uow.activity.record_tool_call(session.id, record)
             await uow.commit()
         return ToolResultBlock(tool_use_id=call.id, content=result.text, is_error=result.is_error)
 
@@ -484,7 +484,7 @@ class ToolPhase:
         )
         session.permissions.learn(decision)
         async with self._uow as uow:
-            await uow.sessions.record_permission(session.id, decision)
+            await uow.activity.record_permission(session.id, decision)
             if grant is not None and option is PermissionOption.ALLOW_ALWAYS:
                 await uow.rules.add(grant)
             await uow.commit()

@@ -152,3 +152,23 @@ def test_list_with_no_sessions(tmp_path: Path) -> None:
     result = cli("sessions", "list", home=tmp_path / "empty")
     assert result.returncode == 0
     assert result.stdout == "No sessions.\n"
+
+
+async def test_a_rename_from_the_cli_survives_the_servers_next_prompt(
+    tmp_path: Path, workdir: Path, spawn: Spawn
+) -> None:
+    """The lost update of issue 12: the server held the session's old title in memory and
+    its next prompt wrote it back over the rename."""
+    home = tmp_path / "config"
+    async with spawn({**DEMO, "IAC_CODE_CONFIG_DIR": str(home)}) as agent:
+        await agent.initialize()
+        sid = (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("Fix the login bug")])
+        renamed = cli("sessions", "rename", sid, "Login work", home=home)
+        assert renamed.returncode == 0, renamed.stderr
+        result = await agent.conn.prompt(session_id=sid, prompt=[text_block("and logout")])
+        assert result.stop_reason == "end_turn"
+        listed = await agent.conn.list_sessions(cwd=str(workdir))
+    assert [s.title for s in listed.sessions] == ["Login work"]
+    [line] = cli("sessions", "list", home=home).stdout.splitlines()[1:]
+    assert "Login work" in line

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Self
 
-from application.errors import ModelError
+from application.errors import ModelError, SessionConflict
 from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
@@ -22,7 +22,13 @@ from application.ports.mcp import (
 )
 from application.ports.permissions import PermissionAsker, PermissionRequest
 from application.ports.project_rules import ProjectRuleRepository
-from application.ports.session_repository import SessionRepository, SessionSummary, TurnRecord
+from application.ports.session_store import (
+    ActivityLog,
+    SessionListing,
+    SessionStore,
+    SessionSummary,
+    TurnRecord,
+)
 from application.ports.tools import (
     Progress,
     ToolContext,
@@ -39,6 +45,7 @@ from domain.message import Message
 from domain.permission import PermissionDecision, PermissionOption, PermissionRules
 from domain.project_rules import ProjectRule
 from domain.session import Session
+from domain.session_changes import MessageAdded, Setting, SettingChanged, TitleGiven
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
 
@@ -49,6 +56,16 @@ class _Stored:
     messages: list[Message]
     tool_calls: dict[str, ToolCallRecord] = field(default_factory=dict)
     decisions: list[PermissionDecision] = field(default_factory=list)
+    version: int = 0
+
+
+_FIELDS = {
+    Setting.TITLE: ("title",),
+    Setting.MODE: ("mode_id",),
+    Setting.MODEL: ("model",),
+    Setting.CONFIG: ("config",),
+    Setting.WORKSPACE: ("additional_directories", "mcp_servers"),
+}
 
 
 def _settings(session: Session) -> dict[str, object]:
@@ -65,9 +82,10 @@ def _settings(session: Session) -> dict[str, object]:
     }
 
 
-class InMemorySessionRepository(SessionRepository):
+class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
     """Keeps snapshots, like a database would: later changes to a Session object are only
-    seen once they are stored through a method."""
+    seen once they are stored through a method. Plays the store, the activity log and the
+    listing (the contract tests hold it to the real ones)."""
 
     def __init__(self) -> None:
         self.stored: dict[SessionId, _Stored] = {}
@@ -93,19 +111,45 @@ class InMemorySessionRepository(SessionRepository):
         for decision in stored.decisions:
             rules.learn(decision)
         return Session(
-            id=session_id, messages=list(stored.messages), permissions=rules, **stored.settings
-        )  # type: ignore[arg-type]
+            id=session_id,
+            messages=list(stored.messages),
+            permissions=rules,
+            version=stored.version,
+            **stored.settings,  # type: ignore[arg-type]
+        )
 
     async def add(self, session: Session) -> None:
+        session.take_changes()
         self.stored[session.id] = _Stored(_settings(session), list(session.messages))
 
-    async def append_message(self, session: Session, message: Message) -> None:
-        stored = self.stored[session.id]
-        stored.messages.append(message)
-        stored.settings.update(updated_at=session.updated_at, title=session.title)
+    async def save(self, session: Session) -> None:
+        changes = session.take_changes()
+        if not changes:
+            return
+        stored = self.stored.get(session.id)
+        added = [c for c in changes if isinstance(c, MessageAdded)]
+        settings = {c.setting for c in changes if isinstance(c, SettingChanged)}
+        fits = stored is not None and (
+            stored.version == session.version
+            if settings or not added
+            else len(stored.messages) == added[0].position
+        )
+        if stored is None or not fits:
+            session.restore_changes(changes)
+            raise SessionConflict("The session was changed elsewhere.", sessionId=session.id)
+        mine = _settings(session)
+        written = {"updated_at", *(name for s in settings for name in _FIELDS[s])}
+        stored.settings.update({k: v for k, v in mine.items() if k in written})
+        for change in changes:
+            if isinstance(change, TitleGiven) and stored.settings["title"] is None:
+                stored.settings["title"] = change.title
+        stored.messages.extend(c.message for c in added)
+        stored.version += 1
+        session.version, session.title = stored.version, stored.settings["title"]  # type: ignore[assignment]
 
-    async def save_settings(self, session: Session) -> None:
-        self.stored[session.id].settings = _settings(session)
+    async def version(self, session_id: SessionId) -> int | None:
+        stored = self.stored.get(session_id)
+        return None if stored is None else stored.version
 
     async def record_turn(self, session_id: SessionId, turn: Turn, error: str | None) -> None:
         self.turns.append((session_id, replace(turn), error))  # a snapshot, as stored
@@ -161,6 +205,7 @@ class InMemorySessionRepository(SessionRepository):
         ]
 
     async def fork(self, source: Session, fork: Session) -> None:
+        fork.take_changes()
         parent = self.stored[source.id]
         self.stored[fork.id] = _Stored(
             _settings(fork),
@@ -170,7 +215,10 @@ class InMemorySessionRepository(SessionRepository):
         )
 
     async def rewrite_history(self, session: Session, start: int) -> None:
-        self.stored[session.id].messages[start:] = session.messages[start:]
+        stored = self.stored[session.id]
+        stored.messages[start:] = session.messages[start:]
+        stored.version += 1
+        session.version = stored.version
 
     async def delete(self, session_id: SessionId, at: datetime) -> bool:
         return self.stored.pop(session_id, None) is not None
@@ -218,8 +266,12 @@ class FakeUnitOfWork(UnitOfWork):
         rules: InMemoryProjectRules | None = None,
     ) -> None:
         self.sessions = sessions or InMemorySessionRepository()
+        self.activity = self.listing = self.sessions
         self.rules = rules or InMemoryProjectRules()
         self.commits = 0
+
+    def reading(self) -> Self:
+        return self
 
     async def __aenter__(self) -> Self:
         return self

@@ -53,7 +53,7 @@ async def test_every_page_is_the_repositorys(
     pages = 0
     while True:
         async with uow_factory() as uow:
-            expected = await read_page(uow.sessions, cwd, cursor, page_size=3)
+            expected = await read_page(uow.listing, cwd, cursor, page_size=3)
         assert await read_page(early, cwd, cursor, page_size=3) == expected
         pages += 1
         if expected.next_cursor is None:
@@ -74,7 +74,7 @@ async def test_a_json_column_is_repaired_as_the_engine_repairs_it(
         )
     early = EarlySessionPages(Path(make_url(database_url).database or ""))
     async with uow_factory() as uow:
-        expected = await uow.sessions.list_page(cwd=None, after=None, limit=100)
+        expected = await uow.listing.list_page(cwd=None, after=None, limit=100)
     assert await early.list_page(cwd=None, after=None, limit=100) == expected
     assert "/bad\ufffddir" in {d for s in expected for d in s.additional_directories}
 
@@ -87,7 +87,7 @@ async def test_a_cursor_from_another_zone_finds_the_same_place(
     moment = (T0 + timedelta(seconds=3, microseconds=7)).astimezone(timezone(timedelta(hours=5)))
     after = (moment, "s07")
     async with uow_factory() as uow:
-        expected = await uow.sessions.list_page(cwd=None, after=after, limit=100)
+        expected = await uow.listing.list_page(cwd=None, after=after, limit=100)
     assert await early.list_page(cwd=None, after=after, limit=100) == expected
     assert expected and all(s.updated_at.tzinfo is UTC for s in expected)
 

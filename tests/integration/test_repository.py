@@ -77,7 +77,7 @@ async def test_appended_messages_are_stored_in_order(uow_factory) -> None:  # ty
         )
         session.add_message(message)
         async with uow_factory() as uow:
-            await uow.sessions.append_message(session, message)
+            await uow.sessions.save(session)
             await uow.commit()
     async with uow_factory() as uow:
         loaded = await uow.sessions.get(session.id)
@@ -104,8 +104,8 @@ async def test_settings_and_turns_are_saved(uow_factory, engine) -> None:  # typ
     turn.record_request(Usage(input_tokens=7, output_tokens=3, cache_read_tokens=1))
     turn.finish(StopReason.END_TURN, at=T0)
     async with uow_factory() as uow:
-        await uow.sessions.save_settings(session)
-        await uow.sessions.record_turn(session.id, turn, None)
+        await uow.sessions.save(session)
+        await uow.activity.record_turn(session.id, turn, None)
         await uow.commit()
     async with uow_factory() as uow:
         loaded = await uow.sessions.get(session.id)
@@ -138,7 +138,7 @@ async def test_concurrent_writers_do_not_fail_with_database_locked(uow_factory) 
             message = MessageFactory(content=(TextBlock(text=str(i)),))
             session.add_message(message)
             async with uow_factory() as uow:
-                await uow.sessions.append_message(session, message)
+                await uow.sessions.save(session)
                 await uow.commit()
 
     await asyncio.gather(*(write(s) for s in sessions))
@@ -158,7 +158,7 @@ async def test_a_committed_message_is_visible_to_another_process_at_once(
     message = MessageFactory()
     session.add_message(message)
     async with uow_factory() as uow:
-        await uow.sessions.append_message(session, message)
+        await uow.sessions.save(session)
         await uow.commit()
     path = Path(database_url.split("///", 1)[1])
     with sqlite3.connect(path) as db:  # a separate connection, as after a crash

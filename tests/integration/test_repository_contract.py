@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
-from application.ports.session_repository import TurnRecord
+from application.ports.session_store import TurnRecord
 from application.ports.unit_of_work import UnitOfWork
 from domain.content import TextBlock
 from domain.ids import SessionId, ToolCallId
@@ -49,7 +49,7 @@ async def append(uow: UowFactory, session: Session, text: str) -> Message:
     )
     session.add_message(message)
     async with uow() as u:
-        await u.sessions.append_message(session, message)
+        await u.sessions.save(session)
         await u.commit()
     return message
 
@@ -109,7 +109,7 @@ async def test_fork_copies_the_sessions_always_reject_answers(uow: UowFactory) -
             ("write_file", PermissionOption.REJECT_ONCE),
             ("edit_file", PermissionOption.ALLOW_ALWAYS),  # kept per project, not here
         ):
-            await u.sessions.record_permission(
+            await u.activity.record_permission(
                 source.id,
                 PermissionDecision(
                     tool_call_id=ToolCallId("t"),
@@ -137,12 +137,12 @@ async def test_tool_calls_of_the_shared_history_are_visible_to_the_fork(uow: Uow
         output=(TextOutput(text="a b"),),
     )
     async with uow() as u:
-        await u.sessions.record_tool_call(source.id, record)
-        await u.sessions.record_tool_call(source.id, record)  # idempotent upsert
+        await u.activity.record_tool_call(source.id, record)
+        await u.activity.record_tool_call(source.id, record)  # idempotent upsert
         await u.commit()
     fork = await fork_of(uow, source)
     async with uow() as u:
-        assert (await u.sessions.tool_calls(fork.id))["toolu_9"] == record
+        assert (await u.activity.tool_calls(fork.id))["toolu_9"] == record
 
 
 def _call(call_id: str, title: str) -> ToolCallRecord:
@@ -164,22 +164,22 @@ async def test_a_load_reads_the_history_and_every_ancestors_tool_calls_in_one_un
     source = await store(uow, SessionFactory())
     await append(uow, source, "a")
     async with uow() as u:
-        await u.sessions.record_tool_call(source.id, _call("toolu_1", "source's"))
-        await u.sessions.record_tool_call(source.id, _call("toolu_2", "source's"))
+        await u.activity.record_tool_call(source.id, _call("toolu_1", "source's"))
+        await u.activity.record_tool_call(source.id, _call("toolu_2", "source's"))
         await u.commit()
     fork = await fork_of(uow, source)
     async with uow() as u:
-        await u.sessions.record_tool_call(fork.id, _call("toolu_3", "fork's"))
+        await u.activity.record_tool_call(fork.id, _call("toolu_3", "fork's"))
         await u.commit()
     grandchild = await fork_of(uow, fork)
     async with uow() as u:
-        await u.sessions.record_tool_call(grandchild.id, _call("toolu_2", "its own"))
+        await u.activity.record_tool_call(grandchild.id, _call("toolu_2", "its own"))
         await u.commit()
     for session_id in (grandchild.id, fork.id, source.id):
         async with uow() as u:
             loaded = await u.sessions.get(session_id)
-            records = await u.sessions.tool_calls(session_id)
-            other = await u.sessions.tool_calls(source.id)  # another session, same unit
+            records = await u.activity.tool_calls(session_id)
+            other = await u.activity.tool_calls(source.id)  # another session, same unit
         assert loaded is not None and texts(loaded) == ["a"]
         assert set(other) == {"toolu_1", "toolu_2"} and other["toolu_2"].title == "source's"
         titles = {call_id: r.title for call_id, r in records.items()}
@@ -244,7 +244,7 @@ async def test_deleting_a_parent_keeps_its_forks_whole(uow: UowFactory) -> None:
         assert not await u.sessions.delete(SessionId("never"), T0)
         await u.commit()
     async with uow() as u:
-        assert await u.sessions.list_page(cwd=None, after=None, limit=10) == []
+        assert await u.listing.list_page(cwd=None, after=None, limit=10) == []
 
 
 async def test_list_orders_by_update_then_id_and_pages_by_key(uow: UowFactory) -> None:
@@ -255,12 +255,12 @@ async def test_list_orders_by_update_then_id_and_pages_by_key(uow: UowFactory) -
     newer = await store(uow, SessionFactory(id=SessionId("s9"), cwd="/p"))
     await append(uow, newer, "bump")
     async with uow() as u:
-        page = await u.sessions.list_page(cwd="/p", after=None, limit=10)
+        page = await u.listing.list_page(cwd="/p", after=None, limit=10)
         assert [s.session_id for s in page] == ["s9", "s2", "s1", "s0"]
         assert page[0].message_count == 1
-        rest = await u.sessions.list_page(cwd="/p", after=(page[1].updated_at, "s2"), limit=10)
+        rest = await u.listing.list_page(cwd="/p", after=(page[1].updated_at, "s2"), limit=10)
         assert [s.session_id for s in rest] == ["s1", "s0"]
-        everything = await u.sessions.list_page(cwd=None, after=None, limit=10)
+        everything = await u.listing.list_page(cwd=None, after=None, limit=10)
         assert other.id in [s.session_id for s in everything]
 
 
@@ -283,16 +283,16 @@ async def test_turn_records_come_back_oldest_first_with_usage_and_cost(uow: UowF
         StopReason.END_TURN,
     )
     async with uow() as u:
-        await u.sessions.record_turn(session.id, later, "the model failed")
-        await u.sessions.record_turn(session.id, earlier, None)
-        await u.sessions.record_turn(other.id, earlier, None)
+        await u.activity.record_turn(session.id, later, "the model failed")
+        await u.activity.record_turn(session.id, earlier, None)
+        await u.activity.record_turn(other.id, earlier, None)
         await u.commit()
     earlier.add_usage(Usage(input_tokens=999), 1.0)  # what was stored stays as it was
 
     fork = await fork_of(uow, session)
     async with uow() as u:
-        records = await u.sessions.turn_records(session.id)
-        assert await u.sessions.turn_records(fork.id) == []  # a fork has only its own turns
+        records = await u.activity.turn_records(session.id)
+        assert await u.activity.turn_records(fork.id) == []  # a fork has only its own turns
     assert records == [
         TurnRecord(
             started_at=T0,
@@ -324,14 +324,14 @@ async def test_the_editors_world_is_stored_without_secrets_and_forks_take_it(
     servers = ({"name": "fs", "type": "stdio", "command": "c", "args": [], "env": ["TOKEN"]},)
     session.open_with(("/extra/a", "/extra/b"), servers)
     async with uow() as u:
-        await u.sessions.save_settings(session)
+        await u.sessions.save(session)
         await u.commit()
     loaded = await load(uow, session.id)
     assert loaded is not None
     assert loaded.additional_directories == ("/extra/a", "/extra/b")
     assert loaded.mcp_servers == servers
     async with uow() as u:
-        [summary] = await u.sessions.list_page(cwd=None, after=None, limit=5)
+        [summary] = await u.listing.list_page(cwd=None, after=None, limit=5)
     assert summary.additional_directories == ("/extra/a", "/extra/b")
     fork = loaded.fork(SessionId("fork-1"), at=T0)
     async with uow() as u:
@@ -350,7 +350,7 @@ async def test_the_words_a_user_typed_are_kept_beside_their_expansion(uow: UowFa
     )
     session.add_message(message)
     async with uow() as u:
-        await u.sessions.append_message(session, message)
+        await u.sessions.save(session)
         await u.commit()
     loaded = await load(uow, session.id)
     assert loaded is not None
@@ -378,10 +378,10 @@ async def test_awkward_values_round_trip_identically(uow: UowFactory) -> None:
     message = MessageFactory(content=(TextBlock(text=AWKWARD),), created_at=at)
     session.add_message(message)
     async with uow() as u:
-        await u.sessions.append_message(session, message)
-        await u.sessions.record_tool_call(session.id, _call("toolu_\x00", AWKWARD))
+        await u.sessions.save(session)
+        await u.activity.record_tool_call(session.id, _call("toolu_\x00", AWKWARD))
         turn = finished_turn(at, Usage(input_tokens=1), 0.1, StopReason.END_TURN)
-        await u.sessions.record_turn(session.id, turn, AWKWARD)
+        await u.activity.record_turn(session.id, turn, AWKWARD)
         await u.commit()
 
     loaded = await load(uow, session.id)
@@ -394,10 +394,10 @@ async def test_awkward_values_round_trip_identically(uow: UowFactory) -> None:
     assert [m.content for m in loaded.messages] == [(TextBlock(text=AWKWARD),)]
     assert loaded.messages[0].created_at == at
     async with uow() as u:
-        assert (await u.sessions.tool_calls(session.id))["toolu_\x00"].title == AWKWARD
-        [record] = await u.sessions.turn_records(session.id)
-        [summary] = await u.sessions.list_page(cwd=session.cwd, after=None, limit=5)
-        older = await u.sessions.list_page(cwd=session.cwd, after=(at, session.id), limit=5)
+        assert (await u.activity.tool_calls(session.id))["toolu_\x00"].title == AWKWARD
+        [record] = await u.activity.turn_records(session.id)
+        [summary] = await u.listing.list_page(cwd=session.cwd, after=None, limit=5)
+        older = await u.listing.list_page(cwd=session.cwd, after=(at, session.id), limit=5)
     assert (record.error, record.started_at) == (AWKWARD, at)
     assert (summary.session_id, summary.title, summary.updated_at) == (
         session.id,
@@ -431,9 +431,9 @@ async def test_names_and_ids_a_model_makes_up_are_kept_whatever_their_length(
         decided_at=T0,
     )
     async with uow() as u:
-        await u.sessions.record_tool_call(session.id, record)
-        await u.sessions.record_permission(session.id, decision)
+        await u.activity.record_tool_call(session.id, record)
+        await u.activity.record_permission(session.id, decision)
         await u.commit()
     async with uow() as u:
-        assert (await u.sessions.tool_calls(session.id))[call_id] == record
+        assert (await u.activity.tool_calls(session.id))[call_id] == record
     assert (await load(uow, session.id)).permissions.rejected == {name}  # type: ignore[union-attr]

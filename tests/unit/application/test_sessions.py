@@ -149,7 +149,7 @@ async def test_a_recorded_tool_call_replays_as_it_was_shown(world: World) -> Non
         output=(DiffOutput(path="/p/a.py", old_text="x", new_text="y"),),
         raw_output={"k": 1},
     )
-    await world.uow.sessions.record_tool_call(session.id, record)
+    await world.uow.activity.record_tool_call(session.id, record)
     await world.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
     started, finished = [e for _, e in world.sink.events][-2:]
     assert started.locations == ("/p/a.py",)  # type: ignore[union-attr]

@@ -1,6 +1,6 @@
 """How `sessions show` sums and labels what turns used and cost."""
 
-from application.ports.session_repository import TurnRecord
+from application.ports.session_store import TurnRecord
 from bootstrap.session_usage import currency_of, money, total, turn_rows
 from domain.config import Catalog
 from domain.models import ModelInfo, Prices

@@ -4,7 +4,6 @@ from datetime import datetime
 from typing import Protocol
 
 from domain.ids import SessionId
-from domain.message import Message
 from domain.permission import PermissionDecision
 from domain.session import Session
 from domain.tool_call import ToolCallRecord
@@ -35,8 +34,8 @@ class TurnRecord:
     error: str | None
 
 
-class SessionRepository(Protocol):
-    """Stores sessions as a row each plus one row per message, so appends cost the same at any
+class SessionStore(Protocol):
+    """Sessions as a row each plus one row per message, so appends cost the same at any
     history length. Changes become visible to others only after UnitOfWork.commit()."""
 
     @abstractmethod
@@ -48,12 +47,36 @@ class SessionRepository(Protocol):
         """Store a new session (and any messages it already has)."""
 
     @abstractmethod
-    async def append_message(self, session: Session, message: Message) -> None:
-        """Store `message`, already added to `session`, and the session's new updated_at/title."""
+    async def save(self, session: Session) -> None:
+        """Write the changes the session recorded since it was read or last saved.
+
+        Appends conflict only with other appends; a setting overwritten conflicts with any
+        write since the session's version. Raises SessionConflict then (nothing is written,
+        the changes stay recorded). On success the session holds the stored version, and
+        the stored title (a rename elsewhere wins over a title taken from a prompt). If the
+        unit of work is not committed, the changes are recorded again."""
 
     @abstractmethod
-    async def save_settings(self, session: Session) -> None:
-        """Store the session's title, mode, model, config values and updated_at."""
+    async def version(self, session_id: SessionId) -> int | None:
+        """The stored version (None: no such session): cheap, to see a copy is stale."""
+
+    @abstractmethod
+    async def fork(self, source: Session, fork: Session) -> None:
+        """Store `fork`, a new session with `source`'s history and rules, independent from
+        now on. Costs the same whatever the history's length."""
+
+    @abstractmethod
+    async def rewrite_history(self, session: Session, start: int) -> None:
+        """Replace the stored messages from position `start` with `session.messages[start:]`
+        (a persisted repair). Other sessions sharing the history are not affected."""
+
+    @abstractmethod
+    async def delete(self, session_id: SessionId, at: datetime) -> bool:
+        """Remove the session and its history. False if there was no such session."""
+
+
+class ActivityLog(Protocol):
+    """What happened in a session's turns, besides its messages: append-only records."""
 
     @abstractmethod
     async def record_turn(self, session_id: SessionId, turn: Turn, error: str | None) -> None:
@@ -75,23 +98,13 @@ class SessionRepository(Protocol):
     async def tool_calls(self, session_id: SessionId) -> dict[str, ToolCallRecord]:
         """How each tool call of the session's history was shown, by tool call id."""
 
+
+class SessionListing(Protocol):
+    """The queries behind session lists, over the sessions' own rows only."""
+
     @abstractmethod
     async def list_page(
         self, *, cwd: str | None, after: tuple[datetime, str] | None, limit: int
     ) -> list[SessionSummary]:
         """Sessions (optionally of exactly `cwd`), newest update first, id breaking ties,
         starting after the (updated_at, id) key given."""
-
-    @abstractmethod
-    async def fork(self, source: Session, fork: Session) -> None:
-        """Store `fork`, a new session with `source`'s history and rules, independent from
-        now on. Costs the same whatever the history's length."""
-
-    @abstractmethod
-    async def rewrite_history(self, session: Session, start: int) -> None:
-        """Replace the stored messages from position `start` with `session.messages[start:]`
-        (a persisted repair). Other sessions sharing the history are not affected."""
-
-    @abstractmethod
-    async def delete(self, session_id: SessionId, at: datetime) -> bool:
-        """Remove the session and its history. False if there was no such session."""

@@ -1,0 +1,266 @@
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import delete, exists, func, insert, literal, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from adapters.persistence import tables
+from adapters.persistence.lineage import Lineages, in_chain
+from adapters.persistence.mappers import (
+    USAGE_COLUMNS,
+    message_from_row,
+    message_to_row,
+    session_from_row,
+    session_to_row,
+    usage_from_row,
+)
+from application.errors import SessionConflict
+from application.ports.session_store import SessionStore
+from domain.ids import SessionId
+from domain.permission import PermissionOption, PermissionRules
+from domain.session import Session
+from domain.session_changes import (
+    MessageAdded,
+    SessionChange,
+    Setting,
+    SettingChanged,
+    TitleGiven,
+)
+from domain.usage import Usage
+
+_REMEMBERED = (PermissionOption.ALLOW_ALWAYS.value, PermissionOption.REJECT_ALWAYS.value)
+S, M = tables.sessions, tables.messages
+
+
+class SqlAlchemySessionStore(SessionStore):
+    """Sessions as rows. A fork stores only its own messages and reads its ancestors'
+    below its fork position, so forking costs one row whatever the history's length."""
+
+    def __init__(self, db: AsyncSession, lineages: Lineages) -> None:
+        self._db = db
+        self._lineages = lineages
+        # What `save` wrote in this unit of work, to record again if it is not committed.
+        self.saved: list[tuple[Session, list[SessionChange], int, str | None]] = []
+
+    async def get(self, session_id: SessionId) -> Session | None:
+        row = (
+            (
+                await self._db.execute(
+                    select(S).where(S.c.id == session_id, S.c.deleted_at.is_(None))
+                )
+            )
+            .mappings()
+            .first()
+        )
+        if row is None:
+            return None
+        lineage = await self._lineages.chain(session_id, row)
+        rows = (
+            (await self._db.execute(select(M).where(in_chain(lineage)).order_by(M.c.position)))
+            .mappings()
+            .all()
+        )
+        messages = [message_from_row(r) for r in rows]
+        return session_from_row(
+            row, messages, await self._rules(session_id), await self._spent(session_id)
+        )
+
+    async def _spent(self, session_id: SessionId) -> tuple[Usage, float | None]:
+        """What the session's recorded turns used and cost, summed by the database."""
+        t = tables.turns
+        sums = [func.sum(t.c[name]).label(name) for name in USAGE_COLUMNS]
+        row = (
+            (
+                await self._db.execute(
+                    select(*sums, func.sum(t.c.cost).label("cost")).where(
+                        t.c.session_id == session_id
+                    )
+                )
+            )
+            .mappings()
+            .one()
+        )
+        return usage_from_row(row), None if row["cost"] is None else float(row["cost"])
+
+    async def _rules(self, session_id: SessionId) -> PermissionRules:
+        """The session's "always reject" answers ("always allow" is kept per project)."""
+        d = tables.permission_decisions
+        rows = await self._db.execute(
+            select(d.c.tool_name).where(
+                d.c.session_id == session_id, d.c.option == PermissionOption.REJECT_ALWAYS.value
+            )
+        )
+        return PermissionRules(rejected={name for (name,) in rows})
+
+    async def add(self, session: Session) -> None:
+        session.take_changes()  # the row holds them all
+        await self._db.execute(insert(S).values(session_to_row(session)))
+        if session.messages:
+            await self._db.execute(
+                insert(M),
+                [message_to_row(session.id, i, m) for i, m in enumerate(session.messages)],
+            )
+
+    async def save(self, session: Session) -> None:
+        changes = session.take_changes()
+        if not changes:
+            return
+        before = (session.version, session.title)
+        try:
+            await self._write(session, changes)
+        except BaseException:
+            session.restore_changes(changes)
+            session.version, session.title = before
+            raise
+        self.saved.append((session, changes, *before))
+
+    async def _write(self, session: Session, changes: list[SessionChange]) -> None:
+        added = [c for c in changes if isinstance(c, MessageAdded)]
+        settings = {c.setting for c in changes if isinstance(c, SettingChanged)}
+        given = [c.title for c in changes if isinstance(c, TitleGiven)]
+        values: dict[str, Any] = {
+            "updated_at": session.updated_at,
+            "message_count": session.message_count,
+            "version": S.c.version + 1,
+        }
+        for setting in settings:
+            values.update(_setting_values(session, setting))
+        if given and Setting.TITLE not in settings:
+            values["title"] = func.coalesce(S.c.title, given[-1])
+        # An overwritten setting is checked against the version this copy knew; appends
+        # only against the history's length (a rename elsewhere does not stop a turn).
+        check = (
+            S.c.version == session.version
+            if settings or not added
+            else S.c.message_count == added[0].position
+        )
+        stored = (
+            await self._db.execute(
+                update(S)
+                .where(S.c.id == session.id, S.c.deleted_at.is_(None), check)
+                .values(values)
+                .returning(S.c.version, S.c.title)
+            )
+        ).first()
+        if stored is None:
+            raise SessionConflict(
+                "The session was changed elsewhere (another process or replica) since it was "
+                "read here; load it again and retry.",
+                sessionId=session.id,
+                reason="conflict",
+            )
+        if added:
+            await self._db.execute(
+                insert(M), [message_to_row(session.id, c.position, c.message) for c in added]
+            )
+        session.version, session.title = stored.version, stored.title
+
+    async def version(self, session_id: SessionId) -> int | None:
+        return cast(
+            "int | None",
+            await self._db.scalar(
+                select(S.c.version).where(S.c.id == session_id, S.c.deleted_at.is_(None))
+            ),
+        )
+
+    async def fork(self, source: Session, fork: Session) -> None:
+        fork.take_changes()  # the row holds them all
+        row = session_to_row(fork)
+        row.update(parent_id=source.id, fork_position=source.message_count)
+        await self._db.execute(insert(S).values(row))
+        d = tables.permission_decisions
+        columns = [c for c in d.c if c.name not in ("id", "session_id")]
+        remembered = select(literal(fork.id).label("session_id"), *columns).where(
+            d.c.session_id == source.id, d.c.option.in_(_REMEMBERED)
+        )
+        await self._db.execute(
+            insert(d).from_select(["session_id", *[c.name for c in columns]], remembered)
+        )
+
+    async def rewrite_history(self, session: Session, start: int) -> None:
+        await self._detach_children(session.id, start)
+        row = (await self._db.execute(select(S.c.fork_position).where(S.c.id == session.id))).one()
+        if row.fork_position is not None and start < row.fork_position:
+            # The repair reaches into shared messages: this fork takes its own copy from there.
+            await self._db.execute(
+                update(S).where(S.c.id == session.id).values(fork_position=start)
+            )
+        await self._db.execute(delete(M).where(M.c.session_id == session.id, M.c.position >= start))
+        rows = [
+            message_to_row(session.id, start + i, m) for i, m in enumerate(session.messages[start:])
+        ]
+        if rows:
+            await self._db.execute(insert(M), rows)
+        session.version = await self._db.scalar(
+            update(S)
+            .where(S.c.id == session.id)
+            .values(message_count=session.message_count, version=S.c.version + 1)
+            .returning(S.c.version)
+        )
+
+    async def _detach_children(self, session_id: str, start: int) -> None:
+        """Forks that read this session's messages from `start` on copy them first."""
+        children = (
+            await self._db.execute(
+                select(S.c.id, S.c.fork_position).where(
+                    S.c.parent_id == session_id, S.c.fork_position > start
+                )
+            )
+        ).all()
+        lineage = await self._lineages.chain(session_id) if children else []
+        for child_id, fork_position in children:
+            copied = select(
+                literal(child_id).label("session_id"),
+                *[c for c in M.c if c.name != "session_id"],
+            ).where(in_chain(lineage), M.c.position >= start, M.c.position < fork_position)
+            names = ["session_id", *[c.name for c in M.c if c.name != "session_id"]]
+            await self._db.execute(insert(M).from_select(names, copied))
+            await self._db.execute(update(S).where(S.c.id == child_id).values(fork_position=start))
+
+    async def delete(self, session_id: SessionId, at: datetime) -> bool:
+        row = (
+            await self._db.execute(
+                select(S.c.parent_id, S.c.deleted_at).where(S.c.id == session_id)
+            )
+        ).first()
+        if row is None or row.deleted_at is not None:
+            return False
+        if await self._has_children(session_id):
+            await self._db.execute(update(S).where(S.c.id == session_id).values(deleted_at=at))
+            return True
+        await self._db.execute(delete(S).where(S.c.id == session_id))
+        await self._collect(row.parent_id)
+        return True
+
+    async def _has_children(self, session_id: str) -> bool:
+        return bool(await self._db.scalar(select(exists().where(S.c.parent_id == session_id))))
+
+    async def _collect(self, session_id: str | None) -> None:
+        """Remove deleted ancestors that no fork needs any more."""
+        while session_id is not None:
+            row = (
+                await self._db.execute(
+                    select(S.c.parent_id, S.c.deleted_at).where(S.c.id == session_id)
+                )
+            ).first()
+            if row is None or row.deleted_at is None or await self._has_children(session_id):
+                return
+            await self._db.execute(delete(S).where(S.c.id == session_id))
+            session_id = row.parent_id
+
+
+def _setting_values(session: Session, setting: Setting) -> dict[str, Any]:
+    match setting:
+        case Setting.TITLE:
+            return {"title": session.title}
+        case Setting.MODE:
+            return {"mode_id": session.mode_id}
+        case Setting.MODEL:
+            return {"model": session.model}
+        case Setting.CONFIG:
+            return {"config": dict(session.config)}
+        case Setting.WORKSPACE:
+            return {
+                "additional_directories": list(session.additional_directories),
+                "mcp_servers": [dict(server) for server in session.mcp_servers],
+            }

@@ -1,0 +1,42 @@
+"""What a session records about its own changes, for a store to write exactly those."""
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from domain.message import Message
+
+
+class Setting(StrEnum):
+    """A part of the session's own row that a change overwrites as a whole."""
+
+    TITLE = "title"
+    MODE = "mode_id"
+    MODEL = "model"
+    CONFIG = "config"
+    WORKSPACE = "workspace"  # the extra directories and the MCP servers, opened together
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAdded:
+    """A message appended at `position`: it conflicts only with another append there."""
+
+    position: int
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class TitleGiven:
+    """A title taken from the first prompt: it yields to one set meanwhile elsewhere."""
+
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class SettingChanged:
+    """A setting overwritten from what this copy knew: it conflicts with any other write
+    since this copy's version."""
+
+    setting: Setting
+
+
+SessionChange = MessageAdded | TitleGiven | SettingChanged

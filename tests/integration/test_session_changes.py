@@ -1,0 +1,183 @@
+"""Sessions write the changes they recorded, checked against what the writer knew: a
+concurrent write is a conflict or a merge, never a silent overwrite. Holds for the real
+store and for the fake the use-case tests use."""
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+
+from adapters.persistence.sqlite import read_only
+from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
+from application.errors import SessionConflict
+from application.ports.unit_of_work import UnitOfWork
+from application.use_cases.saving import save, save_setting
+from domain.content import TextBlock
+from domain.ids import SessionId
+from domain.message import Message, Role
+from domain.session import Session
+from tests.factories import T0, MessageFactory, SessionFactory
+from tests.fakes.ports import FakeUnitOfWork, InMemorySessionRepository
+
+pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite", "postgres", "memory")]
+
+UowFactory = Callable[[], UnitOfWork]
+
+
+@pytest.fixture
+def uow(backend: str, engine: AsyncEngine) -> UowFactory:
+    if backend == "memory":
+        shared = InMemorySessionRepository()
+        return lambda: FakeUnitOfWork(shared)
+    writes = async_sessionmaker(engine, expire_on_commit=False)
+    reads = async_sessionmaker(read_only(engine), expire_on_commit=False)
+    return lambda: SqlAlchemyUnitOfWork(writes, reads)
+
+
+async def stored(uow: UowFactory, session: Session) -> Session:
+    async with uow() as u:
+        await u.sessions.add(session)
+        await u.commit()
+    return session
+
+
+async def read(uow: UowFactory, session_id: str) -> Session:
+    async with uow().reading() as u:
+        session = await u.sessions.get(SessionId(session_id))
+    assert session is not None
+    return session
+
+
+def said(session: Session, text: str, role: Role = Role.USER) -> Message:
+    message = MessageFactory(
+        role=role,
+        content=(TextBlock(text=text),),
+        created_at=session.updated_at + timedelta(seconds=1),
+    )
+    session.add_message(message)
+    return message
+
+
+async def test_a_rename_elsewhere_survives_the_next_prompt(uow: UowFactory) -> None:
+    """The lost update of issue 12: `iac-code sessions rename` while a server holds the
+    session, then the server's next prompt wrote the old title back."""
+    server = await stored(uow, SessionFactory(title=None))
+    said(server, "Fix the login bug")
+    await save(uow(), server)
+    cli = await read(uow, server.id)
+    cli.rename("Login work", at=T0 + timedelta(days=1))
+    await save(uow(), cli)
+
+    said(server, "And the logout one too")
+    await save(uow(), server)
+
+    assert (await read(uow, server.id)).title == "Login work"
+    assert server.title == "Login work"  # the server's copy learnt it from the write
+
+
+async def test_a_title_from_the_first_prompt_yields_to_a_rename_made_before_it(
+    uow: UowFactory,
+) -> None:
+    server = await stored(uow, SessionFactory(title=None))
+    cli = await read(uow, server.id)
+    cli.rename("Named by hand", at=T0 + timedelta(days=1))
+    await save(uow(), cli)
+
+    said(server, "Fix the login bug")
+    await save(uow(), server)
+
+    assert (await read(uow, server.id)).title == "Named by hand"
+    assert server.title == "Named by hand"
+
+
+async def test_two_writers_of_a_setting_one_conflict(uow: UowFactory) -> None:
+    session = await stored(uow, SessionFactory(mode_id="default"))
+    first, second = await read(uow, session.id), await read(uow, session.id)
+    first.set_mode("plan", at=T0 + timedelta(days=1))
+    await save(uow(), first)
+    second.set_mode("acceptEdits", at=T0 + timedelta(days=1))
+
+    with pytest.raises(SessionConflict) as raised:
+        await save(uow(), second)
+
+    assert raised.value.details["sessionId"] == session.id
+    assert (await read(uow, session.id)).mode_id == "plan"
+    assert len(second.changes) == 1  # still recorded: nothing was written
+
+
+async def test_two_appends_at_one_position_one_conflict(uow: UowFactory) -> None:
+    session = await stored(uow, SessionFactory())
+    here, there = await read(uow, session.id), await read(uow, session.id)
+    kept = said(here, "written here")
+    await save(uow(), here)
+    said(there, "written on another replica")
+
+    with pytest.raises(SessionConflict):
+        await save(uow(), there)
+
+    assert (await read(uow, session.id)).messages == (kept,)
+
+
+async def test_a_setting_after_a_conflict_is_applied_to_the_stored_session(
+    uow: UowFactory,
+) -> None:
+    session = await stored(uow, SessionFactory(mode_id="default"))
+    stale = await read(uow, session.id)
+    other = await read(uow, session.id)
+    other.rename("Renamed elsewhere", at=T0 + timedelta(days=1))
+    said(other, "a turn elsewhere")
+    await save(uow(), other)
+
+    await save_setting(uow(), stale, lambda s: s.set_mode("plan", at=T0 + timedelta(days=2)))
+
+    now = await read(uow, session.id)
+    assert (now.mode_id, now.title, len(now.messages)) == ("plan", "Renamed elsewhere", 1)
+    assert (stale.title, stale.messages, stale.version) == (now.title, now.messages, now.version)
+
+
+async def test_every_write_moves_the_version_on(uow: UowFactory) -> None:
+    session = await stored(uow, SessionFactory())
+    versions = [session.version]
+    said(session, "one")
+    await save(uow(), session)
+    versions.append(session.version)
+    session.set_mode("plan", at=T0 + timedelta(days=1))
+    await save(uow(), session)
+    versions.append(session.version)
+    async with uow().reading() as u:
+        assert await u.sessions.version(session.id) == session.version
+        assert await u.sessions.version(SessionId("nobody")) is None
+    assert versions == sorted(set(versions))
+
+
+async def test_changes_of_a_unit_not_committed_are_recorded_again(
+    engine: AsyncEngine,
+) -> None:
+    uow = SqlAlchemyUnitOfWork(async_sessionmaker(engine, expire_on_commit=False))
+    session = await stored(lambda: uow, SessionFactory())
+    message = said(session, "lost with the transaction")
+    async with uow as u:
+        await u.sessions.save(session)  # no commit: rolled back
+    assert len(session.changes) == 2 and session.version == 0
+
+    await save(uow, session)
+    assert (await read(lambda: uow, session.id)).messages == (message,)
+
+
+async def test_reading_takes_no_write_lock(engine: AsyncEngine) -> None:
+    """A list or load while a turn's write is open neither waits nor fails (SQLite's
+    IMMEDIATE lock would make it wait out busy_timeout and fail)."""
+    writes = async_sessionmaker(engine, expire_on_commit=False)
+    uow = SqlAlchemyUnitOfWork(writes, async_sessionmaker(read_only(engine)))
+    session = await stored(lambda: uow, SessionFactory())
+    writer = SqlAlchemyUnitOfWork(writes)
+    async with writer as w:
+        said(session, "being written")
+        await w.sessions.save(session)  # holds the write lock until the end of the block
+        async with uow.reading() as r:
+            page = await r.listing.list_page(cwd=None, after=None, limit=5)
+            seen = await r.sessions.get(session.id)
+        await w.commit()
+    assert [s.session_id for s in page] == [session.id]
+    assert seen is not None and seen.messages == ()  # the last commit, not the open write
