@@ -61,12 +61,13 @@ def seed(url: str, n_sessions: int, shared_cwd: str, other_cwd: str) -> dict[str
 
 
 class Server:
-    def __init__(self, home: Path, cwd: Path) -> None:
+    def __init__(self, home: Path, cwd: Path, extra_env: dict[str, str] | None = None) -> None:
         env = {
             **os.environ,
             "IAC_CODE_CONFIG_DIR": str(home),
             "IAC_CODE_PROVIDER": "demo",
             "IAC_CODE_LOG_LEVEL": "WARNING",
+            **(extra_env or {}),
         }
         self.process = subprocess.Popen(
             [IAC_CODE, "acp"],

@@ -1,12 +1,16 @@
 """Stored sessions for the benchmarks, written straight into a migrated database with the
 persistence mappers (much faster than creating them through the server)."""
 
+import asyncio
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import create_engine, insert
+from sqlalchemy import create_engine, insert, text
+from sqlalchemy.engine import make_url
 
 from adapters.persistence import tables
+from adapters.persistence.engine import make_engine
 from adapters.persistence.mappers import message_to_row, session_to_row, tool_call_to_row
 from adapters.persistence.migrate import upgrade_to_head
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
@@ -89,13 +93,18 @@ def one_message(session_id: str, cwd: str, n: int, title: str | None = None) -> 
 def store(url: str, sessions: Iterable[Stored]) -> None:
     """Migrate the database at `url` and write the sessions, their messages and tool calls."""
     upgrade_to_head(url)
-    session_rows, message_rows, call_rows = [], [], []
+    session_rows: list[dict[str, Any]] = []
+    message_rows: list[dict[str, Any]] = []
+    call_rows: list[dict[str, Any]] = []
     for session, records in sessions:
         session_rows.append(session_to_row(session))
         message_rows.extend(
             message_to_row(session.id, i, m) for i, m in enumerate(session.messages)
         )
         call_rows.extend(tool_call_to_row(session.id, record) for record in records)
+    if make_url(url).get_backend_name() == "postgresql":
+        asyncio.run(_store_postgres(url, session_rows, message_rows, call_rows))
+        return
     engine = create_engine(url.replace("+aiosqlite", ""))
     with engine.begin() as db:
         db.execute(insert(tables.sessions), session_rows)
@@ -103,3 +112,20 @@ def store(url: str, sessions: Iterable[Stored]) -> None:
         if call_rows:
             db.execute(insert(tables.tool_calls), call_rows)
     engine.dispose()
+
+
+async def _store_postgres(url: str, *rows: list[dict[str, Any]]) -> None:
+    """The same rows through the server's own engine (its codecs), in batches; then ANALYZE,
+    as autovacuum would soon after such a load, so the planner knows the tables' sizes."""
+    engine = make_engine(url)
+    try:
+        async with engine.begin() as db:
+            for table, table_rows in zip(
+                (tables.sessions, tables.messages, tables.tool_calls), rows, strict=True
+            ):
+                for start in range(0, len(table_rows), 5000):
+                    await db.execute(insert(table), table_rows[start : start + 5000])
+        async with engine.begin() as db:
+            await db.execute(text("ANALYZE"))
+    finally:
+        await engine.dispose()

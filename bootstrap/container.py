@@ -12,8 +12,9 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from adapters.knowledge.local import LocalProjectKnowledge
+from adapters.persistence.engine import make_engine
 from adapters.persistence.leases import SqlAlchemyTurnLeases
-from adapters.persistence.sqlite import make_sqlite_engine, read_only
+from adapters.persistence.sqlite import read_only  # an execution option: PostgreSQL ignores it
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.presence import LockFilePresence
 from adapters.protocol.agent import AcpAgent, UseCases
@@ -99,7 +100,7 @@ class Container(containers.DeclarativeContainer):
     settings = providers.Dependency(instance_of=Settings)
     version = providers.Object("0.0.0")
 
-    engine = providers.Singleton(make_sqlite_engine, url=settings.provided.database_url)
+    engine = providers.Singleton(make_engine, url=settings.provided.database_url)
     session_factory = providers.Singleton(async_sessionmaker, engine, expire_on_commit=False)
     read_factory = providers.Singleton(
         async_sessionmaker, providers.Callable(read_only, engine), expire_on_commit=False

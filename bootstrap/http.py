@@ -4,11 +4,8 @@ import asyncio
 import gc
 import ipaddress
 import logging
-import sqlite3
 import sys
-from contextlib import closing
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from adapters.http.app import create_app
@@ -45,17 +42,12 @@ def build_agent(settings: Settings) -> tuple[Dispatcher, Any]:
 
 
 def database_ready(database_url: str) -> ReadinessCheck:
-    """Ready when the SQLite file opens read-only and holds a migrated schema."""
-
-    def probe() -> bool:
-        from sqlalchemy.engine import make_url  # here: not on the way to listening
-
-        path = Path(make_url(database_url).database or "").expanduser().absolute()
-        with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=1)) as db:
-            return bool(db.execute("SELECT version_num FROM alembic_version").fetchall())
+    """Ready when the database answers and holds the newest schema (SQLite or PostgreSQL)."""
 
     async def check() -> bool:
-        return await asyncio.to_thread(probe)
+        from adapters.persistence.readiness import at_schema_head
+
+        return await at_schema_head(database_url)
 
     return check
 

@@ -13,6 +13,7 @@ from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from adapters.stdio.transport import serve
 from adapters.tools.processes import stop_all_process_groups
+from bootstrap.database_url import shown
 from bootstrap.early import early_answers
 from bootstrap.heavy_imports import (
     import_early_modules,
@@ -75,7 +76,7 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
         "iac-code %s serving ACP on stdio (provider %s, database %s)",
         version,
         settings.provider,
-        settings.database_url,
+        shown(settings.database_url),  # never its password
     )
     building.add_done_callback(ready)
     stop = _stop_on_signals(loop)

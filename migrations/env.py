@@ -1,4 +1,5 @@
-"""Alembic environment: synchronous SQLite through the standard library driver.
+"""Alembic environment: SQLite synchronously through the standard library driver,
+PostgreSQL through asyncpg (an async engine, the migrations run in `run_sync`).
 
 Migrations never run inside the server's event loop: a caller either hands us a
 connection (`config.attributes["connection"]`) or we open one from the URL.
@@ -6,7 +7,10 @@ connection (`config.attributes["connection"]`) or we open one from the URL.
 
 from alembic import context
 from sqlalchemy import Connection, create_engine, pool
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
 
+from adapters.persistence.migrate import run_to_end
 from adapters.persistence.tables import metadata
 
 config = context.config
@@ -31,12 +35,25 @@ def run_migrations_offline() -> None:
         context.run_migrations()
 
 
+async def _run_async(url: str) -> None:
+    engine = create_async_engine(url, poolclass=pool.NullPool)
+    try:
+        async with engine.connect() as connection:
+            await connection.run_sync(_run)
+    finally:
+        await engine.dispose()
+
+
 def run_migrations_online() -> None:
     connection = config.attributes.get("connection")
     if connection is not None:
         _run(connection)
         return
-    engine = create_engine(config.get_main_option("sqlalchemy.url") or "", poolclass=pool.NullPool)
+    url = config.get_main_option("sqlalchemy.url") or ""
+    if make_url(url).get_backend_name() == "postgresql":
+        run_to_end(_run_async(url))  # on a thread of its own if a loop runs here
+        return
+    engine = create_engine(url, poolclass=pool.NullPool)
     with engine.connect() as connection:
         _run(connection)
     engine.dispose()

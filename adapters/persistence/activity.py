@@ -1,8 +1,8 @@
 from sqlalchemy import insert, select
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.persistence import tables
+from adapters.persistence.dialect import insert_or_update
 from adapters.persistence.lineage import Lineages
 from adapters.persistence.mappers import (
     decision_to_row,
@@ -44,14 +44,7 @@ class SqlAlchemyActivityLog(ActivityLog):
     async def record_tool_call(self, session_id: SessionId, record: ToolCallRecord) -> None:
         row = tool_call_to_row(session_id, record)
         t = tables.tool_calls
-        await self._db.execute(
-            sqlite_insert(t)
-            .values(row)
-            .on_conflict_do_update(
-                index_elements=[t.c.session_id, t.c.id],
-                set_={k: v for k, v in row.items() if k not in ("session_id", "id")},
-            )
-        )
+        await self._db.execute(insert_or_update(self._db, t, row, keys=("session_id", "id")))
 
     async def record_permission(self, session_id: SessionId, decision: PermissionDecision) -> None:
         await self._db.execute(

@@ -1,18 +1,37 @@
 """Schema upgrades. Alembic owns the schema; nothing calls create_all."""
 
+import asyncio
 import fcntl
 import sqlite3
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Connection, make_url
 
 import migrations
+from adapters.persistence.engine import backend
 from adapters.persistence.schema_head import SCHEMA_HEAD
 from adapters.persistence.sqlite import sync_url
 
 if TYPE_CHECKING:
     from alembic.config import Config
+
+T = TypeVar("T")
+# The advisory lock replicas take while they migrate one PostgreSQL database: any constant
+# works, as long as every release uses the same one.
+MIGRATION_LOCK = 0x1AC_C0DE
+
+
+def migration_url(url: str) -> str:
+    """The URL alembic runs on: SQLite through the standard library driver (synchronously),
+    PostgreSQL through asyncpg (migrations/env.py bridges it)."""
+    if backend(url) == "postgresql":
+        from adapters.persistence.postgres import asyncpg_url
+
+        return asyncpg_url(url).render_as_string(hide_password=False)
+    return sync_url(url)
 
 
 def alembic_config(url: str) -> "Config":  # alembic is imported lazily: it is slow
@@ -20,7 +39,7 @@ def alembic_config(url: str) -> "Config":  # alembic is imported lazily: it is s
 
     config = Config()
     config.set_main_option("script_location", str(Path(migrations.__file__).parent))
-    config.set_main_option("sqlalchemy.url", sync_url(url).replace("%", "%%"))
+    config.set_main_option("sqlalchemy.url", migration_url(url).replace("%", "%%"))
     return config
 
 
@@ -42,6 +61,8 @@ def _is_current(url: str) -> bool:
 
 def upgrade_to_head(url: str) -> bool:
     """Bring the database to the newest schema. Returns True if anything was migrated."""
+    if backend(url) == "postgresql":
+        return run_to_end(_upgrade_postgres(url))
     if _is_current(url):
         return False
     from alembic import command
@@ -62,3 +83,48 @@ def upgrade_to_head(url: str) -> bool:
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return True
+
+
+async def _upgrade_postgres(url: str) -> bool:
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+    from sqlalchemy.pool import NullPool
+
+    engine = create_async_engine(migration_url(url), poolclass=NullPool)
+    try:
+        async with engine.connect() as connection:
+            # Replicas starting together on a new database: one migrates while the others
+            # wait here, then find it done. Held until the migration's transaction ends.
+            await connection.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK}
+            )
+            changed = await connection.run_sync(_upgrade_on, url)
+            await connection.commit()
+            return changed
+    finally:
+        await engine.dispose()
+
+
+def _upgrade_on(connection: Connection, url: str) -> bool:
+    """Migrate through `connection`, inside its transaction (PostgreSQL's DDL is transactional:
+    a failed migration leaves nothing half done)."""
+    from alembic import command
+    from alembic.migration import MigrationContext
+
+    if MigrationContext.configure(connection).get_current_revision() == SCHEMA_HEAD:
+        return False
+    config = alembic_config(url)
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+    return True
+
+
+def run_to_end(work: Coroutine[Any, Any, T]) -> T:
+    """Runs `work` to its end from synchronous code, even one called on an event loop's thread
+    (there in a thread of its own: that loop cannot be blocked into running it)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, work).result()

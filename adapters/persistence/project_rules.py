@@ -3,10 +3,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import Select, delete, select
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.persistence import tables
+from adapters.persistence.dialect import insert_or_ignore
 from application.ports.project_rules import ProjectRuleRepository
 from domain.project_rules import CommandPattern, ProjectRule
 
@@ -50,7 +50,7 @@ def rule_from_row(row: Mapping[str, Any]) -> ProjectRule:
 
 
 class SqlAlchemyProjectRuleRepository(ProjectRuleRepository):
-    """Project rules over SQLite, in the unit of work's transaction."""
+    """Project rules over SQLite or PostgreSQL, in the unit of work's transaction."""
 
     def __init__(self, db: AsyncSession) -> None:
         self._db = db
@@ -68,9 +68,7 @@ class SqlAlchemyProjectRuleRepository(ProjectRuleRepository):
         # Insert-or-ignore, then read: two sessions granting the same rule at once both
         # end with the one stored row, whichever wrote it.
         await self._db.execute(
-            sqlite_insert(R)
-            .values(row)
-            .on_conflict_do_nothing(index_elements=["cwd", "tool_name", "grant_key"])
+            insert_or_ignore(self._db, R, row, keys=("cwd", "tool_name", "grant_key"))
         )
         stored = await self._all(
             select(R).where(

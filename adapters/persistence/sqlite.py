@@ -1,7 +1,5 @@
 """The one place that knows how we talk to SQLite."""
 
-import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -9,21 +7,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from domain.text import valid_data
+from adapters.persistence.json_columns import load_json
 
 BUSY_TIMEOUT_MS = 10_000
-# JSON columns are written with json.dumps' \u escapes, lone surrogates included.
-_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _load_json(text: str) -> Any:
-    """Every JSON column as read. Rows written before text was repaired on entry may hold
-    lone surrogates: they are repaired here, so every stored session stays loadable and
-    sendable (only rows whose text holds such an escape are walked)."""
-    if text == "null":  # most messages' meta: no parse for it
-        return None
-    value = json.loads(text)
-    return valid_data(value) if _ESCAPED_SURROGATE.search(text) else value
 
 
 def _on_connect(dbapi_connection: Any, _record: object) -> None:
@@ -54,7 +40,7 @@ def make_sqlite_engine(url: str) -> AsyncEngine:
     parsed = make_url(url)
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_async_engine(parsed, json_deserializer=_load_json)
+    engine = create_async_engine(parsed, json_deserializer=load_json)
     event.listen(engine.sync_engine, "connect", _on_connect)
     event.listen(engine.sync_engine, "begin", _on_begin)
     return engine

@@ -17,7 +17,7 @@ from sqlalchemy import (
     false,
 )
 from sqlalchemy.engine import Dialect
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 # Named constraints: alembic's batch mode on SQLite needs them.
 metadata = MetaData(
@@ -29,6 +29,13 @@ metadata = MetaData(
         "pk": "pk_%(table_name)s",
     }
 )
+
+
+def short_text(length: int) -> TypeEngine[str]:
+    """Text meant to stay within `length`: VARCHAR(length) on SQLite, which never enforces it,
+    and TEXT on PostgreSQL, which would. Both accept the same values: a tool call id or name
+    the model made up may be long, and one refused row would fail the turn's writes."""
+    return String(length).with_variant(Text(), "postgresql")
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -51,17 +58,17 @@ class UtcDateTime(TypeDecorator[datetime]):
 sessions = Table(
     "sessions",
     metadata,
-    Column("id", String(64), primary_key=True),
+    Column("id", short_text(64), primary_key=True),
     Column("cwd", Text, nullable=False),
     Column("title", Text, nullable=True),
     Column("created_at", UtcDateTime, nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
-    Column("mode_id", String(64), nullable=False),
-    Column("model", String(200), nullable=False),
+    Column("mode_id", short_text(64), nullable=False),
+    Column("model", short_text(200), nullable=False),
     Column("config", JSON, nullable=False, default=dict),
     Column("message_count", Integer, nullable=False, default=0),
     # A fork reads its parent's messages below fork_position and stores only its own.
-    Column("parent_id", String(64), nullable=True),
+    Column("parent_id", short_text(64), nullable=True),
     Column("fork_position", Integer, nullable=True),
     # Deleted while forks still share its messages: hidden, kept until they are gone.
     Column("deleted_at", UtcDateTime, nullable=True),
@@ -79,15 +86,18 @@ messages = Table(
     "messages",
     metadata,
     Column(
-        "session_id", String(64), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True
+        "session_id",
+        short_text(64),
+        ForeignKey("sessions.id", ondelete="CASCADE"),
+        primary_key=True,
     ),
     Column("position", Integer, primary_key=True),
-    Column("id", String(64), nullable=False),
-    Column("role", String(16), nullable=False),
+    Column("id", short_text(64), nullable=False),
+    Column("role", short_text(16), nullable=False),
     Column("content", JSON, nullable=False),
     Column("interrupted", Boolean, nullable=False, default=False),
     Column("created_at", UtcDateTime, nullable=False),
-    Column("kind", String(16), nullable=False, server_default="chat"),
+    Column("kind", short_text(16), nullable=False, server_default="chat"),
     # Facts beside the content: a reply's counted context size, a compaction's boundary.
     Column("meta", JSON, nullable=True),
 )
@@ -98,14 +108,14 @@ turns = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column(
         "session_id",
-        String(64),
+        short_text(64),
         ForeignKey("sessions.id", ondelete="CASCADE"),
         nullable=False,
         index=True,
     ),
     Column("started_at", UtcDateTime, nullable=False),
     Column("finished_at", UtcDateTime, nullable=True),
-    Column("stop_reason", String(32), nullable=True),
+    Column("stop_reason", short_text(32), nullable=True),
     Column("requests", Integer, nullable=False),
     Column("input_tokens", Integer, nullable=False),
     Column("output_tokens", Integer, nullable=False),
@@ -121,9 +131,12 @@ session_leases = Table(
     "session_leases",
     metadata,
     Column(
-        "session_id", String(64), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True
+        "session_id",
+        short_text(64),
+        ForeignKey("sessions.id", ondelete="CASCADE"),
+        primary_key=True,
     ),
-    Column("holder", String(128), nullable=False),
+    Column("holder", short_text(128), nullable=False),
     Column("expires_at", UtcDateTime, nullable=False),
     Column("cancel_requested", Boolean, nullable=False, server_default=false()),
 )
@@ -132,13 +145,16 @@ tool_calls = Table(
     "tool_calls",
     metadata,
     Column(
-        "session_id", String(64), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True
+        "session_id",
+        short_text(64),
+        ForeignKey("sessions.id", ondelete="CASCADE"),
+        primary_key=True,
     ),
-    Column("id", String(128), primary_key=True),
-    Column("name", String(100), nullable=False),
+    Column("id", short_text(128), primary_key=True),
+    Column("name", short_text(100), nullable=False),
     Column("title", Text, nullable=False),
-    Column("kind", String(32), nullable=False),
-    Column("status", String(32), nullable=False),
+    Column("kind", short_text(32), nullable=False),
+    Column("status", short_text(32), nullable=False),
     Column("arguments", JSON, nullable=False),
     Column("locations", JSON, nullable=False),
     Column("output", JSON, nullable=False),
@@ -151,16 +167,16 @@ permission_decisions = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column(
         "session_id",
-        String(64),
+        short_text(64),
         ForeignKey("sessions.id", ondelete="CASCADE"),
         nullable=False,
         index=True,
     ),
-    Column("tool_call_id", String(128), nullable=False),
-    Column("tool_name", String(100), nullable=False),
+    Column("tool_call_id", short_text(128), nullable=False),
+    Column("tool_name", short_text(100), nullable=False),
     Column("arguments", JSON, nullable=False),
-    Column("option", String(32), nullable=True),
-    Column("decided_by", String(32), nullable=False),
+    Column("option", short_text(32), nullable=True),
+    Column("decided_by", short_text(32), nullable=False),
     Column("decided_at", UtcDateTime, nullable=False),
 )
 
@@ -172,12 +188,12 @@ project_rules = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("cwd", Text, nullable=False),
-    Column("tool_name", String(100), nullable=False),
+    Column("tool_name", short_text(100), nullable=False),
     Column("command", JSON, nullable=True),
     Column("exact", Boolean, nullable=True),
     Column("grant_key", Text, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
-    Column("session_id", String(64), nullable=True),
+    Column("session_id", short_text(64), nullable=True),
     UniqueConstraint("cwd", "tool_name", "grant_key", name="uq_project_rules_grant"),
     Index("ix_project_rules_cwd_created", "cwd", "created_at", "id"),
     # AUTOINCREMENT: a revoked rule's id is never given to a new rule, so a second

@@ -4,11 +4,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from adapters.persistence.activity import SqlAlchemyActivityLog
+from adapters.persistence.failures import is_database_failure, storage_error
 from adapters.persistence.lineage import Lineages
 from adapters.persistence.listing import SqlAlchemySessionListing
 from adapters.persistence.project_rules import SqlAlchemyProjectRuleRepository
 from adapters.persistence.session_store import SqlAlchemySessionStore
-from application.errors import StorageError
 from application.ports.unit_of_work import UnitOfWork
 
 
@@ -38,19 +38,28 @@ class SqlAlchemyUnitOfWork(UnitOfWork):
         self.rules = SqlAlchemyProjectRuleRepository(self._db)
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
+        failed = exc_info[1] if len(exc_info) > 1 else None
         try:
-            await self._db.rollback()
-        finally:
-            await self._db.close()
-            for session, changes, version, title in reversed(self._store.saved):
-                session.restore_changes(changes)
-                session.version, session.title = version, title
-            self._store.saved.clear()
+            try:
+                await self._db.rollback()
+            finally:
+                await self._db.close()
+                for session, changes, version, title in reversed(self._store.saved):
+                    session.restore_changes(changes)
+                    session.version, session.title = version, title
+                self._store.saved.clear()
+        except Exception as ending:  # the database went away, say: told unless already failing
+            if failed is None and is_database_failure(ending):
+                raise storage_error(ending) from ending
+            if failed is None:
+                raise
+        if isinstance(failed, BaseException) and is_database_failure(failed):
+            raise storage_error(failed) from failed  # reads too: a clear error, not an internal one
 
     async def commit(self) -> None:
         try:
             await self._db.commit()
         except SQLAlchemyError as exc:
-            raise StorageError("Storing the session failed.") from exc
+            raise storage_error(exc, "Storing the session failed.") from exc
         self._store.saved.clear()

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from adapters.persistence.tables import UtcDateTime
+from adapters.persistence.tables import UtcDateTime, short_text
 
 revision: str = "0001"
 down_revision: str | None = None
@@ -21,13 +21,13 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.create_table(
         "sessions",
-        sa.Column("id", sa.String(64), nullable=False),
+        sa.Column("id", short_text(64), nullable=False),
         sa.Column("cwd", sa.Text(), nullable=False),
         sa.Column("title", sa.Text(), nullable=True),
         sa.Column("created_at", UtcDateTime(), nullable=False),
         sa.Column("updated_at", UtcDateTime(), nullable=False),
-        sa.Column("mode_id", sa.String(64), nullable=False),
-        sa.Column("model", sa.String(200), nullable=False),
+        sa.Column("mode_id", short_text(64), nullable=False),
+        sa.Column("model", short_text(200), nullable=False),
         sa.Column("config", sa.JSON(), nullable=False),
         sa.Column("message_count", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_sessions")),
@@ -36,10 +36,10 @@ def upgrade() -> None:
     op.create_index("ix_sessions_updated", "sessions", ["updated_at"])
     op.create_table(
         "messages",
-        sa.Column("session_id", sa.String(64), nullable=False),
+        sa.Column("session_id", short_text(64), nullable=False),
         sa.Column("position", sa.Integer(), nullable=False),
-        sa.Column("id", sa.String(64), nullable=False),
-        sa.Column("role", sa.String(16), nullable=False),
+        sa.Column("id", short_text(64), nullable=False),
+        sa.Column("role", short_text(16), nullable=False),
         sa.Column("content", sa.JSON(), nullable=False),
         sa.Column("interrupted", sa.Boolean(), nullable=False),
         sa.Column("created_at", UtcDateTime(), nullable=False),
@@ -54,10 +54,10 @@ def upgrade() -> None:
     op.create_table(
         "turns",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("session_id", sa.String(64), nullable=False),
+        sa.Column("session_id", short_text(64), nullable=False),
         sa.Column("started_at", UtcDateTime(), nullable=False),
         sa.Column("finished_at", UtcDateTime(), nullable=True),
-        sa.Column("stop_reason", sa.String(32), nullable=True),
+        sa.Column("stop_reason", short_text(32), nullable=True),
         sa.Column("requests", sa.Integer(), nullable=False),
         sa.Column("input_tokens", sa.Integer(), nullable=False),
         sa.Column("output_tokens", sa.Integer(), nullable=False),

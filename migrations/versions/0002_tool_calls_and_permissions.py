@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from adapters.persistence.tables import UtcDateTime
+from adapters.persistence.tables import UtcDateTime, short_text
 
 revision: str = "0002"
 down_revision: str | None = "0001"
@@ -21,12 +21,12 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.create_table(
         "tool_calls",
-        sa.Column("session_id", sa.String(64), nullable=False),
-        sa.Column("id", sa.String(128), nullable=False),
-        sa.Column("name", sa.String(100), nullable=False),
+        sa.Column("session_id", short_text(64), nullable=False),
+        sa.Column("id", short_text(128), nullable=False),
+        sa.Column("name", short_text(100), nullable=False),
         sa.Column("title", sa.Text(), nullable=False),
-        sa.Column("kind", sa.String(32), nullable=False),
-        sa.Column("status", sa.String(32), nullable=False),
+        sa.Column("kind", short_text(32), nullable=False),
+        sa.Column("status", short_text(32), nullable=False),
         sa.Column("arguments", sa.JSON(), nullable=False),
         sa.Column("locations", sa.JSON(), nullable=False),
         sa.Column("output", sa.JSON(), nullable=False),
@@ -42,12 +42,12 @@ def upgrade() -> None:
     op.create_table(
         "permission_decisions",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("session_id", sa.String(64), nullable=False),
-        sa.Column("tool_call_id", sa.String(128), nullable=False),
-        sa.Column("tool_name", sa.String(100), nullable=False),
+        sa.Column("session_id", short_text(64), nullable=False),
+        sa.Column("tool_call_id", short_text(128), nullable=False),
+        sa.Column("tool_name", short_text(100), nullable=False),
         sa.Column("arguments", sa.JSON(), nullable=False),
-        sa.Column("option", sa.String(32), nullable=True),
-        sa.Column("decided_by", sa.String(32), nullable=False),
+        sa.Column("option", short_text(32), nullable=True),
+        sa.Column("decided_by", short_text(32), nullable=False),
         sa.Column("decided_at", UtcDateTime(), nullable=False),
         sa.ForeignKeyConstraint(
             ["session_id"],

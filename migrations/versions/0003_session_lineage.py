@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from adapters.persistence.tables import UtcDateTime
+from adapters.persistence.tables import UtcDateTime, short_text
 
 revision: str = "0003"
 down_revision: str | None = "0002"
@@ -20,7 +20,7 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     with op.batch_alter_table("sessions") as batch:
-        batch.add_column(sa.Column("parent_id", sa.String(64), nullable=True))
+        batch.add_column(sa.Column("parent_id", short_text(64), nullable=True))
         batch.add_column(sa.Column("fork_position", sa.Integer(), nullable=True))
         batch.add_column(sa.Column("deleted_at", UtcDateTime(), nullable=True))
         batch.drop_index("ix_sessions_cwd_updated")

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from adapters.persistence.tables import UtcDateTime
+from adapters.persistence.tables import UtcDateTime, short_text
 
 revision: str = "0004"
 down_revision: str | None = "0003"
@@ -23,12 +23,12 @@ def upgrade() -> None:
         "project_rules",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
         sa.Column("cwd", sa.Text(), nullable=False),
-        sa.Column("tool_name", sa.String(100), nullable=False),
+        sa.Column("tool_name", short_text(100), nullable=False),
         sa.Column("command", sa.JSON(), nullable=True),
         sa.Column("exact", sa.Boolean(), nullable=True),
         sa.Column("grant_key", sa.Text(), nullable=False),
         sa.Column("created_at", UtcDateTime(), nullable=False),
-        sa.Column("session_id", sa.String(64), nullable=True),
+        sa.Column("session_id", short_text(64), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_project_rules")),
         sa.UniqueConstraint("cwd", "tool_name", "grant_key", name="uq_project_rules_grant"),
         sqlite_autoincrement=True,

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from adapters.persistence.tables import short_text
+
 revision: str = "0007"
 down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
@@ -21,8 +23,8 @@ def upgrade() -> None:
         batch.add_column(sa.Column("version", sa.Integer(), nullable=False, server_default="0"))
     op.create_table(
         "session_leases",
-        sa.Column("session_id", sa.String(64), nullable=False),
-        sa.Column("holder", sa.String(128), nullable=False),
+        sa.Column("session_id", short_text(64), nullable=False),
+        sa.Column("holder", short_text(128), nullable=False),
         sa.Column("expires_at", sa.DateTime(), nullable=False),
         sa.Column("cancel_requested", sa.Boolean(), nullable=False, server_default=sa.false()),
         sa.ForeignKeyConstraint(

@@ -18,7 +18,7 @@ from application.use_cases.listing import read_page
 from domain.ids import SessionId
 from tests.factories import T0, SessionFactory
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite")]  # reads SQLite files
 
 Uows = Callable[[], SqlAlchemyUnitOfWork]
 

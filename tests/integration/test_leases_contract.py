@@ -1,5 +1,5 @@
-"""One contract for turn leases, two implementations: the SQL one (on the database the
-`engine` fixture serves) and the in-memory fake the use-case tests use."""
+"""One contract for turn leases: the SQL implementation on SQLite and PostgreSQL, and the
+in-memory fake the use-case tests use."""
 
 import asyncio
 from collections.abc import Awaitable, Callable
@@ -19,7 +19,7 @@ from domain.ids import SessionId
 from tests.factories import T0, SessionFactory
 from tests.fakes.ports import FakeUnitOfWork, InMemorySessionRepository, InMemoryTurnLeases
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite", "postgres", "memory")]
 
 A, B = "replica-a", "replica-b"
 LATER = T0 + timedelta(seconds=30)
@@ -39,9 +39,9 @@ class Store:
         return session.id
 
 
-@pytest.fixture(params=["sql", "memory"])
-def store(request: pytest.FixtureRequest, engine: AsyncEngine) -> Store:
-    if request.param == "memory":
+@pytest.fixture
+def store(backend: str, engine: AsyncEngine) -> Store:
+    if backend == "memory":
         repository = InMemorySessionRepository()
 
         async def bump_memory(session_id: SessionId) -> None:

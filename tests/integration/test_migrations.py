@@ -1,19 +1,26 @@
+import asyncio
+import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine
+from sqlalchemy import Connection, create_engine, inspect
 
 from adapters.persistence import tables
+from adapters.persistence.engine import make_engine
 from adapters.persistence.migrate import SCHEMA_HEAD, alembic_config, upgrade_to_head
+from tests.support.postgres import scratch_database
 
 pytestmark = pytest.mark.integration
+T = TypeVar("T")
 
 
 def revisions(url: str) -> list[str]:
@@ -95,3 +102,98 @@ def test_servers_starting_together_on_a_new_database_both_succeed(tmp_path: Path
         _, err = process.communicate(timeout=60)
         assert process.returncode == 0, err.decode()
     assert upgrade_to_head(url) is False
+
+
+# The same migrations on PostgreSQL, each test on a fresh database of its own.
+
+
+@pytest.fixture
+def fresh_postgres() -> Iterator[str]:
+    with scratch_database("migrations") as url:
+        yield url
+
+
+def test_postgres_stairway_every_revision_upgrades_downgrades_and_upgrades(
+    fresh_postgres: str,
+) -> None:
+    config = alembic_config(fresh_postgres)
+    previous = "base"
+    for revision in revisions(fresh_postgres):
+        command.upgrade(config, revision)
+        command.downgrade(config, previous)
+        command.upgrade(config, revision)
+        previous = revision
+    assert _postgres_revision(fresh_postgres) == SCHEMA_HEAD
+    command.downgrade(config, "base")
+    assert _postgres_tables(fresh_postgres) == {"alembic_version"}
+
+
+def test_postgres_migrated_schema_is_the_one_tables_py_declares(fresh_postgres: str) -> None:
+    assert upgrade_to_head(fresh_postgres) is True
+    assert upgrade_to_head(fresh_postgres) is False
+
+    def differences(connection: Connection) -> list[Any]:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        return list(compare_metadata(context, tables.metadata))
+
+    assert asyncio.run(_on_postgres(fresh_postgres, differences)) == []
+
+
+def test_postgres_replicas_starting_together_migrate_once(fresh_postgres: str) -> None:
+    code = (
+        "from adapters.persistence.migrate import upgrade_to_head; "
+        f"print(upgrade_to_head({fresh_postgres!r}))"
+    )
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(4)
+    ]
+    answers = []
+    for process in processes:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err.decode()
+        answers.append(out.decode().strip())
+    assert sorted(answers) == ["False", "False", "False", "True"]  # one of them migrated
+    assert _postgres_revision(fresh_postgres) == SCHEMA_HEAD
+    assert upgrade_to_head(fresh_postgres) is False
+
+
+def test_db_upgrade_command_migrates_postgres(fresh_postgres: str, tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "IAC_CODE_DATABASE_URL": fresh_postgres,
+        "IAC_CODE_CONFIG_DIR": str(tmp_path),
+    }
+    iac_code = Path(sys.executable).parent / "iac-code"
+    first = subprocess.run(
+        [iac_code, "db", "upgrade"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run(
+        [iac_code, "db", "upgrade"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert again.returncode == 0, again.stderr
+    assert "migrated to the newest schema" in first.stderr
+    assert "already at the newest schema" in again.stderr
+    assert _postgres_revision(fresh_postgres) == SCHEMA_HEAD
+
+
+async def _on_postgres(url: str, work: Callable[[Connection], T]) -> T:
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as connection:
+            return await connection.run_sync(work)
+    finally:
+        await engine.dispose()
+
+
+def _postgres_revision(url: str) -> str | None:
+    return asyncio.run(
+        _on_postgres(url, lambda c: MigrationContext.configure(c).get_current_revision())
+    )
+
+
+def _postgres_tables(url: str) -> set[str]:
+    return asyncio.run(_on_postgres(url, lambda c: set(inspect(c).get_table_names())))

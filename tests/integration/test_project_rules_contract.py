@@ -1,5 +1,6 @@
-"""Project rules: one contract for the SQLite repository (a real file, the real migrations)
-and the in-memory fake the use-case tests use. If the fake drifts, these fail."""
+"""Project rules: one contract for the repository on SQLite (a real file) and PostgreSQL (a
+real server), both through the real migrations, and the in-memory fake the use-case tests
+use. If one drifts, these fail."""
 
 import asyncio
 from collections.abc import Callable
@@ -8,22 +9,22 @@ from datetime import timedelta
 import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
-from adapters.persistence.sqlite import make_sqlite_engine
+from adapters.persistence.engine import make_engine
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from application.ports.unit_of_work import UnitOfWork
 from domain.project_rules import CommandPattern, ProjectRule, rule_for
 from tests.factories import T0
 from tests.fakes.ports import FakeUnitOfWork, InMemoryProjectRules
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite", "postgres", "memory")]
 
 UowFactory = Callable[[], UnitOfWork]
 HERE, THERE = "/work/project", "/work/other"
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def uow(request: pytest.FixtureRequest, engine) -> UowFactory:  # type: ignore[no-untyped-def]
-    if request.param == "memory":
+@pytest.fixture
+def uow(backend: str, engine) -> UowFactory:  # type: ignore[no-untyped-def]
+    if backend == "memory":
         shared = InMemoryProjectRules()
         return lambda: FakeUnitOfWork(rules=shared)
     factory = async_sessionmaker(engine, expire_on_commit=False)
@@ -188,7 +189,7 @@ async def test_ids_of_revoked_rules_are_not_given_again(uow: UowFactory) -> None
 
 async def test_rules_survive_a_new_engine(database_url: str, uow_factory) -> None:  # type: ignore[no-untyped-def]
     stored = await add(uow_factory, grant(), grant("bash", "git log -3", minute=1))
-    restarted = make_sqlite_engine(database_url)
+    restarted = make_engine(database_url)
     try:
         factory = async_sessionmaker(restarted, expire_on_commit=False)
         assert await project(lambda: SqlAlchemyUnitOfWork(factory)) == stored

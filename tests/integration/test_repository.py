@@ -119,6 +119,7 @@ async def test_settings_and_turns_are_saved(uow_factory, engine) -> None:  # typ
     assert tuple(row) == ("end_turn", 1, 7, 1)
 
 
+@pytest.mark.backends("sqlite")
 async def test_wal_and_busy_timeout_are_on(engine) -> None:  # type: ignore[no-untyped-def]
     async with engine.connect() as conn:
         assert (await conn.exec_driver_sql("PRAGMA journal_mode")).scalar() == "wal"
@@ -146,6 +147,7 @@ async def test_concurrent_writers_do_not_fail_with_database_locked(uow_factory) 
             assert (await uow.sessions.get(session.id)).message_count == 5
 
 
+@pytest.mark.backends("sqlite")
 async def test_a_committed_message_is_visible_to_another_process_at_once(
     uow_factory, database_url: str
 ) -> None:  # type: ignore[no-untyped-def]
@@ -178,6 +180,7 @@ async def test_finding_1_a_stored_lone_surrogate_is_repaired_as_it_is_read(uow_f
     assert loaded.config == {"k": "v\ufffd"}
 
 
+@pytest.mark.backends("sqlite")
 async def test_an_image_keeps_its_data_and_an_image_stored_without_data_still_loads(  # type: ignore[no-untyped-def]
     uow_factory, database_url
 ) -> None:

@@ -1,8 +1,8 @@
-"""One contract, two implementations: the SQLite repository and the in-memory fake used
-by the use-case tests. If the fake drifts from the real thing, these fail."""
+"""One contract, three implementations: the repository on SQLite and on PostgreSQL, and the
+in-memory fake used by the use-case tests. If one drifts from the others, these fail."""
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -22,14 +22,14 @@ from domain.usage import Usage
 from tests.factories import T0, MessageFactory, SessionFactory
 from tests.fakes.ports import FakeUnitOfWork, InMemorySessionRepository
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite", "postgres", "memory")]
 
 UowFactory = Callable[[], UnitOfWork]
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def uow(request: pytest.FixtureRequest, engine) -> UowFactory:  # type: ignore[no-untyped-def]
-    if request.param == "memory":
+@pytest.fixture
+def uow(backend: str, engine) -> UowFactory:  # type: ignore[no-untyped-def]
+    if backend == "memory":
         shared = InMemorySessionRepository()
         return lambda: FakeUnitOfWork(shared)
     factory = async_sessionmaker(engine, expire_on_commit=False)
@@ -358,3 +358,82 @@ async def test_the_words_a_user_typed_are_kept_beside_their_expansion(uow: UowFa
     assert back.typed == "/mcp__docs__review app.py"
     assert back.shown_content() == (TextBlock(text="/mcp__docs__review app.py"),)
     assert back.content == (TextBlock(text="Please review app.py."),)
+
+
+# What one database would change on its own: NUL (PostgreSQL text refuses it), the marker
+# the PostgreSQL adapter escapes it with, characters beyond the BMP, JSON key order and types,
+# a moment given in another zone with microseconds (SQLite has no zones), a lone surrogate.
+AWKWARD = "nul\x00here \uffffmark \U0001f600 \u00e9"
+ELSEWHERE = timezone(timedelta(hours=5, minutes=30))
+
+
+async def test_awkward_values_round_trip_identically(uow: UowFactory) -> None:
+    at = (T0 + timedelta(microseconds=123456)).astimezone(ELSEWHERE)
+    config = {"z": 1, "a": AWKWARD, "m": {"b": [1, 2.5, None, True, "\x00"]}, "\x00k": ""}
+    session = SessionFactory(
+        title=f"\uffff{AWKWARD}", cwd=f"/p/{AWKWARD}", created_at=at, config=config
+    )
+    session.updated_at = at
+    await store(uow, session)
+    message = MessageFactory(content=(TextBlock(text=AWKWARD),), created_at=at)
+    session.add_message(message)
+    async with uow() as u:
+        await u.sessions.save(session)
+        await u.activity.record_tool_call(session.id, _call("toolu_\x00", AWKWARD))
+        turn = finished_turn(at, Usage(input_tokens=1), 0.1, StopReason.END_TURN)
+        await u.activity.record_turn(session.id, turn, AWKWARD)
+        await u.commit()
+
+    loaded = await load(uow, session.id)
+    assert loaded is not None
+    assert (loaded.title, loaded.cwd) == (session.title, session.cwd)
+    assert loaded.config == config and list(loaded.config) == list(config)
+    assert list(loaded.config["m"]["b"]) == [1, 2.5, None, True, "\x00"]
+    assert loaded.created_at == at
+    assert loaded.updated_at == at
+    assert [m.content for m in loaded.messages] == [(TextBlock(text=AWKWARD),)]
+    assert loaded.messages[0].created_at == at
+    async with uow() as u:
+        assert (await u.activity.tool_calls(session.id))["toolu_\x00"].title == AWKWARD
+        [record] = await u.activity.turn_records(session.id)
+        [summary] = await u.listing.list_page(cwd=session.cwd, after=None, limit=5)
+        older = await u.listing.list_page(cwd=session.cwd, after=(at, session.id), limit=5)
+    assert (record.error, record.started_at) == (AWKWARD, at)
+    assert (summary.session_id, summary.title, summary.updated_at) == (
+        session.id,
+        session.title,
+        at,
+    )
+    assert older == []
+
+
+async def test_names_and_ids_a_model_makes_up_are_kept_whatever_their_length(
+    uow: UowFactory,
+) -> None:
+    # The model chooses tool call ids and names: SQLite never enforced a column's length,
+    # PostgreSQL would refuse the whole turn's writes over one long name.
+    session = await store(uow, SessionFactory())
+    call_id, name = "toolu_" + "7" * 300, "mcp__" + "n" * 300
+    record = ToolCallRecord(
+        id=ToolCallId(call_id),
+        name=name,
+        title="Made up",
+        kind=ToolKind.OTHER,
+        arguments={},
+        status=ToolCallStatus.FAILED,
+    )
+    decision = PermissionDecision(
+        tool_call_id=ToolCallId(call_id),
+        tool_name=name,
+        arguments={},
+        option=PermissionOption.REJECT_ALWAYS,
+        decided_by=Decider.USER,
+        decided_at=T0,
+    )
+    async with uow() as u:
+        await u.activity.record_tool_call(session.id, record)
+        await u.activity.record_permission(session.id, decision)
+        await u.commit()
+    async with uow() as u:
+        assert (await u.activity.tool_calls(session.id))[call_id] == record
+    assert (await load(uow, session.id)).permissions.rejected == {name}  # type: ignore[union-attr]

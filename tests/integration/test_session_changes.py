@@ -20,14 +20,14 @@ from domain.session import Session
 from tests.factories import T0, MessageFactory, SessionFactory
 from tests.fakes.ports import FakeUnitOfWork, InMemorySessionRepository
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite", "postgres", "memory")]
 
 UowFactory = Callable[[], UnitOfWork]
 
 
-@pytest.fixture(params=["store", "memory"])
-def uow(request: pytest.FixtureRequest, engine: AsyncEngine) -> UowFactory:
-    if request.param == "memory":
+@pytest.fixture
+def uow(backend: str, engine: AsyncEngine) -> UowFactory:
+    if backend == "memory":
         shared = InMemorySessionRepository()
         return lambda: FakeUnitOfWork(shared)
     writes = async_sessionmaker(engine, expire_on_commit=False)

@@ -1,0 +1,30 @@
+"""What differs between the databases in the statements we build: the upserts."""
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from sqlalchemy import Table
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+# Both dialects spell ON CONFLICT the same; each needs its own Insert construct.
+_INSERTS = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
+
+
+def _insert(db: AsyncSession, table: Table, row: Mapping[str, Any]) -> Any:
+    return _INSERTS[db.get_bind().dialect.name](table).values(dict(row))
+
+
+def insert_or_update(
+    db: AsyncSession, table: Table, row: Mapping[str, Any], keys: Collection[str]
+) -> Any:
+    """INSERT the row, or UPDATE its other columns where one with the same `keys` exists."""
+    changed = {k: v for k, v in row.items() if k not in keys}
+    return _insert(db, table, row).on_conflict_do_update(index_elements=list(keys), set_=changed)
+
+
+def insert_or_ignore(
+    db: AsyncSession, table: Table, row: Mapping[str, Any], keys: Collection[str]
+) -> Any:
+    """INSERT the row unless one with the same `keys` exists."""
+    return _insert(db, table, row).on_conflict_do_nothing(index_elements=list(keys))
