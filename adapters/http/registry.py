@@ -72,7 +72,7 @@ class ConnectionRegistry:
         connection = self._live.get(connection_id)
         if connection is not None:
             return connection
-        shown = connection_id[:64]  # the client's own text, echoed: kept short
+        shown = connection_id[:80]  # the client's own text, echoed: kept short (ids fit)
         why = self._gone.get(connection_id)
         if why is not None:
             raise HttpError(400, f"connection {shown} is closed: {why}")
