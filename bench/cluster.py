@@ -36,7 +36,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.cluster import (  # noqa: E402  (after the path above)
+from bench.common import cpu_seconds  # noqa: E402  (after the path above)
+from tests.support.cluster import (  # noqa: E402
     AcpClient,
     Cluster,
     ensure_nginx,
@@ -56,6 +57,9 @@ class Result:
     prompt_ms: list[float]
     connection_ms: list[float]  # initialize to DELETE answered
     per_replica: dict[str, int]
+    replica_cpu: float  # seconds, all replicas together, during the run
+    nginx_cpu: float
+    client_cpu: float  # this process: every client, one event loop
 
     @property
     def throughput(self) -> float:
@@ -114,7 +118,10 @@ def measure(nginx: str, replicas: int, connections: int, postgres: str | None) -
             "IAC_CODE_HTTP_MAX_CONNECTIONS": str(connections + 10),  # all on one, at worst
         }
         with running_cluster(nginx, root, url, replicas=replicas, env=env) as cluster:
+            pids = [r.process.pid for r in cluster.replicas.values()]
+            before = [cpu_seconds(pid) for pid in pids], nginx_cpu(cluster), time.process_time()
             seconds, runs = asyncio.run(load(cluster, connections, root))
+            after = [cpu_seconds(pid) for pid in pids], nginx_cpu(cluster), time.process_time()
             for replica in cluster.replicas.values():  # nobody fell over under the load
                 assert replica.process.poll() is None, replica.log.read_text()[-2000:]
     return Result(
@@ -124,18 +131,31 @@ def measure(nginx: str, replicas: int, connections: int, postgres: str | None) -
         [r[0] for r in runs],
         [r[1] for r in runs],
         dict(sorted(Counter(r[2] for r in runs).items())),
+        sum(after[0]) - sum(before[0]),
+        after[1] - before[1],
+        after[2] - before[2],
     )
+
+
+def nginx_cpu(cluster: Cluster) -> float:
+    """nginx's master and workers (the workers are the master's children)."""
+    master = cluster.nginx.process.pid
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return sum(cpu_seconds(pid) for pid in [master, *map(int, children)])
 
 
 def table(results: list[Result]) -> str:
     lines = [
         f"{'replicas':>8} {'prompts/s':>10} {'prompt p50':>11} {'prompt p99':>11} "
-        f"{'connection p99':>15}  connections per replica"
+        f"{'connection p99':>15} {'CPU ms a connection: replicas':>30} {'nginx':>6} "
+        f"{'client':>7}  connections per replica"
     ]
     for r in results:
+        per = 1000 / r.connections
         lines.append(
             f"{r.replicas:>8} {r.throughput:>10.1f} {statistics.median(r.prompt_ms):>8.0f} ms "
-            f"{p99(r.prompt_ms):>8.0f} ms {p99(r.connection_ms):>12.0f} ms  "
+            f"{p99(r.prompt_ms):>8.0f} ms {p99(r.connection_ms):>12.0f} ms "
+            f"{r.replica_cpu * per:>30.1f} {r.nginx_cpu * per:>6.1f} {r.client_cpu * per:>7.1f}  "
             + ", ".join(f"{k} {v}" for k, v in r.per_replica.items())
         )
     return "\n".join(lines)
