@@ -237,24 +237,27 @@ async def test_every_session_goes_on_on_the_survivor_when_a_replica_dies_mid_tur
     )
     assert not any(t.done() for t, dead in zip(turns, on_victim, strict=True) if dead)
     victim.kill()
-    outcomes = await asyncio.gather(*turns, return_exceptions=True)
-    for outcome, dead in zip(outcomes, on_victim, strict=True):
-        if dead:  # its stream broke with the replica
+
+    async def go_on(client: AcpClient, session: Session, turn: Any, dead: bool) -> None:
+        """The session's turn two ends, then it goes on on a new connection. A killed turn
+        ends at once (its stream broke), so its session goes on while the dead replica's
+        lease may still hold it: load and prompt wait out the busy answer."""
+        outcome = (await asyncio.gather(turn, return_exceptions=True))[0]
+        if dead:
             assert isinstance(outcome, ConnectionLost), outcome
         else:  # the survivor's turns never noticed
             assert isinstance(outcome, dict) and outcome["result"]["stopReason"] == "end_turn"
-    for client in clients:
         await client.close()
-
-    async def go_on(session: Session) -> None:
-        client = await open_client(cluster, http)  # through nginx: the survivor answers
-        assert cluster.replica_of(client.id or "") is survivor
-        assert_history_holds(await load(client, session.id, tmp_path), session)
-        answer = await until_not_busy(lambda: take_turn(client, session, "turn three"))
+        again = await open_client(cluster, http)  # through nginx: the survivor answers
+        assert cluster.replica_of(again.id or "") is survivor
+        assert_history_holds(await load(again, session.id, tmp_path), session)
+        answer = await until_not_busy(lambda: take_turn(again, session, "turn three"))
         assert answer["result"]["stopReason"] == "end_turn", answer
-        await client.close()
+        await again.close()
 
-    await asyncio.gather(*(go_on(s) for s in sessions))
+    await asyncio.gather(
+        *(go_on(*each) for each in zip(clients, sessions, turns, on_victim, strict=True))
+    )
 
     # Every turn that finished, before the kill or after it, is in every session's history.
     reader = await open_client(cluster, http)
