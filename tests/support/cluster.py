@@ -40,8 +40,7 @@ START_SECONDS = 90.0  # a replica's start: migrations (one at a time) and the ag
 
 
 def nginx_binary() -> str | None:
-    found = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
-    return found
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
 
 
 def ensure_nginx() -> tuple[str | None, str]:
@@ -57,7 +56,8 @@ def ensure_nginx() -> tuple[str | None, str]:
     return None, f"nginx is not installed and scripts/ensure-nginx failed: {why[0]}"
 
 
-# nginx's own record of each request: which replica served it, for which connection id.
+# nginx's own record of each request: which replica served it, for which connection id
+# (`sent` by the client, `given` by the replica to an initialize; "" when none).
 _MAIN_CONF = """\
 worker_processes {workers};
 error_log {prefix}/logs/error.log warn;
@@ -66,7 +66,7 @@ events {{
     worker_connections 8192;
 }}
 http {{
-    log_format routed '{{"method": "$request_method", "status": "$status", '
+    log_format routed escape=json '{{"method": "$request_method", "status": "$status", '
                       '"upstream": "$upstream_addr", "sent": "$http_acp_connection_id", '
                       '"given": "$sent_http_acp_connection_id"}}';
     access_log {prefix}/logs/access.log routed;
@@ -92,8 +92,7 @@ class Nginx:
 
     def requests(self) -> list[dict[str, str]]:
         """nginx's access log: one entry per finished request."""
-        path = self.prefix / "logs" / "access.log"
-        return [json.loads(line) for line in path.read_text().splitlines() if line]
+        return [json.loads(line) for line in _whole_lines(self.prefix / "logs" / "access.log")]
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -155,11 +154,11 @@ class Replica:
 
     def requests(self) -> list[dict[str, Any]]:
         """The replica's access log (a JSON line per finished request, on stderr)."""
-        entries = []
-        for line in self.log.read_text(errors="replace").splitlines():
-            if '"event": "http"' in line:
-                entries.append(json.loads(line[line.index("{") :]))
-        return entries
+        return [
+            json.loads(line[line.index("{") :])
+            for line in _whole_lines(self.log)
+            if '"event": "http"' in line
+        ]
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
@@ -297,6 +296,11 @@ def postgres_database(admin_url: str) -> Iterator[str]:
     finally:
         drop = f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"
         subprocess.run([*psql, "-c", drop], env=env, check=True, timeout=60)
+
+
+def _whole_lines(path: Path) -> list[str]:
+    """A log's lines, but for one still being written (a process writes as we read)."""
+    return path.read_text(errors="replace").split("\n")[:-1]
 
 
 def _answers(url: str) -> bool:
