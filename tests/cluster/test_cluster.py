@@ -13,7 +13,11 @@ from typing import Any
 
 import httpx
 import pytest
+from acp import PROTOCOL_VERSION, connect_to_agent, text_block
+from acp.http import create_http_stream
+from acp.schema import ClientCapabilities, Implementation
 
+from tests.e2e.conftest import RecordingClient
 from tests.support.cluster import (
     AcpClient,
     Cluster,
@@ -184,6 +188,45 @@ async def test_every_request_of_a_connection_reaches_the_replica_its_id_names(
     for entry in routed():
         named = entry["sent"] or entry["given"]
         assert upstreams[entry["upstream"]] == cluster.replica_of(named).id, entry
+
+
+async def test_the_official_client_works_through_the_balancer(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    # The SDK's transport also opens a GET per session (Acp-Session-Id): it carries the
+    # connection id, so it reaches the same replica as the rest.
+    recorder = RecordingClient()
+    token = {"Authorization": f"Bearer {cluster.token}"}
+    async with httpx.AsyncClient(timeout=httpx.Timeout(None)) as http:
+        transport = create_http_stream(f"{cluster.url}/acp", client=http, headers=token)
+        conn = connect_to_agent(recorder, transport)
+        try:
+            await conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(),
+                client_info=Implementation(name="sdk", version="1"),
+            )
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            result = await conn.prompt(
+                session_id=session.session_id, prompt=[text_block("hello through nginx")]
+            )
+        finally:
+            await conn.close()
+            await transport.close()
+    assert result.stop_reason == "end_turn"
+    assert "You said: hello through nginx" in recorder.agent_text()
+
+    [connection_id] = {e["given"] for e in cluster.nginx.requests() if e["given"]}
+    home = cluster.replica_of(connection_id)
+
+    def sent() -> list[dict[str, str]]:
+        return [e for e in cluster.nginx.requests() if e["sent"] == connection_id]
+
+    await until(
+        lambda: any(e["session"] == session.session_id for e in sent()), "the session's stream"
+    )
+    assert {e["upstream"] for e in sent()} == {home.upstream.address}
+    assert {e["method"] for e in sent()} >= {"POST", "GET"}
 
 
 async def test_a_session_made_on_one_replica_loads_and_prompts_on_the_other(

@@ -57,7 +57,8 @@ def ensure_nginx() -> tuple[str | None, str]:
 
 
 # nginx's own record of each request: which replica served it, for which connection id
-# (`sent` by the client, `given` by the replica to an initialize; "" when none).
+# (`sent` by the client, `given` in the replica's answer to an initialize or a stream; ""
+# when none) and session stream.
 _MAIN_CONF = """\
 worker_processes {workers};
 error_log {prefix}/logs/error.log warn;
@@ -68,7 +69,8 @@ events {{
 http {{
     log_format routed escape=json '{{"method": "$request_method", "status": "$status", '
                       '"upstream": "$upstream_addr", "sent": "$http_acp_connection_id", '
-                      '"given": "$sent_http_acp_connection_id"}}';
+                      '"given": "$sent_http_acp_connection_id", '
+                      '"session": "$http_acp_session_id"}}';
     access_log {prefix}/logs/access.log routed;
     client_body_temp_path {prefix}/temp/body;
     proxy_temp_path {prefix}/temp/proxy;
