@@ -313,3 +313,28 @@ async def test_every_session_goes_on_on_the_survivor_when_a_replica_dies_mid_tur
         assert_history_holds(await load(reader, session.id, tmp_path), session)
     await reader.close()
     assert "Traceback" not in survivor.log.read_text()
+
+
+async def test_bodies_up_to_the_replicas_limit_pass_and_larger_ones_are_refused(
+    cluster: Cluster, http: httpx.AsyncClient
+) -> None:
+    # nginx's client_max_body_size equals the replicas' limit (10 MiB): a body nginx lets
+    # through (kept in its temporary files on the way) is one the replica takes.
+    client = await open_client(cluster, http)
+    limit = 10 * 2**20
+    headers = {"Authorization": f"Bearer {cluster.token}", "Acp-Connection-Id": client.id or ""}
+
+    def notification(size: int) -> bytes:
+        head, tail = b'{"jsonrpc":"2.0","method":"_pad","params":{"pad":"', b'"}}'
+        return head + b"x" * (size - len(head) - len(tail)) + tail
+
+    posts = [
+        await http.post(
+            f"{cluster.url}/acp",
+            content=notification(size),
+            headers={**headers, "Content-Type": "application/json"},
+        )
+        for size in (limit, limit + 1)
+    ]
+    await client.close()
+    assert [p.status_code for p in posts] == [202, 413]

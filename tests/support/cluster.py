@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -60,7 +61,7 @@ def ensure_nginx() -> tuple[str | None, str]:
 # (`sent` by the client, `given` in the replica's answer to an initialize or a stream; ""
 # when none) and session stream.
 _MAIN_CONF = """\
-worker_processes {workers};
+{user}worker_processes {workers};
 error_log {prefix}/logs/error.log warn;
 pid {prefix}/nginx.pid;
 events {{
@@ -114,7 +115,12 @@ def start_nginx(binary: str, prefix: Path, replicas: list[Upstream], workers: in
     site = prefix / "iac-code.conf"
     site.write_text(render(replicas, listen=f"127.0.0.1:{port}"))
     conf = prefix / "nginx.conf"
-    conf.write_text(_MAIN_CONF.format(workers=workers, prefix=prefix, site=site))
+    # The workers run as whoever runs this, as in a non-root run. Started by root, nginx
+    # would make them `nobody`, who cannot enter the private temporary directory where
+    # request bodies are kept on their way.
+    user = f"user {pwd.getpwuid(os.geteuid()).pw_name};\n" if os.geteuid() == 0 else ""
+    text = _MAIN_CONF.format(user=user, workers=workers, prefix=prefix, site=site)
+    conf.write_text(text)
     argv = [binary, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "logs/error.log")]
     checked = subprocess.run([*argv, "-t"], capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stderr
