@@ -176,6 +176,7 @@ def main(settings: Settings, host: str, port: int) -> int:
     except SettingsError as exc:
         print(f"iac-code: configuration error: {exc}", file=sys.stderr)
         return 2
+    config = replace(config, replica_id=settings.replica_id)  # connection ids name it
     warn_if_exposed(host, config)
     if config.allowed_hosts is None and is_loopback(host):
         # Served on loopback: only requests naming a loopback host (no DNS rebinding).

@@ -51,5 +51,5 @@ class AccessLog:
 def _header(headers: Any, name: bytes) -> str | None:
     for key, value in headers:
         if key.lower() == name:
-            return str(value.decode("latin-1"))[:64]
+            return str(value.decode("latin-1"))[:80]  # a replica id, a dot and a UUID fit
     return None

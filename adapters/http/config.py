@@ -29,3 +29,6 @@ class HttpConfig:
     readiness_timeout_seconds: float = 5.0
     # Host names requests may be addressed to; None accepts any (set for public binds).
     allowed_hosts: frozenset[str] | None = None
+    # Prefix of the connection ids minted here (`<replica_id>.<random>`): a load balancer
+    # routes each request to the replica its id names. None: the bare random id.
+    replica_id: str | None = None

@@ -54,10 +54,17 @@ class ConnectionRegistry:
                 headers={"Retry-After": str(self._seconds_to_a_free_slot())},
             )
         connection = HttpConnection(
-            str(uuid.uuid4()), self._dispatcher, self._config, self._on_failure, self._clock
+            self._new_id(), self._dispatcher, self._config, self._on_failure, self._clock
         )
         self._live[connection.id] = connection
         return connection
+
+    def _new_id(self) -> str:
+        """`<replica id>.<uuid4>`: the replica that holds the connection is readable from its
+        id, so a balancer can send every later request there (see docs/deploy.md)."""
+        random_part = str(uuid.uuid4())
+        prefix = self._config.replica_id
+        return f"{prefix}.{random_part}" if prefix else random_part
 
     def get(self, connection_id: str | None) -> HttpConnection:
         if not connection_id:
@@ -65,7 +72,7 @@ class ConnectionRegistry:
         connection = self._live.get(connection_id)
         if connection is not None:
             return connection
-        shown = connection_id[:64]  # the client's own text, echoed: kept short
+        shown = connection_id[:80]  # the client's own text, echoed: kept short (ids fit)
         why = self._gone.get(connection_id)
         if why is not None:
             raise HttpError(400, f"connection {shown} is closed: {why}")

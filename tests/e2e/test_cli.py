@@ -8,7 +8,14 @@ import pytest
 
 from adapters.persistence.migrate import SCHEMA_HEAD
 from tests.e2e.conftest import IAC_CODE
-from tests.http.container import compose, dockerfile, dockerfile_env, exec_form
+from tests.http.container import (
+    ROOT,
+    compose,
+    dockerfile,
+    dockerfile_env,
+    exec_form,
+    services_of,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -79,3 +86,53 @@ def test_the_container_serves_http_on_all_interfaces_with_a_token_and_a_volume()
 
     assert docker["USER"][-1] not in ("root", "0")
     assert "useradd" in " ".join(docker["RUN"])
+
+
+def test_the_default_profile_is_the_one_container_alone() -> None:
+    assert list(services_of(None)) == ["iac-code"]
+
+
+def test_the_cluster_profile_is_postgres_two_replicas_and_nginx_as_tests_cluster_runs_them() -> (
+    None
+):
+    from deploy.nginx_conf import Replica, render
+    from tests.support.cluster import COMPOSE_REPLICAS, replica_command
+
+    cluster = services_of("cluster")
+    assert list(cluster) == ["postgres", *COMPOSE_REPLICAS, "nginx"]
+
+    # The replicas: the image's command (the one tests/cluster runs, on a loopback address
+    # and port), one PostgreSQL database, each its own replica id, ready once migrated.
+    image_command = exec_form(dockerfile()["CMD"][-1])
+    loopback = replica_command("127.0.0.1", 1234)
+    assert [a for a in loopback if a not in ("127.0.0.1", "1234")] == [
+        a for a in image_command if a not in ("0.0.0.0", "8765")
+    ]
+    environments = []
+    for name in COMPOSE_REPLICAS:
+        replica = cluster[name]
+        assert replica["build"] == "." and replica["command"] == image_command
+        env = dict(replica["environment"])
+        assert env.pop("IAC_CODE_REPLICA_ID") == name
+        assert env["IAC_CODE_DATABASE_URL"].startswith("postgresql+asyncpg://iac_code:")
+        assert env["IAC_CODE_DATABASE_URL"].endswith("@postgres:5432/iac_code")
+        assert env["IACCODE_ACP_HTTP_TOKEN"].startswith("${IACCODE_ACP_HTTP_TOKEN:?")
+        assert "IAC_CODE_LEASE_SECONDS" in env
+        assert replica["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+        assert "http://127.0.0.1:8765/readyz" in replica["healthcheck"]["test"][-1]
+        assert "ports" not in replica  # reached through nginx only
+        environments.append(env)
+    assert environments[0] == environments[1]  # alike but for the replica id
+
+    postgres = cluster["postgres"]["environment"]
+    assert (postgres["POSTGRES_USER"], postgres["POSTGRES_DB"]) == ("iac_code", "iac_code")
+
+    # nginx serves the committed configuration, which is the template tests/cluster runs,
+    # rendered for these replicas on the port it publishes.
+    nginx = cluster["nginx"]
+    conf, _, mount = nginx["volumes"][0].partition(":")
+    assert mount == "/etc/nginx/conf.d/default.conf:ro"
+    assert nginx["ports"] == ["127.0.0.1:8080:8080"]
+    upstreams = [Replica(name, f"{name}:8765") for name in COMPOSE_REPLICAS]
+    assert (ROOT / conf).read_text() == render(upstreams, listen="8080")
+    assert set(nginx["depends_on"]) == set(COMPOSE_REPLICAS)

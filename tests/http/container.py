@@ -41,6 +41,17 @@ def compose() -> Any:
     return parse_block_yaml((ROOT / "docker-compose.yml").read_text())
 
 
+def services_of(profile: str | None) -> dict[str, Any]:
+    """The services `docker compose --profile <profile> up` starts beyond the default ones
+    (None: the default ones, those without `profiles`)."""
+    return {
+        name: service
+        for name, service in compose()["services"].items()
+        if (profile in service.get("profiles", []))
+        or (profile is None and "profiles" not in service)
+    }
+
+
 def parse_block_yaml(text: str) -> Any:
     lines = []
     for raw in text.splitlines():

@@ -25,6 +25,21 @@ async def test_initialize_answers_200_with_the_response_and_a_connection_id(
     }
 
 
+async def test_a_replica_id_prefixes_every_connection_id(
+    serve_fake: Serve, http: httpx.AsyncClient
+) -> None:
+    # A balancer in front of several replicas routes on that prefix (docs/deploy.md).
+    async with serve_fake(replica_id="replica-b_2") as base:
+        first = await http.post(f"{base}/acp", json=INITIALIZE)
+        second = await http.post(f"{base}/acp", json=INITIALIZE)
+        ids = [r.headers["acp-connection-id"] for r in (first, second)]
+        deleted = await http.delete(f"{base}/acp", headers={"Acp-Connection-Id": ids[0]})
+    prefixes, randoms = zip(*(i.split(".", 1) for i in ids), strict=True)
+    assert prefixes == ("replica-b_2", "replica-b_2")
+    assert [uuid.UUID(r).version for r in randoms] == [4, 4] and randoms[0] != randoms[1]
+    assert deleted.json() == {"closed": ids[0]}  # the id is looked up whole
+
+
 async def test_each_initialize_opens_a_new_connection(
     serve_fake: Serve, http: httpx.AsyncClient
 ) -> None:

@@ -1,0 +1,42 @@
+"""The cluster's fixtures: nginx (installed by scripts/ensure-nginx when missing; the tests are
+skipped, saying why, only when that fails) and the replicas' shared database."""
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.cluster import ensure_nginx, postgres_database, sqlite_url
+
+
+@pytest.fixture(scope="session")
+def nginx() -> str:
+    found, why = ensure_nginx()
+    if found is None:
+        pytest.skip(why)
+    return found
+
+
+def database_kind() -> str:
+    """IAC_CODE_CLUSTER_DATABASE (sqlite or postgres) if set; else PostgreSQL when the tests
+    have one (IAC_CODE_TEST_POSTGRES_URL) and the product its driver, else one SQLite file."""
+    chosen = os.environ.get("IAC_CODE_CLUSTER_DATABASE", "").strip()
+    if chosen:
+        assert chosen in ("sqlite", "postgres"), f"IAC_CODE_CLUSTER_DATABASE={chosen!r}"
+        return chosen
+    has_driver = importlib.util.find_spec("asyncpg") is not None
+    return "postgres" if os.environ.get("IAC_CODE_TEST_POSTGRES_URL") and has_driver else "sqlite"
+
+
+@pytest.fixture
+def database_url(tmp_path: Path) -> Iterator[str]:
+    """The one database every replica of a test's cluster shares, new for the test."""
+    if database_kind() == "sqlite":
+        yield sqlite_url(tmp_path)
+        return
+    admin_url = os.environ.get("IAC_CODE_TEST_POSTGRES_URL", "")
+    assert admin_url, "IAC_CODE_CLUSTER_DATABASE=postgres needs IAC_CODE_TEST_POSTGRES_URL"
+    with postgres_database(admin_url) as url:
+        yield url
