@@ -51,6 +51,9 @@ class SqlAlchemyTurnLeases(TurnLeases):
         holders = [holder] if gone is None else [holder, gone]
         try:
             async with self._transaction() as db:
+                # A session deleted while forks live keeps its row, hidden: no turn of it.
+                if await db.scalar(self._stored(session_id)) is None:
+                    return False
                 taken = await db.execute(
                     update(session_leases)
                     .where(
