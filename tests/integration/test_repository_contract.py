@@ -3,6 +3,7 @@ in-memory fake used by the use-case tests. If one drifts from the others, these 
 
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from uuid import uuid4
 
 import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -23,6 +24,14 @@ from tests.factories import T0, MessageFactory, SessionFactory
 from tests.fakes.ports import FakeUnitOfWork, InMemorySessionRepository
 
 pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite", "postgres", "memory")]
+
+# PostgreSQL's btree indexes refuse an entry over ~2.7 kB ("index row size exceeds btree
+# maximum"); SQLite has no such limit. Fixing it needs a migration (index a hash of the long
+# text, and query through it), which is a design decision for the lead.
+TOO_LONG_TO_INDEX = pytest.mark.xfail(
+    strict=True,
+    reason="PostgreSQL: a cwd or command pattern over ~2.7 kB exceeds the btree index limit",
+)
 
 UowFactory = Callable[[], UnitOfWork]
 
@@ -437,3 +446,18 @@ async def test_names_and_ids_a_model_makes_up_are_kept_whatever_their_length(
     async with uow() as u:
         assert (await u.activity.tool_calls(session.id))[call_id] == record
     assert (await load(uow, session.id)).permissions.rejected == {name}  # type: ignore[union-attr]
+
+
+async def test_a_session_in_a_deep_directory_is_stored_and_listed(
+    uow: UowFactory, backend: str, request: pytest.FixtureRequest
+) -> None:
+    if backend == "postgres":
+        request.applymarker(TOO_LONG_TO_INDEX)
+    # Linux paths reach 4096 bytes; an index entry on PostgreSQL holds about 2.7 kB.
+    deep = "/" + "/".join(f"d{uuid4().hex}" for _ in range(110))  # ~3.6 kB
+    session = await store(uow, SessionFactory(cwd=deep))
+    await append(uow, session, "hello")
+    assert texts(await load(uow, session.id)) == ["hello"]
+    async with uow() as u:
+        page = await u.listing.list_page(cwd=deep, after=None, limit=10)
+    assert [s.session_id for s in page] == [session.id]
