@@ -157,9 +157,17 @@ class SqlAlchemySessionStore(SessionStore):
 
     async def fork(self, source: Session, fork: Session) -> None:
         fork.take_changes()  # the row holds them all
+        # A copy read at another version than stored (or repaired in memory only) may hold
+        # another history than the stored rows: the fork then stores its own, as a repair.
+        shared = await self._db.scalar(select(S.c.version).where(S.c.id == source.id))
+        own = shared != source.version
         row = session_to_row(fork)
-        row.update(parent_id=source.id, fork_position=source.message_count)
+        row.update(parent_id=source.id, fork_position=0 if own else source.message_count)
         await self._db.execute(insert(S).values(row))
+        if own and fork.messages:
+            await self._db.execute(
+                insert(M), [message_to_row(fork.id, i, m) for i, m in enumerate(fork.messages)]
+            )
         d = tables.permission_decisions
         columns = [c for c in d.c if c.name not in ("id", "session_id")]
         remembered = select(literal(fork.id).label("session_id"), *columns).where(

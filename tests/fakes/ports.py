@@ -206,7 +206,7 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
         parent = self.stored[source.id]
         self.stored[fork.id] = _Stored(
             _settings(fork),
-            list(parent.messages),
+            list(fork.messages),  # the copy's history, whatever the store holds since
             dict(parent.tool_calls),
             [d for d in parent.decisions if d.option is not None and d.option.remembered],
         )

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from application.ports.session_store import TurnRecord
 from application.ports.unit_of_work import UnitOfWork
+from application.use_cases.turn_lease import UNSAVED_REPAIR
 from domain.content import TextBlock
 from domain.ids import SessionId, ToolCallId
 from domain.message import Message
@@ -461,3 +462,36 @@ async def test_a_session_in_a_deep_directory_is_stored_and_listed(
     async with uow() as u:
         page = await u.listing.list_page(cwd=deep, after=None, limit=10)
     assert [s.session_id for s in page] == [session.id]
+
+
+async def test_a_fork_of_a_copy_older_than_the_store_holds_the_copys_history(
+    uow: UowFactory,
+) -> None:
+    # Another replica appended since this copy was read: the fork is what the copy shows.
+    source = await store(uow, SessionFactory())
+    await append(uow, source, "a")
+    copy = await load(uow, source.id)
+    assert copy is not None
+    await append(uow, source, "b")
+    fork = await fork_of(uow, copy)
+    assert texts(await load(uow, fork.id)) == ["a"]
+    await append(uow, fork, "fork-only")
+    assert texts(await load(uow, fork.id)) == ["a", "fork-only"]
+
+
+async def test_a_fork_of_a_copy_repaired_in_memory_holds_the_repaired_history(
+    uow: UowFactory,
+) -> None:
+    # A load on replica B while the turn runs on A repairs B's copy in memory only
+    # (UNSAVED_REPAIR); A then stores more. A fork made on B holds what B showed.
+    source = await store(uow, SessionFactory())
+    for text in ("a", "b"):
+        await append(uow, source, text)
+    stored = await load(uow, source.id)
+    assert stored is not None
+    shown = [*stored.messages[:1], MessageFactory(content=(TextBlock(text="b, repaired"),))]
+    copy = stored.with_history(shown)
+    copy.version = UNSAVED_REPAIR
+    await append(uow, source, "c")
+    fork = await fork_of(uow, copy)
+    assert texts(await load(uow, fork.id)) == ["a", "b, repaired"]
