@@ -143,12 +143,7 @@ class SqlAlchemySessionStore(SessionStore):
             )
         ).first()
         if stored is None:
-            raise SessionConflict(
-                "The session was changed elsewhere (another process or replica) since it was "
-                "read here; load it again and retry.",
-                sessionId=session.id,
-                reason="conflict",
-            )
+            raise _conflict(session)
         if added:
             await self._db.execute(
                 insert(M), [message_to_row(session.id, c.position, c.message) for c in added]
@@ -178,6 +173,15 @@ class SqlAlchemySessionStore(SessionStore):
         )
 
     async def rewrite_history(self, session: Session, start: int) -> None:
+        # First, checked: a copy read before another writer's change must not undo it.
+        version = await self._db.scalar(
+            update(S)
+            .where(S.c.id == session.id, S.c.deleted_at.is_(None), S.c.version == session.version)
+            .values(message_count=session.message_count, version=S.c.version + 1)
+            .returning(S.c.version)
+        )
+        if version is None:
+            raise _conflict(session)
         await self._detach_children(session.id, start)
         row = (await self._db.execute(select(S.c.fork_position).where(S.c.id == session.id))).one()
         if row.fork_position is not None and start < row.fork_position:
@@ -191,12 +195,7 @@ class SqlAlchemySessionStore(SessionStore):
         ]
         if rows:
             await self._db.execute(insert(M), rows)
-        session.version = await self._db.scalar(
-            update(S)
-            .where(S.c.id == session.id)
-            .values(message_count=session.message_count, version=S.c.version + 1)
-            .returning(S.c.version)
-        )
+        session.version = version
 
     async def _detach_children(self, session_id: str, start: int) -> None:
         """Forks that read this session's messages from `start` on copy them first."""
@@ -247,6 +246,15 @@ class SqlAlchemySessionStore(SessionStore):
                 return
             await self._db.execute(delete(S).where(S.c.id == session_id))
             session_id = row.parent_id
+
+
+def _conflict(session: Session) -> SessionConflict:
+    return SessionConflict(
+        "The session was changed elsewhere (another process or replica) since it was "
+        "read here; load it again and retry.",
+        sessionId=session.id,
+        reason="conflict",
+    )
 
 
 def _setting_values(session: Session, setting: Setting) -> dict[str, Any]:

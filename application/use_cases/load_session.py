@@ -1,7 +1,7 @@
 from dataclasses import dataclass
 
 from application.dto import NOTHING_MORE, SessionOpening, SessionState
-from application.errors import SessionBusy, SessionNotFound
+from application.errors import SessionBusy, SessionConflict, SessionNotFound
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import ActiveSession, SessionRegistry
@@ -188,9 +188,13 @@ class StoredSessions:
             # Its turn still appends there: repaired for this answer only, not stored.
             session.version = UNSAVED_REPAIR
             return session
-        async with self._uow as uow:
-            await uow.sessions.rewrite_history(session, start)
-            await uow.commit()
+        try:
+            async with self._uow as uow:
+                await uow.sessions.rewrite_history(session, start)
+                await uow.commit()
+        except SessionConflict:
+            # Written elsewhere since it was read: this answer's copy only; read again later.
+            session.version = UNSAVED_REPAIR
         return session
 
     async def tool_calls(self, session_id: str) -> dict[str, ToolCallRecord]:

@@ -212,7 +212,9 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
         )
 
     async def rewrite_history(self, session: Session, start: int) -> None:
-        stored = self.stored[session.id]
+        stored = self.stored.get(session.id)
+        if stored is None or stored.version != session.version:
+            raise SessionConflict("The session was changed elsewhere.", sessionId=session.id)
         stored.messages[start:] = session.messages[start:]
         stored.version += 1
         session.version = stored.version

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
+from application.errors import SessionConflict
 from application.ports.session_store import TurnRecord
 from application.ports.unit_of_work import UnitOfWork
 from application.use_cases.turn_lease import UNSAVED_REPAIR
@@ -213,6 +214,7 @@ async def test_rewrite_history_touches_only_the_session_rewritten(uow: UowFactor
         cwd=fork.cwd,
         created_at=fork.created_at,
         model=fork.model,
+        version=fork.version,
         messages=[
             *fork.messages[:1],
             MessageFactory(content=(TextBlock(text="B"),)),
@@ -230,6 +232,7 @@ async def test_rewrite_history_touches_only_the_session_rewritten(uow: UowFactor
         cwd=source.cwd,
         created_at=source.created_at,
         model=source.model,
+        version=source.version,
         messages=[MessageFactory(content=(TextBlock(text="A"),)), *source.messages[1:]],
     )
     async with uow() as u:
@@ -495,3 +498,18 @@ async def test_a_fork_of_a_copy_repaired_in_memory_holds_the_repaired_history(
     await append(uow, source, "c")
     fork = await fork_of(uow, copy)
     assert texts(await load(uow, fork.id)) == ["a", "b, repaired"]
+
+
+async def test_a_repair_does_not_undo_what_another_writer_stored_since(uow: UowFactory) -> None:
+    # Replica B read the session and repairs it; meanwhile replica A ran a turn of it.
+    session = await store(uow, SessionFactory())
+    await append(uow, session, "a")
+    copy = await load(uow, session.id)
+    assert copy is not None
+    await append(uow, session, "b")
+    repaired = copy.with_history([MessageFactory(content=(TextBlock(text="A"),))])
+    with pytest.raises(SessionConflict):
+        async with uow() as u:
+            await u.sessions.rewrite_history(repaired, 0)
+            await u.commit()
+    assert texts(await load(uow, session.id)) == ["a", "b"]

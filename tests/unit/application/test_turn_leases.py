@@ -248,6 +248,29 @@ async def test_load_after_the_lease_lapsed_stores_the_repair(leased: World) -> N
     assert (await leased.prompt().execute(ask(session.id))).stop_reason is StopReason.END_TURN
 
 
+async def test_a_load_does_not_store_its_repair_over_a_turn_stored_since_it_read(
+    leased: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = interrupted_session()
+    await leased.uow.sessions.add(session)
+    leases = leases_of(leased)
+    free = leases.live_holder
+
+    async def a_whole_turn_ran_elsewhere_meanwhile(*args: object) -> str | None:
+        stored_elsewhere(leased, session.id, MessageFactory(tool_answer=True), said("later"))
+        return await free(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(leases, "live_holder", a_whole_turn_ran_elsewhere_meanwhile)
+    await leased.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
+    stored = leased.uow.sessions.messages[session.id]
+    assert [m.visible_text() for m in stored][-1] == "later"  # not undone by the repair
+    assert leased.registry.require(session.id).session.version == UNSAVED_REPAIR
+    monkeypatch.undo()
+    leased.llm.scripts = [reply("Carrying on")]
+    await leased.prompt().execute(ask(session.id, "next"))
+    assert "later" in leased.llm.requests[0].messages[-1].visible_text()
+
+
 async def test_a_turn_cut_off_before_any_answer_continues_sound(leased: World) -> None:
     """A crash after the prompt was stored and before any reply: the next prompt follows
     it, and the model gets a conversation it accepts (alternating, ending with the user)."""
