@@ -10,6 +10,7 @@ import pytest
 from application.errors import ModelUnavailable, SessionBusy, SessionNotFound
 from application.ports.llm import ModelRequest, TextChunk
 from application.use_cases.load_session import LoadSessionRequest
+from application.use_cases.session_settings import SetModeRequest
 from application.use_cases.turn_lease import UNSAVED_REPAIR, LeaseTerms
 from domain.content import TextBlock
 from domain.events import TextDelta
@@ -269,6 +270,26 @@ async def test_a_load_does_not_store_its_repair_over_a_turn_stored_since_it_read
     leased.llm.scripts = [reply("Carrying on")]
     await leased.prompt().execute(ask(session.id, "next"))
     assert "later" in leased.llm.requests[0].messages[-1].visible_text()
+
+
+async def test_a_setting_changed_on_a_copy_repaired_in_memory_leaves_the_next_turn_sound(
+    leased: World,
+) -> None:
+    """The setting's save conflicts (the copy was repaired in memory only) and takes the
+    stored session, whose turn was cut off elsewhere; that replica then dies. The next turn
+    here must not send the model a tool use without its result."""
+    session = interrupted_session()
+    await leased.uow.sessions.add(session)
+    await taken_elsewhere(leased, session.id)
+    await leased.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
+    await leased.set_mode().execute(SetModeRequest(session_id=session.id, mode_id="plan"))
+    leased.lease_clock.advance(30)  # the other replica died mid-turn
+    leased.llm.scripts = [reply("Carrying on")]
+    await leased.prompt().execute(ask(session.id, "next"))
+    sent = leased.llm.requests[0].messages
+    uses = [u.id for m in sent for u in m.tool_uses]
+    answered = [r.tool_use_id for m in sent for r in m.tool_results]
+    assert uses and answered == uses
 
 
 async def test_a_turn_cut_off_before_any_answer_continues_sound(leased: World) -> None:
