@@ -152,10 +152,11 @@ class SqlAlchemySessionStore(SessionStore):
 
     async def fork(self, source: Session, fork: Session) -> None:
         fork.take_changes()  # the row holds them all
-        # A copy read at another version than stored (or repaired in memory only) may hold
-        # another history than the stored rows: the fork then stores its own, as a repair.
+        # A copy read at another version than stored (or repaired in memory only), or with
+        # appends not stored yet, holds another history than the stored rows: the fork then
+        # stores its own, as a repair does.
         shared = await self._db.scalar(select(S.c.version).where(S.c.id == source.id))
-        own = shared != source.version
+        own = shared != source.version or any(isinstance(c, MessageAdded) for c in source.changes)
         row = session_to_row(fork)
         row.update(parent_id=source.id, fork_position=0 if own else source.message_count)
         await self._db.execute(insert(S).values(row))

@@ -529,3 +529,16 @@ async def test_a_tool_call_with_a_very_long_made_up_id_is_recorded(
         await u.commit()
     async with uow() as u:
         assert (await u.activity.tool_calls(session.id))[call_id].title == "long id"
+
+
+async def test_a_fork_of_a_copy_with_an_append_not_stored_holds_it(uow: UowFactory) -> None:
+    # The append's save failed (the database went away): it stays recorded on the copy,
+    # and may never be stored at that position; the fork holds it as the copy does.
+    source = await store(uow, SessionFactory())
+    await append(uow, source, "a")
+    other = await load(uow, source.id)
+    assert other is not None
+    source.add_message(MessageFactory(content=(TextBlock(text="not stored"),)))
+    fork = await fork_of(uow, source)
+    await append(uow, other, "stored instead")  # another writer takes that position
+    assert texts(await load(uow, fork.id)) == ["a", "not stored"]
