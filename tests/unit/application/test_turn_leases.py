@@ -7,7 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from application.errors import ModelUnavailable, SessionBusy, SessionNotFound
+from application.errors import ModelUnavailable, SessionBusy, SessionNotFound, StorageError
+from application.ports.leases import LeaseState
 from application.ports.llm import ModelRequest, TextChunk
 from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.session_settings import SetModeRequest
@@ -125,6 +126,40 @@ async def test_the_lease_is_renewed_while_the_turn_runs(leased: World) -> None:
     assert not running.done()
     leased.cancel().execute(sid)
     await running
+
+
+async def test_a_turn_rides_out_a_store_outage_of_its_lease(
+    leased: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Renewals and polls fail for a while (the database is away): the watcher goes on, and
+    once the store is back it renews again and sees a cancel asked elsewhere. The turn's
+    end gives the lease up even if that fails too."""
+    leased.lease_terms = LeaseTerms(holder="here", seconds=0.06, poll=0.01)
+    leased.llm.scripts = [hang]
+    sid = SessionId(await open_session(leased))
+    leases = leases_of(leased)
+    failures = 0
+
+    async def away(*args: object) -> LeaseState:
+        nonlocal failures
+        failures += 1
+        raise StorageError("The database is unreachable.")
+
+    running = asyncio.create_task(leased.prompt().execute(ask(sid)))
+    await leased.llm.started.wait()
+    with monkeypatch.context() as outage:
+        outage.setattr(leases, "renew", away)
+        outage.setattr(leases, "check", away)
+        await eventually(lambda: failures >= 3)
+    lease = leases.leases[sid]
+    first = lease.expires_at
+    leased.lease_clock.advance(0.05)
+    await eventually(lambda: lease.expires_at > first)  # renewed once the store is back
+    assert await leases.request_cancel(sid, leased.lease_clock.now())
+    with monkeypatch.context() as outage:
+        outage.setattr(leases, "release", away)
+        result = await asyncio.wait_for(running, 5)
+    assert result.stop_reason is StopReason.CANCELLED
 
 
 async def test_the_lease_is_released_when_the_turn_fails(leased: World) -> None:
