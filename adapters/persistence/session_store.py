@@ -134,6 +134,13 @@ class SqlAlchemySessionStore(SessionStore):
             if settings or not added
             else S.c.message_count == added[0].position
         )
+        # PostgreSQL judges the check below on the last committed row without waiting for
+        # a write still open on it (this process's own append, say): wait for that first.
+        # NO KEY: the lock the UPDATE takes anyway, so inserts referring to the row still
+        # go on. (SQLite's BEGIN IMMEDIATE has waited already; it ignores FOR UPDATE.)
+        await self._db.execute(
+            select(S.c.id).where(S.c.id == session.id).with_for_update(key_share=True)
+        )
         stored = (
             await self._db.execute(
                 update(S)

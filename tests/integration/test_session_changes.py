@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from adapters.persistence.sqlite import read_only
@@ -221,4 +222,51 @@ async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
     deadline = loop.time() + seconds
     while not condition():
         assert loop.time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_setting_changed_while_the_turn_stores_a_message_waits_for_it(
+    engine: AsyncEngine,
+) -> None:
+    """The client changes the mode while the turn's append is being written (in one
+    process: the same session object). The setting is stored after the append, and
+    neither is lost or reported as a conflict: PostgreSQL must not judge the setting's
+    check against the version before the append's still open write."""
+    writes = async_sessionmaker(engine, expire_on_commit=False)
+    session = await stored(lambda: SqlAlchemyUnitOfWork(writes), SessionFactory())
+    message = said(session, "being stored")
+    async with SqlAlchemyUnitOfWork(writes) as turn:
+        await turn.sessions.save(session)  # written, not yet committed
+        mode = asyncio.create_task(
+            save_setting(
+                SqlAlchemyUnitOfWork(writes),
+                session,
+                lambda s: s.set_mode("plan", at=T0 + timedelta(minutes=1)),
+            )
+        )
+        await until(lambda: session.mode_id == "plan")
+        await waiting_for_a_lock(engine)  # the setting's write waits for the append's
+        await turn.commit()
+    await mode
+    assert session.messages == (message,)
+    back = await read(lambda: SqlAlchemyUnitOfWork(writes), session.id)
+    assert (back.messages, back.mode_id) == ((message,), "plan")
+
+
+async def waiting_for_a_lock(engine: AsyncEngine) -> None:
+    """Until a statement of this database waits for a row lock (PostgreSQL). SQLite: a
+    writer waits at BEGIN IMMEDIATE whenever it comes, so there is nothing to wait for."""
+    if engine.dialect.name != "postgresql":
+        return
+    query = text(
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE NOT l.granted AND a.datname = current_database()"
+    )
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while True:
+        async with engine.connect() as db:
+            if await db.scalar(query):
+                return
+        assert loop.time() < deadline, "no statement came to wait for the lock"
         await asyncio.sleep(0.01)
