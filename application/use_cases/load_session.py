@@ -175,7 +175,7 @@ class StoredSessions:
             )
         return session
 
-    async def _repaired(self, session: Session) -> Session:
+    async def _repaired(self, session: Session, *, again: bool = True) -> Session:
         """The session with an interrupted history made whole (see domain.history.repair),
         stored so, unless its turn may still be running in another process."""
         repaired = repair(session.messages)
@@ -193,8 +193,11 @@ class StoredSessions:
                 await uow.sessions.rewrite_history(session, start)
                 await uow.commit()
         except SessionConflict:
-            # Written elsewhere since it was read: this answer's copy only; read again later.
-            session.version = UNSAVED_REPAIR
+            if again:  # stored elsewhere since it was read (a rename, say): repair that
+                async with self._uow.reading() as uow:
+                    stored = await self._read(uow, session.id)
+                return await self._repaired(stored, again=False)
+            session.version = UNSAVED_REPAIR  # this answer's copy only; read again later
         return session
 
     async def tool_calls(self, session_id: str) -> dict[str, ToolCallRecord]:

@@ -293,6 +293,7 @@ async def test_a_load_does_not_store_its_repair_over_a_turn_stored_since_it_read
     free = leases.live_holder
 
     async def a_whole_turn_ran_elsewhere_meanwhile(*args: object) -> str | None:
+        monkeypatch.undo()  # once
         stored_elsewhere(leased, session.id, MessageFactory(tool_answer=True), said("later"))
         return await free(*args)  # type: ignore[arg-type]
 
@@ -300,11 +301,37 @@ async def test_a_load_does_not_store_its_repair_over_a_turn_stored_since_it_read
     await leased.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
     stored = leased.uow.sessions.messages[session.id]
     assert [m.visible_text() for m in stored][-1] == "later"  # not undone by the repair
-    assert leased.registry.require(session.id).session.version == UNSAVED_REPAIR
-    monkeypatch.undo()
+    opened = leased.registry.require(session.id).session
+    assert opened.messages == tuple(stored)  # read again: what that turn stored
+    assert opened.version == leased.uow.sessions.stored[session.id].version
     leased.llm.scripts = [reply("Carrying on")]
     await leased.prompt().execute(ask(session.id, "next"))
     assert "later" in leased.llm.requests[0].messages[-1].visible_text()
+
+
+async def test_a_repair_racing_a_rename_elsewhere_is_stored_on_the_renamed_session(
+    leased: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rename (another process: the CLI) lands between the load's read and its
+    # rewrite: the rewrite conflicts, and the load repairs what is stored now.
+    session = interrupted_session()
+    await leased.uow.sessions.add(session)
+    leases = leases_of(leased)
+    free = leases.live_holder
+    renames = 0
+
+    async def renamed_meanwhile(*args: object) -> str | None:
+        nonlocal renames
+        if renames == 0:
+            renames += 1
+            leased.uow.sessions.stored[session.id].version += 1
+        return await free(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(leases, "live_holder", renamed_meanwhile)
+    await leased.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
+    assert len(leased.uow.sessions.messages[session.id]) == 3  # the repair is stored
+    opened = leased.registry.require(session.id).session
+    assert opened.version == leased.uow.sessions.stored[session.id].version
 
 
 async def test_a_setting_changed_on_a_copy_repaired_in_memory_leaves_the_next_turn_sound(
