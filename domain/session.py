@@ -147,8 +147,13 @@ class Session:
         return taken
 
     def restore_changes(self, changes: list[SessionChange]) -> None:
-        """Put back changes a store took but could not write (before any made since)."""
-        self._changes[:0] = changes
+        """Put back changes a store took but could not write (before any made since).
+        Appends stay in the order of their positions: two writes that failed in turn may
+        put theirs back later one first."""
+        merged = [*changes, *self._changes]
+        self._changes = sorted(
+            merged, key=lambda c: c.position if isinstance(c, MessageAdded) else -1
+        )
 
     def adopt(self, stored: "Session") -> None:
         """Become `stored`, this session as written elsewhere since this copy was read: its

@@ -8,13 +8,14 @@ transaction on an error), so nothing follows it there."""
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, insert, or_, select, true, update
+from sqlalchemy import ColumnElement, Select, and_, delete, insert, or_, select, true, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from adapters.persistence.failures import storage_error
 from adapters.persistence.tables import session_leases, sessions
-from application.errors import StorageError
 from application.ports.leases import LeaseState, TurnLeases
 from domain.ids import SessionId
 
@@ -33,8 +34,10 @@ class SqlAlchemyTurnLeases(TurnLeases):
                 yield connection
         except IntegrityError:
             raise
-        except SQLAlchemyError as exc:
-            raise StorageError("The session's turn lease could not be read or written.") from exc
+        except (SQLAlchemyError, OSError) as exc:  # OSError: a connection refused, unwrapped
+            raise storage_error(
+                exc, "The session's turn lease could not be read or written."
+            ) from exc
 
     async def acquire(
         self,
@@ -48,6 +51,9 @@ class SqlAlchemyTurnLeases(TurnLeases):
         holders = [holder] if gone is None else [holder, gone]
         try:
             async with self._transaction() as db:
+                # A session deleted while forks live keeps its row, hidden: no turn of it.
+                if await db.scalar(self._stored(session_id)) is None:
+                    return False
                 taken = await db.execute(
                     update(session_leases)
                     .where(
@@ -120,13 +126,15 @@ class SqlAlchemyTurnLeases(TurnLeases):
 
     async def stored_version(self, session_id: SessionId) -> int | None:
         async with self._transaction(reading=True) as db:
-            return (
-                await db.execute(
-                    select(sessions.c.version).where(
-                        sessions.c.id == session_id, sessions.c.deleted_at.is_(None)
-                    )
-                )
-            ).scalar_one_or_none()
+            version: int | None = await db.scalar(self._stored(session_id))
+        return version
+
+    @staticmethod
+    def _stored(session_id: SessionId) -> Select[Any]:
+        """The version of the session, if stored and not deleted."""
+        return select(sessions.c.version).where(
+            sessions.c.id == session_id, sessions.c.deleted_at.is_(None)
+        )
 
     @staticmethod
     def _live_of(session_id: SessionId, holder: str, now: datetime) -> ColumnElement[bool]:

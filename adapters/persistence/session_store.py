@@ -134,6 +134,13 @@ class SqlAlchemySessionStore(SessionStore):
             if settings or not added
             else S.c.message_count == added[0].position
         )
+        # PostgreSQL judges the check below on the last committed row without waiting for
+        # a write still open on it (this process's own append, say): wait for that first.
+        # NO KEY: the lock the UPDATE takes anyway, so inserts referring to the row still
+        # go on. (SQLite's BEGIN IMMEDIATE has waited already; it ignores FOR UPDATE.)
+        await self._db.execute(
+            select(S.c.id).where(S.c.id == session.id).with_for_update(key_share=True)
+        )
         stored = (
             await self._db.execute(
                 update(S)
@@ -143,12 +150,7 @@ class SqlAlchemySessionStore(SessionStore):
             )
         ).first()
         if stored is None:
-            raise SessionConflict(
-                "The session was changed elsewhere (another process or replica) since it was "
-                "read here; load it again and retry.",
-                sessionId=session.id,
-                reason="conflict",
-            )
+            raise _conflict(session)
         if added:
             await self._db.execute(
                 insert(M), [message_to_row(session.id, c.position, c.message) for c in added]
@@ -157,9 +159,18 @@ class SqlAlchemySessionStore(SessionStore):
 
     async def fork(self, source: Session, fork: Session) -> None:
         fork.take_changes()  # the row holds them all
+        # A copy read at another version than stored (or repaired in memory only), or with
+        # appends not stored yet, holds another history than the stored rows: the fork then
+        # stores its own, as a repair does.
+        shared = await self._db.scalar(select(S.c.version).where(S.c.id == source.id))
+        own = shared != source.version or any(isinstance(c, MessageAdded) for c in source.changes)
         row = session_to_row(fork)
-        row.update(parent_id=source.id, fork_position=source.message_count)
+        row.update(parent_id=source.id, fork_position=0 if own else source.message_count)
         await self._db.execute(insert(S).values(row))
+        if own and fork.messages:
+            await self._db.execute(
+                insert(M), [message_to_row(fork.id, i, m) for i, m in enumerate(fork.messages)]
+            )
         d = tables.permission_decisions
         columns = [c for c in d.c if c.name not in ("id", "session_id")]
         remembered = select(literal(fork.id).label("session_id"), *columns).where(
@@ -170,6 +181,15 @@ class SqlAlchemySessionStore(SessionStore):
         )
 
     async def rewrite_history(self, session: Session, start: int) -> None:
+        # First, checked: a copy read before another writer's change must not undo it.
+        version = await self._db.scalar(
+            update(S)
+            .where(S.c.id == session.id, S.c.deleted_at.is_(None), S.c.version == session.version)
+            .values(message_count=session.message_count, version=S.c.version + 1)
+            .returning(S.c.version)
+        )
+        if version is None:
+            raise _conflict(session)
         await self._detach_children(session.id, start)
         row = (await self._db.execute(select(S.c.fork_position).where(S.c.id == session.id))).one()
         if row.fork_position is not None and start < row.fork_position:
@@ -183,12 +203,7 @@ class SqlAlchemySessionStore(SessionStore):
         ]
         if rows:
             await self._db.execute(insert(M), rows)
-        session.version = await self._db.scalar(
-            update(S)
-            .where(S.c.id == session.id)
-            .values(message_count=session.message_count, version=S.c.version + 1)
-            .returning(S.c.version)
-        )
+        session.version = version
 
     async def _detach_children(self, session_id: str, start: int) -> None:
         """Forks that read this session's messages from `start` on copy them first."""
@@ -239,6 +254,15 @@ class SqlAlchemySessionStore(SessionStore):
                 return
             await self._db.execute(delete(S).where(S.c.id == session_id))
             session_id = row.parent_id
+
+
+def _conflict(session: Session) -> SessionConflict:
+    return SessionConflict(
+        "The session was changed elsewhere (another process or replica) since it was "
+        "read here; load it again and retry.",
+        sessionId=session.id,
+        reason="conflict",
+    )
 
 
 def _setting_values(session: Session, setting: Setting) -> dict[str, Any]:

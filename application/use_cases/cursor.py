@@ -26,6 +26,8 @@ def decode_cursor(cwd: str | None, cursor: str) -> tuple[datetime, str]:
         scope = payload["s"]
     except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError):
         raise InvalidCursor("The cursor is not one this server gave out.", cursor=cursor) from None
+    if key[0].tzinfo is None:  # not one of ours (they say UTC): the store refuses it
+        raise InvalidCursor("The cursor is not one this server gave out.", cursor=cursor)
     if scope != _scope(cwd):
         raise InvalidCursor(
             "The cursor belongs to a listing with another cwd filter.", cursor=cursor

@@ -1,7 +1,7 @@
 from dataclasses import dataclass
 
 from application.dto import NOTHING_MORE, SessionOpening, SessionState
-from application.errors import SessionBusy, SessionNotFound
+from application.errors import SessionBusy, SessionConflict, SessionNotFound
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import ActiveSession, SessionRegistry
@@ -175,7 +175,7 @@ class StoredSessions:
             )
         return session
 
-    async def _repaired(self, session: Session) -> Session:
+    async def _repaired(self, session: Session, *, again: bool = True) -> Session:
         """The session with an interrupted history made whole (see domain.history.repair),
         stored so, unless its turn may still be running in another process."""
         repaired = repair(session.messages)
@@ -188,9 +188,16 @@ class StoredSessions:
             # Its turn still appends there: repaired for this answer only, not stored.
             session.version = UNSAVED_REPAIR
             return session
-        async with self._uow as uow:
-            await uow.sessions.rewrite_history(session, start)
-            await uow.commit()
+        try:
+            async with self._uow as uow:
+                await uow.sessions.rewrite_history(session, start)
+                await uow.commit()
+        except SessionConflict:
+            if again:  # stored elsewhere since it was read (a rename, say): repair that
+                async with self._uow.reading() as uow:
+                    stored = await self._read(uow, session.id)
+                return await self._repaired(stored, again=False)
+            session.version = UNSAVED_REPAIR  # this answer's copy only; read again later
         return session
 
     async def tool_calls(self, session_id: str) -> dict[str, ToolCallRecord]:

@@ -206,13 +206,15 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
         parent = self.stored[source.id]
         self.stored[fork.id] = _Stored(
             _settings(fork),
-            list(parent.messages),
+            list(fork.messages),  # the copy's history, whatever the store holds since
             dict(parent.tool_calls),
             [d for d in parent.decisions if d.option is not None and d.option.remembered],
         )
 
     async def rewrite_history(self, session: Session, start: int) -> None:
-        stored = self.stored[session.id]
+        stored = self.stored.get(session.id)
+        if stored is None or stored.version != session.version:
+            raise SessionConflict("The session was changed elsewhere.", sessionId=session.id)
         stored.messages[start:] = session.messages[start:]
         stored.version += 1
         session.version = stored.version

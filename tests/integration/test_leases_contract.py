@@ -189,3 +189,18 @@ async def test_the_live_lease_of_a_holder_that_exited_is_taken_when_named(store:
     assert await store.leases.acquire(sid, B, at(1), at(31), gone=A)
     assert await store.leases.check(sid, B, at(2)) == LeaseState(held=True)  # no cancel
     assert await store.leases.renew(sid, A, at(2), at(32)) == LeaseState(held=False)
+
+
+async def test_a_session_deleted_while_its_forks_live_has_no_lease(store: Store) -> None:
+    # Deleting a session that has forks only hides its row (the forks still read its
+    # messages): it is deleted all the same, and a turn of it must not start.
+    sid = await store.session()
+    async with store.uow() as u:
+        parent = await u.sessions.get(sid)
+        assert parent is not None
+        await u.sessions.fork(parent, parent.fork(SessionId(f"{sid}_fork"), at=T0))
+        assert await u.sessions.delete(sid, T0)
+        await u.commit()
+    assert await store.leases.stored_version(sid) is None
+    assert not await store.leases.acquire(sid, A, at(1), at(31))
+    assert await store.leases.live_holder(sid, at(2)) is None

@@ -2,10 +2,12 @@
 concurrent write is a conflict or a merge, never a silent overwrite. Holds for the real
 store and for the fake the use-case tests use."""
 
+import asyncio
 from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from adapters.persistence.sqlite import read_only
@@ -17,6 +19,7 @@ from domain.content import TextBlock
 from domain.ids import SessionId
 from domain.message import Message, Role
 from domain.session import Session
+from domain.session_changes import MessageAdded
 from tests.factories import T0, MessageFactory, SessionFactory
 from tests.fakes.ports import FakeUnitOfWork, InMemorySessionRepository
 
@@ -179,3 +182,91 @@ async def test_reading_takes_no_write_lock(engine: AsyncEngine) -> None:
         await w.commit()
     assert [s.session_id for s in page] == [session.id]
     assert seen is not None and seen.messages == ()  # the last commit, not the open write
+
+
+async def test_appends_put_back_by_two_failed_units_are_written_in_order(
+    engine: AsyncEngine,
+) -> None:
+    """A unit of work saved an append and rolled back while a second, saving the next
+    append, waited for it: the second then conflicts. Both appends are recorded again,
+    and the next save writes them, in their order (not the later one first, a conflict
+    at every save from then on)."""
+    writes = async_sessionmaker(engine, expire_on_commit=False)
+    session = await stored(lambda: SqlAlchemyUnitOfWork(writes), SessionFactory())
+    first = said(session, "first")
+    failing = SqlAlchemyUnitOfWork(writes)
+    async with failing as u:
+        await u.sessions.save(session)  # holds the row (the write lock on SQLite)
+        second = said(session, "second")
+        waiting = asyncio.create_task(save(SqlAlchemyUnitOfWork(writes), session))
+        # It took "second": it waits for the row (SQLite), or PostgreSQL, which sees the
+        # count before this write, refuses it at once.
+        await until(lambda: not session.changes or waiting.done())
+        # no commit: rolled back, "first" recorded again
+    with pytest.raises(SessionConflict):
+        await waiting
+    assert [c.message for c in session.changes if isinstance(c, MessageAdded)] == [
+        first,
+        second,
+    ]
+    await save(SqlAlchemyUnitOfWork(writes), session)
+    assert (await read(lambda: SqlAlchemyUnitOfWork(writes), session.id)).messages == (
+        first,
+        second,
+    )
+
+
+async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Poll `condition` until it holds (a deadline, not a timing assertion)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not condition():
+        assert loop.time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_setting_changed_while_the_turn_stores_a_message_waits_for_it(
+    engine: AsyncEngine,
+) -> None:
+    """The client changes the mode while the turn's append is being written (in one
+    process: the same session object). The setting is stored after the append, and
+    neither is lost or reported as a conflict: PostgreSQL must not judge the setting's
+    check against the version before the append's still open write."""
+    writes = async_sessionmaker(engine, expire_on_commit=False)
+    session = await stored(lambda: SqlAlchemyUnitOfWork(writes), SessionFactory())
+    message = said(session, "being stored")
+    async with SqlAlchemyUnitOfWork(writes) as turn:
+        await turn.sessions.save(session)  # written, not yet committed
+        mode = asyncio.create_task(
+            save_setting(
+                SqlAlchemyUnitOfWork(writes),
+                session,
+                lambda s: s.set_mode("plan", at=T0 + timedelta(minutes=1)),
+            )
+        )
+        await until(lambda: session.mode_id == "plan")
+        await waiting_for_a_lock(engine)  # the setting's write waits for the append's
+        await turn.commit()
+    await mode
+    assert session.messages == (message,)
+    back = await read(lambda: SqlAlchemyUnitOfWork(writes), session.id)
+    assert (back.messages, back.mode_id) == ((message,), "plan")
+
+
+async def waiting_for_a_lock(engine: AsyncEngine) -> None:
+    """Until a statement of this database waits for a row lock (PostgreSQL). SQLite: a
+    writer waits at BEGIN IMMEDIATE whenever it comes, so there is nothing to wait for."""
+    if engine.dialect.name != "postgresql":
+        return
+    query = text(
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE NOT l.granted AND a.datname = current_database()"
+    )
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while True:
+        async with engine.connect() as db:
+            if await db.scalar(query):
+                return
+        assert loop.time() < deadline, "no statement came to wait for the lock"
+        await asyncio.sleep(0.01)

@@ -1,8 +1,10 @@
 import asyncio
+from datetime import datetime
 
 import pytest
 
 from application.errors import InvalidCursor, SessionBusy, SessionNotFound
+from application.use_cases.cursor import encode_cursor
 from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.new_session import NewSessionRequest
@@ -180,3 +182,12 @@ async def test_a_session_running_a_prompt_cannot_be_loaded(world: World) -> None
     world.cancel().execute(sid)
     await running
     await world.load().execute(LoadSessionRequest(session_id=sid, cwd="/p"))
+
+
+async def test_a_cursor_with_a_moment_without_its_zone_is_invalid(world: World) -> None:
+    # Not one this server gives (it writes UTC with its offset); the store refuses naive
+    # moments, which made such a cursor an internal storage error instead.
+    await new(world)
+    forged = encode_cursor("/p", datetime(2026, 1, 1), "sess_x")
+    with pytest.raises(InvalidCursor):
+        await lister(world).execute("/p", forged)

@@ -7,9 +7,11 @@ from datetime import timedelta
 
 import pytest
 
-from application.errors import ModelUnavailable, SessionBusy, SessionNotFound
+from application.errors import ModelUnavailable, SessionBusy, SessionNotFound, StorageError
+from application.ports.leases import LeaseState
 from application.ports.llm import ModelRequest, TextChunk
 from application.use_cases.load_session import LoadSessionRequest
+from application.use_cases.session_settings import SetModeRequest
 from application.use_cases.turn_lease import UNSAVED_REPAIR, LeaseTerms
 from domain.content import TextBlock
 from domain.events import TextDelta
@@ -124,6 +126,40 @@ async def test_the_lease_is_renewed_while_the_turn_runs(leased: World) -> None:
     assert not running.done()
     leased.cancel().execute(sid)
     await running
+
+
+async def test_a_turn_rides_out_a_store_outage_of_its_lease(
+    leased: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Renewals and polls fail for a while (the database is away): the watcher goes on, and
+    once the store is back it renews again and sees a cancel asked elsewhere. The turn's
+    end gives the lease up even if that fails too."""
+    leased.lease_terms = LeaseTerms(holder="here", seconds=0.06, poll=0.01)
+    leased.llm.scripts = [hang]
+    sid = SessionId(await open_session(leased))
+    leases = leases_of(leased)
+    failures = 0
+
+    async def away(*args: object) -> LeaseState:
+        nonlocal failures
+        failures += 1
+        raise StorageError("The database is unreachable.")
+
+    running = asyncio.create_task(leased.prompt().execute(ask(sid)))
+    await leased.llm.started.wait()
+    with monkeypatch.context() as outage:
+        outage.setattr(leases, "renew", away)
+        outage.setattr(leases, "check", away)
+        await eventually(lambda: failures >= 3)
+    lease = leases.leases[sid]
+    first = lease.expires_at
+    leased.lease_clock.advance(0.05)
+    await eventually(lambda: lease.expires_at > first)  # renewed once the store is back
+    assert await leases.request_cancel(sid, leased.lease_clock.now())
+    with monkeypatch.context() as outage:
+        outage.setattr(leases, "release", away)
+        result = await asyncio.wait_for(running, 5)
+    assert result.stop_reason is StopReason.CANCELLED
 
 
 async def test_the_lease_is_released_when_the_turn_fails(leased: World) -> None:
@@ -246,6 +282,76 @@ async def test_load_after_the_lease_lapsed_stores_the_repair(leased: World) -> N
     assert len(stored) == 3 and stored[-1].tool_results[0].is_error
     leased.llm.scripts = [reply("Carrying on")]
     assert (await leased.prompt().execute(ask(session.id))).stop_reason is StopReason.END_TURN
+
+
+async def test_a_load_does_not_store_its_repair_over_a_turn_stored_since_it_read(
+    leased: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = interrupted_session()
+    await leased.uow.sessions.add(session)
+    leases = leases_of(leased)
+    free = leases.live_holder
+
+    async def a_whole_turn_ran_elsewhere_meanwhile(*args: object) -> str | None:
+        monkeypatch.undo()  # once
+        stored_elsewhere(leased, session.id, MessageFactory(tool_answer=True), said("later"))
+        return await free(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(leases, "live_holder", a_whole_turn_ran_elsewhere_meanwhile)
+    await leased.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
+    stored = leased.uow.sessions.messages[session.id]
+    assert [m.visible_text() for m in stored][-1] == "later"  # not undone by the repair
+    opened = leased.registry.require(session.id).session
+    assert opened.messages == tuple(stored)  # read again: what that turn stored
+    assert opened.version == leased.uow.sessions.stored[session.id].version
+    leased.llm.scripts = [reply("Carrying on")]
+    await leased.prompt().execute(ask(session.id, "next"))
+    assert "later" in leased.llm.requests[0].messages[-1].visible_text()
+
+
+async def test_a_repair_racing_a_rename_elsewhere_is_stored_on_the_renamed_session(
+    leased: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rename (another process: the CLI) lands between the load's read and its
+    # rewrite: the rewrite conflicts, and the load repairs what is stored now.
+    session = interrupted_session()
+    await leased.uow.sessions.add(session)
+    leases = leases_of(leased)
+    free = leases.live_holder
+    renames = 0
+
+    async def renamed_meanwhile(*args: object) -> str | None:
+        nonlocal renames
+        if renames == 0:
+            renames += 1
+            leased.uow.sessions.stored[session.id].version += 1
+        return await free(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(leases, "live_holder", renamed_meanwhile)
+    await leased.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
+    assert len(leased.uow.sessions.messages[session.id]) == 3  # the repair is stored
+    opened = leased.registry.require(session.id).session
+    assert opened.version == leased.uow.sessions.stored[session.id].version
+
+
+async def test_a_setting_changed_on_a_copy_repaired_in_memory_leaves_the_next_turn_sound(
+    leased: World,
+) -> None:
+    """The setting's save conflicts (the copy was repaired in memory only) and takes the
+    stored session, whose turn was cut off elsewhere; that replica then dies. The next turn
+    here must not send the model a tool use without its result."""
+    session = interrupted_session()
+    await leased.uow.sessions.add(session)
+    await taken_elsewhere(leased, session.id)
+    await leased.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
+    await leased.set_mode().execute(SetModeRequest(session_id=session.id, mode_id="plan"))
+    leased.lease_clock.advance(30)  # the other replica died mid-turn
+    leased.llm.scripts = [reply("Carrying on")]
+    await leased.prompt().execute(ask(session.id, "next"))
+    sent = leased.llm.requests[0].messages
+    uses = [u.id for m in sent for u in m.tool_uses]
+    answered = [r.tool_use_id for m in sent for r in m.tool_results]
+    assert uses and answered == uses
 
 
 async def test_a_turn_cut_off_before_any_answer_continues_sound(leased: World) -> None:
