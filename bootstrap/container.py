@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from adapters.knowledge.local import LocalProjectKnowledge
-from adapters.persistence.engine import make_engine
+from adapters.persistence.engine import backend, make_engine
 from adapters.persistence.leases import SqlAlchemyTurnLeases
 from adapters.persistence.sqlite import read_only  # an execution option: PostgreSQL ignores it
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
@@ -110,7 +110,13 @@ class Container(containers.DeclarativeContainer):
     )
     # Turn leases: one prompt per session across every replica sharing the database.
     leases = providers.Singleton(
-        SqlAlchemyTurnLeases, engine, reader=providers.Callable(read_only, engine)
+        SqlAlchemyTurnLeases,
+        engine,
+        reader=providers.Callable(read_only, engine),
+        # PostgreSQL's replicas may run on several machines: their clocks need not agree.
+        database_clock=providers.Callable(
+            lambda url: backend(url) == "postgresql", settings.provided.database_url
+        ),
     )
     lease_terms = providers.Singleton(
         LeaseTerms,

@@ -1,5 +1,6 @@
 """Settings from the environment, over an optional $IAC_CODE_CONFIG_DIR/config.toml."""
 
+import math
 import os
 import re
 import secrets
@@ -167,8 +168,8 @@ def _convert(name: str, value: Any) -> Any:
             return fraction
         if name in _FLOATS:
             seconds = float(value)
-            if not seconds > 0:
-                raise ValueError("must be positive")
+            if not 0 < seconds < math.inf:
+                raise ValueError("a positive number of seconds")
             return seconds
         if name in _CHOICES and str(value) not in _CHOICES[name]:
             raise ValueError(f"one of {', '.join(_CHOICES[name])}")

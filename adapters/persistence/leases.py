@@ -10,7 +10,18 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, delete, insert, or_, select, true, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -23,9 +34,25 @@ _lease = session_leases.c
 
 
 class SqlAlchemyTurnLeases(TurnLeases):
-    def __init__(self, engine: AsyncEngine, reader: AsyncEngine | None = None) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        reader: AsyncEngine | None = None,
+        *,
+        database_clock: bool = False,
+    ) -> None:
         self._engine = engine
         self._reader = reader or engine  # for the reads: one that takes no write lock
+        # Replicas on several machines: each one's own clock would let one running ahead
+        # take live leases, so moments are the database's (the caller's lease length kept).
+        self._database_clock = database_clock
+
+    async def _moment(self, db: AsyncConnection, now: datetime) -> datetime:
+        """`now` as the database's clock tells it, if leases go by the database's clock."""
+        if not self._database_clock:
+            return now
+        moment: datetime = (await db.execute(select(func.now()))).scalar_one()
+        return moment
 
     @asynccontextmanager
     async def _transaction(self, *, reading: bool = False) -> AsyncIterator[AsyncConnection]:
@@ -51,6 +78,8 @@ class SqlAlchemyTurnLeases(TurnLeases):
         holders = [holder] if gone is None else [holder, gone]
         try:
             async with self._transaction() as db:
+                moment = await self._moment(db, now)
+                now, until = moment, until + (moment - now)
                 # A session deleted while forks live keeps its row, hidden: no turn of it.
                 if await db.scalar(self._stored(session_id)) is None:
                     return False
@@ -79,6 +108,8 @@ class SqlAlchemyTurnLeases(TurnLeases):
         self, session_id: SessionId, holder: str, now: datetime, until: datetime
     ) -> LeaseState:
         async with self._transaction() as db:
+            moment = await self._moment(db, now)
+            now, until = moment, until + (moment - now)
             renewed = await db.execute(
                 update(session_leases)
                 .where(self._live_of(session_id, holder, now))
@@ -90,6 +121,7 @@ class SqlAlchemyTurnLeases(TurnLeases):
 
     async def check(self, session_id: SessionId, holder: str, now: datetime) -> LeaseState:
         async with self._transaction(reading=True) as db:
+            now = await self._moment(db, now)
             row = (
                 await db.execute(
                     select(_lease.cancel_requested).where(self._live_of(session_id, holder, now))
@@ -107,6 +139,7 @@ class SqlAlchemyTurnLeases(TurnLeases):
 
     async def request_cancel(self, session_id: SessionId, now: datetime) -> bool:
         async with self._transaction() as db:
+            now = await self._moment(db, now)
             asked = await db.execute(
                 update(session_leases)
                 .where(_lease.session_id == session_id, _lease.expires_at > now)
@@ -116,6 +149,7 @@ class SqlAlchemyTurnLeases(TurnLeases):
 
     async def live_holder(self, session_id: SessionId, now: datetime) -> str | None:
         async with self._transaction(reading=True) as db:
+            now = await self._moment(db, now)
             return (
                 await db.execute(
                     select(_lease.holder).where(

@@ -231,7 +231,7 @@ def test_lease_settings_from_the_environment(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["IAC_CODE_LEASE_SECONDS", "IAC_CODE_LEASE_POLL_SECONDS"])
-@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "inf", "nan"])
 def test_bad_lease_settings_are_refused(tmp_path: Path, name: str, value: str) -> None:
     setting = name.removeprefix("IAC_CODE_").lower()
     with pytest.raises(SettingsError, match=setting):
