@@ -1,9 +1,10 @@
-"""What differs between the databases in the statements we build: the upserts."""
+"""What differs between the databases in the statements we build: the upserts, and
+matching the long texts PostgreSQL indexes by hash."""
 
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from sqlalchemy import Table
+from sqlalchemy import ColumnElement, Table, and_, func, literal
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -23,8 +24,15 @@ def insert_or_update(
     return _insert(db, table, row).on_conflict_do_update(index_elements=list(keys), set_=changed)
 
 
-def insert_or_ignore(
-    db: AsyncSession, table: Table, row: Mapping[str, Any], keys: Collection[str]
-) -> Any:
-    """INSERT the row unless one with the same `keys` exists."""
-    return _insert(db, table, row).on_conflict_do_nothing(index_elements=list(keys))
+def insert_or_ignore(db: AsyncSession, table: Table, row: Mapping[str, Any]) -> Any:
+    """INSERT the row unless it would break a unique key: whichever it is (on PostgreSQL
+    the key is an index over hashes, which a list of columns would not name)."""
+    return _insert(db, table, row).on_conflict_do_nothing()
+
+
+def same_text(db: AsyncSession, column: ColumnElement[str], value: str) -> ColumnElement[bool]:
+    """`column = value`, said so that PostgreSQL uses the index over the column's hash
+    (tables.py: paths and command patterns may be longer than a btree entry holds)."""
+    if db.get_bind().dialect.name == "postgresql":
+        return and_(func.md5(column) == func.md5(literal(value)), column == value)
+    return column == value

@@ -4,6 +4,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.persistence import tables
+from adapters.persistence.dialect import same_text
 from application.ports.session_store import SessionListing, SessionSummary
 from domain.ids import SessionId
 
@@ -28,7 +29,7 @@ class SqlAlchemySessionListing(SessionListing):
             S.c.additional_directories,
         ).where(S.c.deleted_at.is_(None))
         if cwd is not None:
-            query = query.where(S.c.cwd == cwd)
+            query = query.where(same_text(self._db, S.c.cwd, cwd))
         if after is not None:
             updated, last_id = after
             query = query.where(

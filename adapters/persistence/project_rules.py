@@ -2,11 +2,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Select, delete, select
+from sqlalchemy import ColumnElement, Select, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.persistence import tables
-from adapters.persistence.dialect import insert_or_ignore
+from adapters.persistence.dialect import insert_or_ignore, same_text
 from application.ports.project_rules import ProjectRuleRepository
 from domain.project_rules import CommandPattern, ProjectRule
 
@@ -61,27 +61,28 @@ class SqlAlchemyProjectRuleRepository(ProjectRuleRepository):
         return [rule_from_row(r) for r in rows]
 
     async def for_project(self, cwd: str) -> list[ProjectRule]:
-        return await self._all(select(R).where(R.c.cwd == cwd).order_by(*_ORDER))
+        return await self._all(select(R).where(self._in(cwd)).order_by(*_ORDER))
+
+    def _in(self, cwd: str) -> ColumnElement[bool]:
+        return same_text(self._db, R.c.cwd, cwd)
 
     async def add(self, rule: ProjectRule) -> ProjectRule:
         row = rule_to_row(rule)
         # Insert-or-ignore, then read: two sessions granting the same rule at once both
         # end with the one stored row, whichever wrote it.
-        await self._db.execute(
-            insert_or_ignore(self._db, R, row, keys=("cwd", "tool_name", "grant_key"))
-        )
+        await self._db.execute(insert_or_ignore(self._db, R, row))
         stored = await self._all(
             select(R).where(
-                R.c.cwd == row["cwd"],
+                self._in(row["cwd"]),
                 R.c.tool_name == row["tool_name"],
-                R.c.grant_key == row["grant_key"],
+                same_text(self._db, R.c.grant_key, row["grant_key"]),
             )
         )
         return stored[0]
 
     async def list(self, cwd: str | None = None) -> list[ProjectRule]:
         query = select(R).order_by(*_ORDER)
-        return await self._all(query if cwd is None else query.where(R.c.cwd == cwd))
+        return await self._all(query if cwd is None else query.where(self._in(cwd)))
 
     async def revoke(self, rule_id: int) -> ProjectRule | None:
         found = await self._all(select(R).where(R.c.id == rule_id))
@@ -91,5 +92,5 @@ class SqlAlchemyProjectRuleRepository(ProjectRuleRepository):
         return found[0]
 
     async def clear(self, cwd: str) -> int:
-        removed = await self._db.execute(delete(R).where(R.c.cwd == cwd).returning(R.c.id))
+        removed = await self._db.execute(delete(R).where(self._in(cwd)).returning(R.c.id))
         return len(removed.all())

@@ -14,7 +14,9 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    column,
     false,
+    func,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator, TypeEngine
@@ -77,7 +79,11 @@ sessions = Table(
     # Bumped by every stored change: a write checked against the version it read turns a
     # concurrent change into a conflict instead of an overwrite.
     Column("version", Integer, nullable=False, server_default="0"),
-    Index("ix_sessions_cwd_updated", "cwd", "updated_at", "id"),
+    Index("ix_sessions_cwd_updated", "cwd", "updated_at", "id").ddl_if(dialect="sqlite"),
+    # PostgreSQL: a btree entry holds ~2.7 kB, less than a path may be: the index holds a hash.
+    Index("ix_sessions_cwd_hash_updated", func.md5(column("cwd")), "updated_at", "id").ddl_if(
+        dialect="postgresql"
+    ),
     Index("ix_sessions_updated", "updated_at", "id"),
     Index("ix_sessions_parent_id", "parent_id"),
 )
@@ -194,9 +200,39 @@ project_rules = Table(
     Column("grant_key", Text, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
     Column("session_id", short_text(64), nullable=True),
-    UniqueConstraint("cwd", "tool_name", "grant_key", name="uq_project_rules_grant"),
-    Index("ix_project_rules_cwd_created", "cwd", "created_at", "id"),
+    UniqueConstraint("cwd", "tool_name", "grant_key", name="uq_project_rules_grant").ddl_if(
+        dialect="sqlite"
+    ),
+    Index("ix_project_rules_cwd_created", "cwd", "created_at", "id").ddl_if(dialect="sqlite"),
+    # PostgreSQL: hashes of the texts a btree entry could not hold (long paths and commands).
+    Index(
+        "uq_project_rules_grant_hash",
+        func.md5(column("cwd")),
+        "tool_name",
+        func.md5(column("grant_key")),
+        unique=True,
+    ).ddl_if(dialect="postgresql"),
+    Index("ix_project_rules_cwd_hash_created", func.md5(column("cwd")), "created_at", "id").ddl_if(
+        dialect="postgresql"
+    ),
     # AUTOINCREMENT: a revoked rule's id is never given to a new rule, so a second
     # `permissions revoke ID` cannot remove a rule nobody meant.
     sqlite_autoincrement=True,
 )
+
+
+# Indexes that exist on one database only (the ddl_if above), by name: what a schema
+# comparison of the other database leaves out.
+ONLY_ON = {
+    "postgresql": {
+        "ix_sessions_cwd_hash_updated",
+        "uq_project_rules_grant_hash",
+        "ix_project_rules_cwd_hash_created",
+    },
+    "sqlite": {"ix_sessions_cwd_updated", "uq_project_rules_grant", "ix_project_rules_cwd_created"},
+}
+
+
+def exists_on(dialect: str, name: str | None) -> bool:
+    """Whether the index or constraint `name` is created on `dialect`."""
+    return not any(name in names for other, names in ONLY_ON.items() if other != dialect)
