@@ -27,6 +27,9 @@ CLOSE_GRACE = 5.0  # how long closing waits for a cancelled turn to store what i
 class TurnControl:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+    # Tool calls shown while the model was still writing them, not yet taken up by the
+    # tool phase (which then updates them instead of showing them again).
+    announced: set[str] = field(default_factory=set)
 
     async def guard(self, step: Awaitable[T]) -> T:
         """Await `step`, or abandon it the moment the turn is cancelled."""

@@ -45,20 +45,27 @@ class SessionTitleChanged:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStarted:
+    """A tool call shown for the first time; `arguments` None: its input is still coming
+    (an update brings it)."""
+
     tool_call_id: ToolCallId
     title: str
     kind: ToolKind
-    arguments: Mapping[str, object]
+    arguments: Mapping[str, object] | None
     locations: tuple[str, ...] = ()
     status: ToolCallStatus = ToolCallStatus.PENDING
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallUpdated:
-    """A change of a shown tool call; `output`, when given, replaces what was shown."""
+    """A change of a shown tool call; each field given replaces what was shown (`output`
+    the content, `arguments` the raw input)."""
 
     tool_call_id: ToolCallId
     status: ToolCallStatus | None = None
+    title: str | None = None
+    locations: tuple[str, ...] | None = None
+    arguments: Mapping[str, object] | None = None
     output: tuple[ToolOutput, ...] | None = None
     raw_output: Mapping[str, object] | None = None
 

@@ -16,7 +16,7 @@ from typing import Any
 import jiter
 import orjson
 
-from application.ports.llm import ModelEvent, TextChunk, ThinkingChunk
+from application.ports.llm import ModelEvent, TextChunk, ThinkingChunk, ToolUseStarted
 from domain.content import (
     AssistantBlock,
     RedactedThinkingBlock,
@@ -114,6 +114,8 @@ class MessageAssembly:
         if kind == "content_block_start":
             block = event["content_block"]
             self._blocks[event["index"]] = _Block(block["type"], block, [], block.get("signature"))
+            if block["type"] == "tool_use":  # once per block, never per delta
+                return ToolUseStarted(id=block["id"], name=block["name"])
         elif kind == "message_start":
             self._usage.update(event["message"].get("usage") or {})
         elif kind == "message_delta":

@@ -16,6 +16,7 @@ from application.ports.llm import (
     ModelResponse,
     TextChunk,
     ThinkingChunk,
+    ToolUseStarted,
 )
 from domain.content import (
     AssistantBlock,
@@ -51,6 +52,9 @@ class DemoLLMClient(LLMClient):
         for token in tokens(step.text):
             await self._pause()
             yield TextChunk(text=token)
+        if step.tool is not None:
+            await self._pause()
+            yield ToolUseStarted(id=step.tool.id, name=step.tool.name)
         blocks = _blocks(step)
         yield ModelResponse(
             content=blocks,

@@ -37,6 +37,7 @@ from application.ports.llm import (
     ModelResponse,
     TextChunk,
     ThinkingChunk,
+    ToolUseStarted,
 )
 from domain.content import (
     AssistantBlock,
@@ -210,11 +211,15 @@ class _Answer:
                 self.text.append(delta.content)
                 events.append(TextChunk(text=delta.content))
             for call in delta.tool_calls or ():
-                self._take_call(call)
+                if (started := self._take_call(call)) is not None:
+                    events.append(started)
         return events
 
-    def _take_call(self, delta: Any) -> None:
+    def _take_call(self, delta: Any) -> ToolUseStarted | None:
+        """The call's fragment; ToolUseStarted once both its id and name have come (a
+        server that sends no id gets one made up at the end: no early announcement)."""
         call = self.calls.setdefault(delta.index, _Call())
+        known = bool(call.id and call.name)
         if delta.id:
             call.id = delta.id
         function = delta.function
@@ -223,6 +228,9 @@ class _Answer:
                 call.name = function.name
             if function.arguments:
                 call.arguments.append(function.arguments)
+        if not known and call.id and call.name:
+            return ToolUseStarted(id=call.id, name=call.name)
+        return None
 
     def response(self) -> ModelResponse:
         content: list[AssistantBlock] = []

@@ -128,6 +128,7 @@ class AcpAgent(Dispatcher):
         self._requests: dict[str, Callable[[dict[str, Any] | None, Connection], Awaitable[Any]]] = {
             "initialize": self._initialize,
             "authenticate": self._authenticate,
+            "logout": self._logout,
             "session/new": self._new_session,
             "session/load": self._load_session,
             "session/prompt": self._prompt,
@@ -195,7 +196,17 @@ class AcpAgent(Dispatcher):
                 "(or IAC_CODE_API_KEY) set.",
                 {"methodId": API_KEY_METHOD},
             )
+        peer.authenticated_with = request.method_id
         return wire.dump(acp.AuthenticateResponse())
+
+    async def _logout(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        """Forget what this connection's `authenticate` established. The only method today
+        names the key the server was started with: that key is the server's, not the
+        client's, so it stays, and requests that need it keep working, or keep answering
+        auth-required when the server has none, exactly as before `authenticate`."""
+        parse_params(acp.LogoutRequest, params, "logout")
+        peer.authenticated_with = None
+        return wire.dump(acp.LogoutResponse())
 
     async def _new_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.NewSessionRequest, _no_mcp_default(params), "session/new")

@@ -13,9 +13,11 @@ from adapters.protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
+    REQUEST_CANCELLED,
     Malformed,
     Notification,
     Request,
+    RequestId,
     Response,
     RpcError,
     error_message,
@@ -29,6 +31,11 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 # How long a stream of updates may keep the event loop before others get a turn.
 YIELD_SECONDS = 0.002
+
+CANCEL_REQUEST = "$/cancel_request"
+# Requests a `$/cancel_request` ends the way their own cancel does (a prompt answers with
+# stopReason "cancelled"), through that notification, which names the session.
+_CANCELLED_BY = {"session/prompt": "session/cancel"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +67,15 @@ class ConnectionClosed(Exception):
     pass
 
 
+@dataclass(slots=True)
+class _InFlight:
+    """A request being served, and whether the client asked to cancel it."""
+
+    request: Request
+    task: "asyncio.Task[None] | None" = None
+    cancelled: bool = False
+
+
 class Connection:
     """Each inbound call runs in its own task, so a long prompt never blocks a cancel, and
     replies may interleave. Messages are sent in the order they are produced."""
@@ -70,11 +86,14 @@ class Connection:
         self._ids = itertools.count()
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._in_flight: dict[RequestId, _InFlight] = {}  # by the client's request id
         self._closed = False
         self._yield_at = 0.0
         # `initialize` params' clientCapabilities, as sent (read with the SDK's model where
         # used: the handshake answers before pydantic is loaded).
         self.client_capabilities: Any = None
+        # The `authenticate` method this client completed (None: none, or it logged out).
+        self.authenticated_with: str | None = None
 
     async def receive(self, raw: bytes | str) -> None:
         """Take one framed message. Never raises for bad input: it answers it instead."""
@@ -91,7 +110,12 @@ class Connection:
             return
         match incoming:
             case Request():
-                self._spawn(self._serve(incoming))
+                serving = _InFlight(incoming)
+                serving.task = self._spawn(self._serve(serving))
+                if incoming.id is not None:
+                    self._in_flight[incoming.id] = serving
+            case Notification(method=method) if method == CANCEL_REQUEST:
+                self._cancel_request(incoming.params)
             case Notification():
                 self._spawn(self._notify(incoming))
             case Response():
@@ -148,12 +172,32 @@ class Connection:
                 task.cancel()
             await asyncio.gather(*late, return_exceptions=True)
 
-    def _spawn(self, work: Awaitable[None]) -> None:
+    def _spawn(self, work: Awaitable[None]) -> "asyncio.Task[None]":
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
-    async def _serve(self, request: Request) -> None:
+    def _cancel_request(self, params: dict[str, Any] | None) -> None:
+        """`$/cancel_request`: end one of this client's requests still being served. An
+        unknown or finished id is ignored (the answer may already be on its way)."""
+        request_id = (params or {}).get("requestId")
+        if request_id is None or isinstance(request_id, bool | float | dict | list):
+            return
+        serving = self._in_flight.get(request_id)
+        if serving is None or serving.cancelled or serving.task is None:
+            return
+        request = serving.request
+        own_cancel = _CANCELLED_BY.get(request.method)
+        session_id = (request.params or {}).get("sessionId")
+        if own_cancel is not None and isinstance(session_id, str):
+            self._spawn(self._notify(Notification(own_cancel, {"sessionId": session_id})))
+            return
+        serving.cancelled = True
+        serving.task.cancel()
+
+    async def _serve(self, serving: _InFlight) -> None:
+        request = serving.request
         after: Callable[[], Awaitable[None]] | None = None
         try:
             result = await self._dispatcher.handle_request(request.method, request.params, self)
@@ -162,6 +206,13 @@ class Connection:
             reply = result_message(request.id, result)
         except RpcError as exc:
             reply = error_message(request.id, exc)
+        except asyncio.CancelledError:
+            if not serving.cancelled:  # the connection is closing: nobody to answer
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            reply = error_message(request.id, RpcError(REQUEST_CANCELLED, "request cancelled"))
         except Exception:
             log.exception("internal error serving %s", request.method)
             reply = error_message(
@@ -172,6 +223,9 @@ class Connection:
                     {"method": request.method},
                 ),
             )
+        finally:
+            if self._in_flight.get(request.id) is serving:
+                del self._in_flight[request.id]
         await self._send(reply)
         if after is not None:
             try:

@@ -46,6 +46,7 @@ def initialize_result(info: ServerInfo) -> dict[str, Any]:
             },
             "mcpCapabilities": {"http": True, "sse": True},
             "sessionCapabilities": SESSION_CAPABILITIES,
+            "auth": {"logout": {}},
             # Extensions live under _meta, as ACP asks.
             "_meta": {"iac_code": {"renameSession": "_iac_code/session/rename"}},
         },

@@ -16,6 +16,7 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 AUTH_REQUIRED = -32000
+REQUEST_CANCELLED = -32800  # the answer to a request its sender cancelled ($/cancel_request)
 
 RequestId = int | str | None
 

@@ -4,6 +4,7 @@ dicts: the same JSON, key for key and in the same order, as dumping the SDK's mo
 model per update cost most of a long session's load, and the first load after start also
 paid for building those models' validators."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from domain.content import (
@@ -127,7 +128,7 @@ def tool_call_start(event: ToolCallStarted) -> dict[str, Any]:
             "kind": event.kind.value,
             "status": _status(event.status),
             "locations": locations(event.locations),
-            "rawInput": shown_data(dict(event.arguments)),
+            "rawInput": _raw(event.arguments),
             "sessionUpdate": "tool_call",
         }
     )
@@ -135,16 +136,22 @@ def tool_call_start(event: ToolCallStarted) -> dict[str, Any]:
 
 def tool_call_progress(event: ToolCallUpdated) -> dict[str, Any]:
     content = None if event.output is None else [tool_output(o) for o in event.output]
-    raw_output = None if event.raw_output is None else shown_data(dict(event.raw_output))
     return _without_none(
         {
             "toolCallId": event.tool_call_id,
             "status": _status(event.status),
+            "title": event.title,
             "content": content,
-            "rawOutput": raw_output,
+            "locations": None if event.locations is None else locations(event.locations),
+            "rawInput": _raw(event.arguments),
+            "rawOutput": _raw(event.raw_output),
             "sessionUpdate": "tool_call_update",
         }
     )
+
+
+def _raw(value: Mapping[str, object] | None) -> dict[str, Any] | None:
+    return None if value is None else shown_data(dict(value))
 
 
 def _without_none(fields: dict[str, Any]) -> dict[str, Any]:

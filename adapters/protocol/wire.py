@@ -322,7 +322,7 @@ def tool_call_start(event: ToolCallStarted) -> acp.ToolCallStart:
         title=event.title,
         kind=event.kind.value,
         status=_status(event.status),
-        raw_input=shown_data(dict(event.arguments)),
+        raw_input=None if event.arguments is None else shown_data(dict(event.arguments)),
         locations=_locations(event.locations),
     )
 
@@ -333,7 +333,10 @@ def tool_call_progress(event: ToolCallUpdated) -> acp.ToolCallProgress:
         session_update="tool_call_update",
         tool_call_id=event.tool_call_id,
         status=_status(event.status),
+        title=event.title,
         content=content,
+        locations=None if event.locations is None else _locations(event.locations),
+        raw_input=None if event.arguments is None else shown_data(dict(event.arguments)),
         raw_output=None if event.raw_output is None else shown_data(dict(event.raw_output)),
     )
 

@@ -32,6 +32,15 @@ class ThinkingChunk:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUseStarted:
+    """The model began a tool call (its input follows): the call can be shown at once.
+    Yielded once per call, and only with the id its ToolUseBlock will carry."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelResponse:
     """The last event of every successful stream: the whole message as the provider sent it."""
 
@@ -40,13 +49,14 @@ class ModelResponse:
     usage: Usage
 
 
-ModelEvent = TextChunk | ThinkingChunk | ModelResponse
+ModelEvent = TextChunk | ThinkingChunk | ToolUseStarted | ModelResponse
 
 
 class LLMClient(Protocol):
     """Streams one model response.
 
-    Yields text and thinking chunks as they arrive, then exactly one ModelResponse.
+    Yields text and thinking chunks as they arrive (and ToolUseStarted as a tool call
+    begins, where the provider says so early), then exactly one ModelResponse.
     Raises ModelError subclasses (after the adapter's own retries), never SDK errors.
     """
 

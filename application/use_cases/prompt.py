@@ -20,6 +20,7 @@ from application.ports.llm import (
     ModelResponse,
     TextChunk,
     ThinkingChunk,
+    ToolUseStarted,
 )
 from application.ports.mcp import McpPromptError
 from application.runtime import ActiveSession, SessionRegistry, TurnCancelled, TurnControl
@@ -345,12 +346,16 @@ class Prompt:
         reply = _Reply()
         request = self._requests.build(session, thought_level)
         try:
-            response = await control.guard(self._consume(session, request, message_id, reply))
+            response = await control.guard(
+                self._consume(session, control, request, message_id, reply)
+            )
         except TurnCancelled:
             turn.record_request(Usage())
             await self._keep_partial(session, message_id, reply)
+            await self._tools.settle_announced(session, control)
             return None
         except ContextOverflow:
+            await self._tools.settle_announced(session, control)
             if reply.seen():  # not a refusal up front: the stream had begun
                 await self._keep_partial(session, message_id, reply)
                 raise ModelRequestRejected(
@@ -359,6 +364,7 @@ class Prompt:
             raise
         except ModelError:
             await self._keep_partial(session, message_id, reply)
+            await self._tools.settle_announced(session, control)
             raise
         return message_id, request.model, response
 
@@ -404,7 +410,12 @@ class Prompt:
         await self._sink.emit(session.id, Notice(message_id=self._ids.message_id(), text=text))
 
     async def _consume(
-        self, session: Session, request: ModelRequest, message_id: MessageId, reply: _Reply
+        self,
+        session: Session,
+        control: TurnControl,
+        request: ModelRequest,
+        message_id: MessageId,
+        reply: _Reply,
     ) -> ModelResponse:
         # Model text enters here: repaired so that one bad character cannot break the
         # session's storage, the wire or the next request.
@@ -420,6 +431,8 @@ class Prompt:
                     await self._sink.emit(
                         session.id, ThinkingDelta(message_id=message_id, text=text)
                     )
+                case ToolUseStarted(id=call_id, name=name):
+                    await self._tools.announce(session, control, call_id, name)
                 case ModelResponse():
                     content = tuple(valid_block(b) for b in event.content)
                     return replace(event, content=content)
@@ -441,6 +454,7 @@ class Prompt:
     async def _run_tools(self, session: Session, control: TurnControl, turn: Turn) -> None:
         uses = session.messages[-1].tool_uses if session.messages else ()
         if not uses:
+            await self._tools.settle_announced(session, control)
             return
         # On the last allowed request, the model could never see what the tools did:
         # they are not run, so nothing changes behind the user's back.
@@ -450,6 +464,7 @@ class Prompt:
             else (f"Not run: this turn reached its limit of {turn.max_requests} model requests.")
         )
         results = await self._tools.run(session, control, uses, refusal=refusal)
+        await self._tools.settle_announced(session, control)
         spent, self._tools.spent = self._tools.spent, Usage()
         if spent != Usage():  # a sub-agent's requests count in this turn
             cost = self._meter.cost(session.model, spent)

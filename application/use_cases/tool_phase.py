@@ -212,16 +212,7 @@ class ToolPhase:
         )
         plan = await self._look(session, use)
         call = replace(call, locations=plan.locations, title=plan.title or call.title)
-        await self._emit(
-            session,
-            ToolCallStarted(
-                tool_call_id=call.id,
-                title=call.title,
-                kind=call.kind,
-                arguments=call.arguments,
-                locations=call.locations,
-            ),
-        )
+        await self._show(session, control, call)
         if problem := refusal or plan.problem:
             return await self._fail(session, call, problem)
         if call.name == EXIT_PLAN_MODE:
@@ -237,6 +228,53 @@ class ToolPhase:
         if call.name == TODO_WRITE:
             return await self._write_plan(session, call)
         return await self._execute(session, control, call)
+
+    async def announce(
+        self, session: Session, control: TurnControl, call_id: str, name: str
+    ) -> None:
+        """Show a call the model has begun to write: its input is not there yet."""
+        if call_id in control.announced:
+            return
+        control.announced.add(call_id)
+        await self._emit(
+            session,
+            ToolCallStarted(
+                tool_call_id=ToolCallId(call_id),
+                title=name,
+                kind=spec_for(name).kind,
+                arguments=None,
+            ),
+        )
+
+    async def settle_announced(self, session: Session, control: TurnControl) -> None:
+        """Calls shown early that will not run (the turn was cancelled, the stream broke):
+        the client is told they failed rather than left pending."""
+        for call_id in sorted(control.announced):
+            await self._emit(
+                session,
+                ToolCallUpdated(tool_call_id=ToolCallId(call_id), status=ToolCallStatus.CANCELLED),
+            )
+        control.announced.clear()
+
+    async def _show(self, session: Session, control: TurnControl, call: ToolCallRecord) -> None:
+        """The call with its input: an update of the one shown early, else shown now."""
+        if call.id in control.announced:
+            control.announced.discard(call.id)
+            shown: ToolCallStarted | ToolCallUpdated = ToolCallUpdated(
+                tool_call_id=call.id,
+                title=call.title,
+                locations=call.locations,
+                arguments=call.arguments,
+            )
+        else:
+            shown = ToolCallStarted(
+                tool_call_id=call.id,
+                title=call.title,
+                kind=call.kind,
+                arguments=call.arguments,
+                locations=call.locations,
+            )
+        await self._emit(session, shown)
 
     async def _look(self, session: Session, use: ToolUseBlock) -> ToolPlan:
         """The call looked at before anything happens; our own tools here, the rest by

@@ -25,6 +25,7 @@ from application.ports.llm import (
     ModelResponse,
     TextChunk,
     ThinkingChunk,
+    ToolUseStarted,
 )
 from domain.content import TextBlock, ThinkingBlock, ToolUseBlock
 from domain.ids import MessageId
@@ -224,6 +225,28 @@ async def test_two_parallel_tool_calls_keep_their_order_and_ids(backend: Backend
         ToolUseBlock(id="call_b", name="grep", input={"pattern": "x", "path": "."}),
     ]
     assert _final(events).stop is ModelStop.TOOL_USE
+
+
+async def test_each_tool_call_is_reported_once_as_it_starts(backend: Backend) -> None:
+    backend.server.script(
+        backend.reply(
+            backend.text("Looking."),
+            backend.tool("read_file", {"path": "a"}, "call_a", 5),
+            backend.tool("grep", {"pattern": "x", "path": "."}, "call_b", 6),
+            stop=ModelStop.TOOL_USE,
+        )
+    )
+    events = await _collect(backend)
+
+    started = [e for e in events if isinstance(e, ToolUseStarted)]
+    assert started == [
+        ToolUseStarted(id="call_a", name="read_file"),
+        ToolUseStarted(id="call_b", name="grep"),
+    ]
+    # Before the response that completes them, and after the text that came first.
+    first_start = events.index(started[0])
+    assert isinstance(events[first_start - 1], TextChunk)
+    assert events.index(started[1]) < len(events) - 1
 
 
 @pytest.mark.parametrize("stop", [ModelStop.MAX_TOKENS, ModelStop.REFUSAL])

@@ -37,8 +37,10 @@ async def test_list_files_calls_the_tool_and_describes_the_result(
         result = await agent.conn.prompt(session_id=sid, prompt=[text_block("list files")])
     assert result.stop_reason == "end_turn"
     assert agent.client.permission_requests == []  # a read inside cwd needs no permission
-    first, *rest = agent.client.tool_updates(FIRST_CALL)
-    assert (first.session_update, first.kind, first.title) == ("tool_call", "read", "List .")
+    first, filled, *rest = agent.client.tool_updates(FIRST_CALL)
+    # Shown as the model starts the call, then filled in once its input is complete.
+    assert (first.session_update, first.kind, first.title) == ("tool_call", "read", "list_files")
+    assert (filled.session_update, filled.title) == ("tool_call_update", "List .")
     assert rest[-1].status == "completed"
     assert "app.py" in rest[-1].content[0].content.text
     said = agent.client.agent_text()

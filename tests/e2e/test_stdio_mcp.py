@@ -110,8 +110,9 @@ async def test_a_servers_tool_is_called_after_permission_and_its_result_reaches_
         [(call, options)] = agent.client.permission_requests
         assert call.tool_call_id == "toolu_1"
         assert {o.kind for o in options} >= {"allow_once", "allow_always"}
-        first, *rest = agent.client.tool_updates("toolu_1")
-        assert (first.kind, first.title) == ("other", "Echo")
+        first, filled, *rest = agent.client.tool_updates("toolu_1")
+        assert (first.kind, first.title) == ("other", "mcp__tests__echo")  # as it starts
+        assert filled.title == "Echo"
         assert rest[-1].status == "completed"
         assert "hello through MCP" in rest[-1].content[0].content.text
         assert "hello through MCP" in str(tool_result(server, 1)["content"])

@@ -57,16 +57,20 @@ async def test_a_read_runs_without_asking(
         result = await agent.conn.prompt(session_id=sid, prompt=[text_block("read it")])
     assert result.stop_reason == "end_turn"
     assert agent.client.permission_requests == []
-    first, *rest = agent.client.tool_updates("toolu_r1")
+    first, filled, *rest = agent.client.tool_updates("toolu_r1")
+    # Shown as the model starts it (its input still coming), then filled in.
     assert (first.session_update, first.status, first.kind, first.title) == (
         "tool_call",
         "pending",
         "read",
-        "Read hello.txt",
+        "read_file",
     )
-    assert first.raw_input == {"path": "hello.txt"}
-    assert first.locations[0].path == str(workdir / "hello.txt")
-    statuses = [u.status for u in rest if u.status]
+    assert first.raw_input is None
+    assert (filled.session_update, filled.title) == ("tool_call_update", "Read hello.txt")
+    assert filled.raw_input == {"path": "hello.txt"}
+    assert filled.locations[0].path == str(workdir / "hello.txt")
+    # (a writer that lags may merge the filling update with the next one)
+    statuses = [u.status for u in (filled, *rest) if u.status]
     assert statuses == ["in_progress", "completed"]
     assert "Hello from disk" in rest[-1].content[0].content.text
     assert "Hello from disk" in tool_results(server, 1)[0]["content"]
@@ -111,14 +115,19 @@ async def test_write_allowed_once_then_rejected_once(
         ("reject_once", "reject_once"),
         ("reject_always", "reject_always"),
     ]
-    # a tool_call was shown before permission was asked for it
+    # the tool call was shown, with its input, before permission was asked for it
     shown = [
         m
         for s, m in agent.raw
         if m.get("method") in ("session/update", "session/request_permission")
     ]
     first_ask = next(i for i, m in enumerate(shown) if m["method"] == "session/request_permission")
-    assert shown[first_ask - 1]["params"]["update"]["sessionUpdate"] == "tool_call"
+    before = [m["params"]["update"] for m in shown[:first_ask]]
+    assert [u["sessionUpdate"] for u in before if u.get("toolCallId") == "toolu_w1"] == [
+        "tool_call",
+        "tool_call_update",
+    ]
+    assert before[-1]["toolCallId"] == "toolu_w1" and "rawInput" in before[-1]
     final_write = agent.client.tool_updates("toolu_w1")[-1]
     assert final_write.status == "completed"
     assert final_write.content[0].type == "diff"

@@ -19,6 +19,8 @@ CLIENT, AGENT = "client", "agent"  # who sends the request
 CLIENT_METHODS: dict[str, tuple[Any, Any]] = {
     "initialize": (acp.InitializeRequest, acp.InitializeResponse),
     "authenticate": (acp.AuthenticateRequest, acp.AuthenticateResponse),
+    "logout": (acp.LogoutRequest, acp.LogoutResponse),
+    "$/cancel_request": (acp.CancelRequestNotification, None),
     "session/new": (acp.NewSessionRequest, acp.NewSessionResponse),
     "session/load": (acp.LoadSessionRequest, acp.LoadSessionResponse),
     "session/list": (acp.ListSessionsRequest, acp.ListSessionsResponse),

@@ -21,7 +21,13 @@ from hypothesis import strategies as st
 
 from adapters.llm.anthropic import AnthropicLLMClient, translate_error
 from application.errors import ModelError
-from application.ports.llm import ModelRequest, ModelResponse, TextChunk, ThinkingChunk
+from application.ports.llm import (
+    ModelRequest,
+    ModelResponse,
+    TextChunk,
+    ThinkingChunk,
+    ToolUseStarted,
+)
 from domain.content import (
     AssistantBlock,
     RedactedThinkingBlock,
@@ -86,6 +92,9 @@ async def sdk_read(client: AsyncAnthropic) -> list[object]:
                     out.append(TextChunk(text=event.text))
                 elif event.type == "thinking":
                     out.append(ThinkingChunk(text=event.thinking))
+                elif event.type == "content_block_start" and event.content_block.type == "tool_use":
+                    block = event.content_block
+                    out.append(ToolUseStarted(id=block.id, name=block.name))
             final = await stream.get_final_message()
     except anthropic.AnthropicError as exc:
         out.append(_error(translate_error(exc)))

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from adapters.llm.demo import DEMO_MODEL, DemoLLMClient, tokens
 from adapters.llm.demo_script import HELP, INTENTS, MAX_REQUEST, Step, next_step
 from adapters.tools.runner import LocalToolRunner
-from application.ports.llm import ModelEvent, ModelRequest, ModelResponse, TextChunk, ThinkingChunk
+from application.ports.llm import (
+    ModelEvent,
+    ModelRequest,
+    ModelResponse,
+    TextChunk,
+    ThinkingChunk,
+    ToolUseStarted,
+)
 from application.ports.tools import ToolContext
 from application.use_cases.tool_phase import DENIED
 from domain.content import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
@@ -254,12 +261,13 @@ async def _ignore(chunk: str) -> None:
 # ---- streaming like a real model ------------------------------------------------------
 
 
-async def test_the_stream_is_thinking_then_text_then_one_response() -> None:
+async def test_the_stream_is_thinking_then_text_then_the_call_then_one_response() -> None:
     streamed = await events([said("read README.md")])
     kinds = [type(e) for e in streamed]
     first_text = kinds.index(TextChunk)
     assert set(kinds[:first_text]) == {ThinkingChunk}
-    assert set(kinds[first_text:-1]) == {TextChunk}
+    assert set(kinds[first_text:-2]) == {TextChunk}
+    started = streamed[-2]
     response = streamed[-1]
     assert isinstance(response, ModelResponse) and response.stop is ModelStop.TOOL_USE
     thinking, text, call = response.content
@@ -267,6 +275,7 @@ async def test_the_stream_is_thinking_then_text_then_one_response() -> None:
     assert thinking.thinking == "".join(e.text for e in streamed if isinstance(e, ThinkingChunk))
     assert text.text == "".join(e.text for e in streamed if isinstance(e, TextChunk))
     assert isinstance(call, ToolUseBlock) and call.name == "read_file"
+    assert started == ToolUseStarted(id=call.id, name=call.name)  # announced before it ends
     assert len([e for e in streamed if isinstance(e, TextChunk)]) == len(text.text.split())
     # Usage counts words: the reply's, and the prompt's (system prompt included).
     assert response.usage.input_tokens == 6  # "You are a test." + "read README.md"

@@ -73,7 +73,7 @@ events = st.one_of(
         tool_call_id=st.builds(ToolCallId, text),
         title=text,
         kind=st.sampled_from(ToolKind),
-        arguments=mapping,
+        arguments=st.none() | mapping,
         locations=st.lists(text, max_size=3).map(tuple),
         status=statuses,
     ),
@@ -81,6 +81,9 @@ events = st.one_of(
         ToolCallUpdated,
         tool_call_id=st.builds(ToolCallId, text),
         status=st.none() | statuses,
+        title=st.none() | text,
+        locations=st.none() | st.lists(text, max_size=3).map(tuple),
+        arguments=st.none() | mapping,
         output=st.none() | st.lists(outputs, max_size=3).map(tuple),
         raw_output=st.none() | mapping,
     ),
@@ -125,7 +128,8 @@ def test_long_tool_call_fields_are_capped_as_the_models_cap_them() -> None:
         output=(DiffOutput(path="/a", old_text=long, new_text=long), TextOutput(text=long)),
         raw_output={"echo": long},
     )
-    for event in (started, updated):
+    completed = ToolCallUpdated(tool_call_id=ToolCallId("t"), arguments={"text": long})
+    for event in (started, updated, completed):
         built = notification_for("s", event)
         assert _wire(built) == _wire(_through_models("s", event))
         assert "truncated for display" in _wire(built)
