@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.persistence.schema_head import SCHEMA_HEAD
+from adapters.persistence.schema_head import REVISION_QUERY, is_head
 from application.ports.session_store import SessionSummary
 from domain.ids import SessionId
 from domain.text import valid_data
@@ -50,7 +50,7 @@ class EarlySessionPages:
         uri = f"{self._database.absolute().as_uri()}?mode=ro"
         db = sqlite3.connect(uri, uri=True, timeout=0.1)
         try:
-            if db.execute("SELECT version_num FROM alembic_version").fetchall() != [(SCHEMA_HEAD,)]:
+            if not is_head(db.execute(REVISION_QUERY)):
                 raise NotReadableEarly("the schema is not the newest")
             rows = db.execute(*_query(cwd, after, limit)).fetchall()
         finally:

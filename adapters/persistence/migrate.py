@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection, make_url
 
 import migrations
 from adapters.persistence.engine import backend
-from adapters.persistence.schema_head import SCHEMA_HEAD
+from adapters.persistence.schema_head import REVISION_QUERY, SCHEMA_HEAD, is_head
 from adapters.persistence.sqlite import sync_url
 
 if TYPE_CHECKING:
@@ -53,10 +53,9 @@ def _is_current(url: str) -> bool:
         return False
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            rows = db.execute("SELECT version_num FROM alembic_version").fetchall()
+            return is_head(db.execute(REVISION_QUERY))
     except sqlite3.Error:
         return False
-    return rows == [(SCHEMA_HEAD,)]
 
 
 def upgrade_to_head(url: str) -> bool:

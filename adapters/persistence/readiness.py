@@ -8,9 +8,8 @@ from contextlib import closing
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from adapters.persistence.schema_head import SCHEMA_HEAD
+from adapters.persistence.schema_head import REVISION_QUERY, is_head
 
-_QUERY = "SELECT version_num FROM alembic_version"
 WAIT_SECONDS = 2.0  # for the connection and the query: /readyz has its own deadline too
 
 
@@ -29,7 +28,7 @@ def _sqlite(database_url: str) -> bool:
     path = Path(make_url(database_url).database or "").expanduser().absolute()
     uri = f"{path.as_uri()}?mode=ro"
     with closing(sqlite3.connect(uri, uri=True, timeout=WAIT_SECONDS)) as db:
-        return db.execute(_QUERY).fetchall() == [(SCHEMA_HEAD,)]
+        return is_head(db.execute(REVISION_QUERY))
 
 
 async def _postgres(database_url: str) -> bool:
@@ -39,7 +38,7 @@ async def _postgres(database_url: str) -> bool:
     dsn = urlunsplit(parts._replace(scheme="postgresql"))
     connection = await asyncpg.connect(dsn, timeout=WAIT_SECONDS)
     try:
-        rows = await connection.fetch(_QUERY, timeout=WAIT_SECONDS)
+        rows = await connection.fetch(REVISION_QUERY, timeout=WAIT_SECONDS)
     finally:
         await connection.close(timeout=WAIT_SECONDS)
-    return [tuple(r) for r in rows] == [(SCHEMA_HEAD,)]
+    return is_head(rows)
