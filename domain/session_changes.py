@@ -15,6 +15,13 @@ class Setting(StrEnum):
     CONFIG = "config"
     WORKSPACE = "workspace"  # the extra directories and the MCP servers, opened together
 
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The Session attributes (and stored columns) this setting overwrites."""
+        if self is Setting.WORKSPACE:
+            return ("additional_directories", "mcp_servers")
+        return (self.value,)
+
 
 @dataclass(frozen=True, slots=True)
 class MessageAdded:

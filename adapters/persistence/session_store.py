@@ -123,8 +123,9 @@ class SqlAlchemySessionStore(SessionStore):
             "message_count": session.message_count,
             "version": S.c.version + 1,
         }
-        for setting in settings:
-            values.update(_setting_values(session, setting))
+        if settings:
+            row = session_to_row(session)
+            values.update({name: row[name] for s in settings for name in s.fields})
         if given and Setting.TITLE not in settings:
             values["title"] = func.coalesce(S.c.title, given[-1])
         # An overwritten setting is checked against the version this copy knew; appends
@@ -263,20 +264,3 @@ def _conflict(session: Session) -> SessionConflict:
         sessionId=session.id,
         reason="conflict",
     )
-
-
-def _setting_values(session: Session, setting: Setting) -> dict[str, Any]:
-    match setting:
-        case Setting.TITLE:
-            return {"title": session.title}
-        case Setting.MODE:
-            return {"mode_id": session.mode_id}
-        case Setting.MODEL:
-            return {"model": session.model}
-        case Setting.CONFIG:
-            return {"config": dict(session.config)}
-        case Setting.WORKSPACE:
-            return {
-                "additional_directories": list(session.additional_directories),
-                "mcp_servers": [dict(server) for server in session.mcp_servers],
-            }

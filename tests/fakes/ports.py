@@ -46,7 +46,7 @@ from domain.message import Message
 from domain.permission import PermissionDecision, PermissionOption, PermissionRules
 from domain.project_rules import ProjectRule
 from domain.session import Session
-from domain.session_changes import MessageAdded, Setting, SettingChanged, TitleGiven
+from domain.session_changes import MessageAdded, SettingChanged, TitleGiven
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
 
@@ -58,15 +58,6 @@ class _Stored:
     tool_calls: dict[str, ToolCallRecord] = field(default_factory=dict)
     decisions: list[PermissionDecision] = field(default_factory=list)
     version: int = 0
-
-
-_FIELDS = {
-    Setting.TITLE: ("title",),
-    Setting.MODE: ("mode_id",),
-    Setting.MODEL: ("model",),
-    Setting.CONFIG: ("config",),
-    Setting.WORKSPACE: ("additional_directories", "mcp_servers"),
-}
 
 
 def _settings(session: Session) -> dict[str, object]:
@@ -139,7 +130,7 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
             session.restore_changes(changes)
             raise SessionConflict("The session was changed elsewhere.", sessionId=session.id)
         mine = _settings(session)
-        written = {"updated_at", *(name for s in settings for name in _FIELDS[s])}
+        written = {"updated_at", *(name for s in settings for name in s.fields)}
         stored.settings.update({k: v for k, v in mine.items() if k in written})
         for change in changes:
             if isinstance(change, TitleGiven) and stored.settings["title"] is None:

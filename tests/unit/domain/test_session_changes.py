@@ -80,3 +80,14 @@ def test_adopting_a_longer_stored_history_drops_appends_made_on_the_old_one() ->
     assert mine.changes == ()
     mine.config["x"] = "y"
     assert "x" not in stored.config  # a copy, not the stored object's own dict
+
+
+def test_every_setting_names_the_session_attributes_it_overwrites() -> None:
+    session = SessionFactory()
+    assert {s: s.fields for s in Setting}[Setting.WORKSPACE] == (
+        "additional_directories",
+        "mcp_servers",
+    )
+    for setting in Setting:
+        for name in setting.fields:
+            assert hasattr(session, name), (setting, name)
