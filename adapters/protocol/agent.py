@@ -196,16 +196,14 @@ class AcpAgent(Dispatcher):
                 "(or IAC_CODE_API_KEY) set.",
                 {"methodId": API_KEY_METHOD},
             )
-        peer.authenticated_with = request.method_id
         return wire.dump(acp.AuthenticateResponse())
 
     async def _logout(self, params: dict[str, Any] | None, peer: Connection) -> Any:
-        """Forget what this connection's `authenticate` established. The only method today
-        names the key the server was started with: that key is the server's, not the
-        client's, so it stays, and requests that need it keep working, or keep answering
+        """Forget what this connection's `authenticate` established: nothing, today. The
+        only method checks the key the server was started with, which is the server's, not
+        the client's: it stays, and requests that need it keep working, or keep answering
         auth-required when the server has none, exactly as before `authenticate`."""
         parse_params(acp.LogoutRequest, params, "logout")
-        peer.authenticated_with = None
         return wire.dump(acp.LogoutResponse())
 
     async def _new_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:

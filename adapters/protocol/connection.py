@@ -92,8 +92,6 @@ class Connection:
         # `initialize` params' clientCapabilities, as sent (read with the SDK's model where
         # used: the handshake answers before pydantic is loaded).
         self.client_capabilities: Any = None
-        # The `authenticate` method this client completed (None: none, or it logged out).
-        self.authenticated_with: str | None = None
 
     async def receive(self, raw: bytes | str) -> None:
         """Take one framed message. Never raises for bad input: it answers it instead."""
