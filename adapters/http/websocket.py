@@ -6,9 +6,9 @@ missing or wrong bearer token, 403 for another Host or Origin (host_guard.py), 5
 connection cap (shared with HTTP connections) is reached. Once open, the socket is closed
 with (see docs/protocol.md): 1000 when the client closes it, 1001 when the server stops,
 1003 for a binary frame, 1007 for text that is not UTF-8, 1008 for a client too far behind
-(socket_connection.py), 1009 for a frame over IAC_CODE_HTTP_MAX_BODY_BYTES, 1011 for a
-client that stopped answering pings. Text that is not a JSON-RPC message is answered with a
-JSON-RPC error, and the socket goes on serving.
+(socket_connection.py) or one that sends nothing after opening, 1009 for a frame over
+IAC_CODE_HTTP_MAX_BODY_BYTES, 1011 for a client that stopped answering pings. Text that is
+not a JSON-RPC message is answered with a JSON-RPC error, and the socket goes on serving.
 """
 
 import asyncio
@@ -16,6 +16,7 @@ import logging
 
 from fastapi import APIRouter
 from starlette.responses import JSONResponse
+from starlette.types import Message
 from starlette.websockets import WebSocket
 
 from adapters.http.auth import CHALLENGE, UNAUTHORIZED, token_accepted
@@ -31,6 +32,10 @@ log = logging.getLogger(__name__)
 CONNECTION_ID = "Acp-Connection-Id"
 UNSUPPORTED_DATA = 1003
 BINARY_REASON = "binary frames are not accepted: send each JSON-RPC message as a text frame"
+POLICY_VIOLATION = 1008
+# Like an HTTP connection never used after `initialize`: a socket that says nothing would
+# hold a slot of the connection cap for as long as it answers pings.
+UNUSED_REASON = "nothing sent within {:g} s of opening (IAC_CODE_HTTP_UNUSED_TIMEOUT_SECONDS)"
 
 
 def websocket_router(
@@ -63,22 +68,32 @@ async def _serve(
     fail = _failer(websocket)
     connection = SocketConnection(connection_id, dispatcher, config, websocket.send_text, fail)
     log.info("websocket connection %s opened", connection_id)
-    why = "closed by the client"
+    why = "sent nothing after opening"
     try:
-        while True:
+        try:
+            async with asyncio.timeout(config.unused_timeout_seconds):
+                message = await websocket.receive()
+        except TimeoutError:
+            fail(POLICY_VIOLATION, UNUSED_REASON.format(config.unused_timeout_seconds))
+            return
+        while (stop := await _take(message, connection, fail)) is None:
             message = await websocket.receive()
-            if message["type"] == "websocket.disconnect":
-                why = f"disconnected ({message.get('code')} {message.get('reason') or ''})"
-                break
-            text = message.get("text")
-            if text is None:
-                fail(UNSUPPORTED_DATA, BINARY_REASON)
-                why = "sent a binary frame"
-                break
-            await connection.receive(text)
+        why = stop
     finally:
-        log.info("websocket connection %s %s", connection_id, why.strip())
+        log.info("websocket connection %s %s", connection_id, why)
         await connection.close()
+
+
+async def _take(message: Message, connection: SocketConnection, fail: Fail) -> str | None:
+    """Hand a text frame to the connection; or why the socket is done."""
+    if message["type"] == "websocket.disconnect":
+        return f"disconnected ({message.get('code')} {message.get('reason') or ''})".strip()
+    text = message.get("text")
+    if text is None:
+        fail(UNSUPPORTED_DATA, BINARY_REASON)
+        return "sent a binary frame"
+    await connection.receive(text)
+    return None
 
 
 def _failer(websocket: WebSocket) -> Fail:

@@ -207,6 +207,49 @@ async def test_a_client_that_reads_nothing_is_closed_with_1008_and_told_why(
     assert close.reason.startswith("too far behind: 4 messages unread for 0.2 s")
 
 
+async def test_a_socket_that_sends_nothing_is_closed_after_the_unused_timeout(
+    serve_fake: Serve, fake_agent: FakeAgent
+) -> None:
+    async with serve_fake(unused_timeout_seconds=0.2) as base, connected(base) as socket:
+        close = await socket.closed_with()
+    assert close.code == 1008
+    assert close.reason.startswith("nothing sent within 0.2 s of opening")
+    assert fake_agent.notifications == []  # nothing reached the agent
+
+
+async def test_a_socket_outlives_the_header_deadline_of_the_request_that_opened_it(
+    serve_fake: Serve,
+) -> None:
+    changes = {"header_timeout_seconds": 0.1, "ws_ping_interval_seconds": 0.05}
+    async with serve_fake(**changes) as base, connected(base) as socket:
+        await initialized(socket)
+        # Pings every 0.05 s: the tenth comes well after the 0.1 s header deadline.
+        pings = [await socket.next_frame() for _ in range(10)]
+        socket.send_json({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"c": 3}})
+        echoed = await socket.next_message()
+    assert {p.opcode for p in pings} == {Opcode.PING}
+    assert echoed == {"jsonrpc": "2.0", "id": 1, "result": {"c": 3}}
+
+
+async def test_messages_over_the_event_limit_fail_loudly_instead(serve_fake: Serve) -> None:
+    async with serve_fake(max_event_bytes=2000) as base, connected(base) as socket:
+        await initialized(socket)
+        big = "b" * 3000
+        socket.send_json({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"big": big}})
+        too_large_result = await socket.next_message()
+        socket.send_json({"jsonrpc": "2.0", "id": 2, "method": "ask", "params": {"big": big}})
+        too_large_request = await socket.next_message()
+        socket.send_json(
+            {"jsonrpc": "2.0", "id": 3, "method": "stream", "params": {"count": 2, "pad": big}}
+        )
+        notifications_dropped = await socket.next_message()
+    assert too_large_result["id"] == 1 and too_large_result["error"]["code"] == -32603
+    assert too_large_result["error"]["data"]["limit"] == 2000
+    assert too_large_request["id"] == 2 and too_large_request["error"]["code"] == -32603
+    assert "over the limit of 2000 bytes" in too_large_request["error"]["message"]
+    assert notifications_dropped == {"jsonrpc": "2.0", "id": 3, "result": {"sent": 2}}
+
+
 async def test_sockets_and_http_connections_share_the_connection_cap(
     serve_fake: Serve, http: httpx.AsyncClient
 ) -> None:
