@@ -176,12 +176,14 @@ async def test_server_shutdown_closes_open_sockets_with_1001(fake_agent: FakeAge
 async def test_the_server_pings_at_its_interval_and_closes_a_peer_that_stops_answering(
     serve_fake: Serve,
 ) -> None:
-    async with serve_fake(ws_ping_interval_seconds=0.05, ws_ping_timeout_seconds=0.2) as base:
+    # Patient with the answering peer (a loaded machine may stall the loop), not the silent.
+    async with serve_fake(ws_ping_interval_seconds=0.05, ws_ping_timeout_seconds=10) as base:
         async with connected(base) as answering:
             await initialized(answering)
             pings = [await answering.next_frame() for _ in range(3)]  # answered each time
             answering.send_json({"jsonrpc": "2.0", "id": 1, "method": "echo"})
             still_open = await answering.next_message()
+    async with serve_fake(ws_ping_interval_seconds=0.05, ws_ping_timeout_seconds=0.2) as base:
         async with connected(base) as silent:
             silent.answer_pings = False
             close = await silent.closed_with()
