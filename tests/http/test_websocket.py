@@ -177,16 +177,16 @@ async def test_the_server_pings_at_its_interval_and_closes_a_peer_that_stops_ans
     serve_fake: Serve,
 ) -> None:
     # Patient with the answering peer (a loaded machine may stall the loop), not the silent.
-    async with serve_fake(ws_ping_interval_seconds=0.05, ws_ping_timeout_seconds=10) as base:
-        async with connected(base) as answering:
-            await initialized(answering)
-            pings = [await answering.next_frame() for _ in range(3)]  # answered each time
-            answering.send_json({"jsonrpc": "2.0", "id": 1, "method": "echo"})
-            still_open = await answering.next_message()
-    async with serve_fake(ws_ping_interval_seconds=0.05, ws_ping_timeout_seconds=0.2) as base:
-        async with connected(base) as silent:
-            silent.answer_pings = False
-            close = await silent.closed_with()
+    patient = serve_fake(ws_ping_interval_seconds=0.05, ws_ping_timeout_seconds=10)
+    async with patient as base, connected(base) as answering:
+        await initialized(answering)
+        pings = [await answering.next_frame() for _ in range(3)]  # answered each time
+        answering.send_json({"jsonrpc": "2.0", "id": 1, "method": "echo"})
+        still_open = await answering.next_message()
+    strict = serve_fake(ws_ping_interval_seconds=0.05, ws_ping_timeout_seconds=0.2)
+    async with strict as base, connected(base) as silent:
+        silent.answer_pings = False
+        close = await silent.closed_with()
     assert [p.opcode for p in pings] == [Opcode.PING] * 3
     assert still_open == {"jsonrpc": "2.0", "id": 1, "result": {}}
     assert close.code == 1011
