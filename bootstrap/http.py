@@ -25,6 +25,7 @@ from bootstrap.heavy_imports import (
 from bootstrap.http_settings import load_http_config
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings, SettingsError
+from bootstrap.tracing import traced
 from bootstrap.version import package_version
 
 log = logging.getLogger(__name__)
@@ -121,7 +122,10 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
     containers: list[Any] = []
     ready = agent_ready(agent, database_ready(settings.database_url))
     early = early_answers(settings.database_url)
-    dispatcher = LazyDispatcher(make_initialize(settings, version), agent, early)
+    dispatcher = traced(
+        LazyDispatcher(make_initialize(settings, version), agent, early),
+        settings.traces_exporters,
+    )
     app = create_app(dispatcher, config, ready)
     import uvicorn
 
