@@ -49,11 +49,22 @@ def _exporter(name: str, env: Mapping[str, str]) -> SpanExporter:
     return _otlp(env)
 
 
+def _resource(env: Mapping[str, str], version: str) -> Resource:
+    """Our service name unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES name another
+    (the SDK reads both; what is given here would override them)."""
+    attributes = {"service.version": version}
+    named = env.get("OTEL_SERVICE_NAME") or "service.name=" in env.get(
+        "OTEL_RESOURCE_ATTRIBUTES", ""
+    )
+    if not named:
+        attributes["service.name"] = "iac-code"
+    return Resource.create(attributes)
+
+
 def start_sdk(exporters: Sequence[str], env: Mapping[str, str], version: str) -> TracerProvider:
     """Install the process's tracer provider. Spans still buffered at exit are flushed by
     the provider's own exit hook."""
-    resource = Resource.create({"service.name": "iac-code", "service.version": version})
-    provider = TracerProvider(resource=resource)  # OTEL_SERVICE_NAME etc. override
+    provider = TracerProvider(resource=_resource(env, version))  # sampler: OTEL_TRACES_SAMPLER
     for name in exporters:
         provider.add_span_processor(BatchSpanProcessor(_exporter(name, env)))
     trace.set_tracer_provider(provider)
