@@ -1,7 +1,7 @@
-"""Trace context through the real protocol agent (container, SQLite, use cases): a prompt
-carrying W3C `traceparent`/`tracestate` in `_meta` yields spans in the client's trace, the
-turn under the request's span, the model requests, tool calls and storage under the turn.
-Spans go to the SDK's in-memory exporter."""
+"""Trace context through the real protocol agent (container, SQLite or PostgreSQL, use
+cases): a prompt carrying W3C `traceparent`/`tracestate` in `_meta` yields spans in the
+client's trace, the turn under the request's span, the model requests, tool calls and
+storage under the turn. Spans go to the SDK's in-memory exporter."""
 
 import asyncio
 import json
@@ -84,14 +84,12 @@ def exporter() -> InMemorySpanExporter:
 
 
 @pytest.fixture
-async def peer(tmp_path: Path, exporter: InMemorySpanExporter) -> AsyncIterator[tuple[Peer, Path]]:
+async def peer(
+    tmp_path: Path, exporter: InMemorySpanExporter, database_url: str
+) -> AsyncIterator[tuple[Peer, Path]]:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    settings = Settings(
-        provider="demo",
-        config_dir=tmp_path / "config",
-        database_url=f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}",
-    )
+    settings = Settings(provider="demo", config_dir=tmp_path / "config", database_url=database_url)
     upgrade_to_head(settings.database_url)
     container = Container(settings=settings, version="test")
     container.llm.override(providers.Object(ToolThenAnswer()))
@@ -135,7 +133,7 @@ async def _new_session(client: Peer, cwd: Path) -> str:
     return str(answer["result"]["sessionId"])
 
 
-async def test_a_prompt_continues_the_clients_trace(peer, exporter) -> None:  # type: ignore[no-untyped-def]
+async def test_a_prompt_continues_the_clients_trace(peer, exporter, backend) -> None:  # type: ignore[no-untyped-def]
     client, cwd = peer
     sid = await _new_session(client, cwd)
     exporter.clear()
@@ -187,7 +185,8 @@ async def test_a_prompt_continues_the_clients_trace(peer, exporter) -> None:  # 
     storage = [s for s in spans if s.name == "storage transaction"]
     assert storage, [s.name for s in spans]
     assert all(_descends_from(s, turn, spans) for s in storage)
-    assert all(s.attributes and s.attributes["db.system.name"] == "sqlite" for s in storage)
+    system = {"sqlite": "sqlite", "postgres": "postgresql"}[backend]
+    assert all(s.attributes and s.attributes["db.system.name"] == system for s in storage)
     assert any(s.attributes and s.attributes.get("iac_code.storage.committed") for s in storage)
 
     # Every span of the turn is in the client's trace and carries its tracestate.
