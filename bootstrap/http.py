@@ -25,7 +25,7 @@ from bootstrap.heavy_imports import (
 from bootstrap.http_settings import load_http_config
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings, SettingsError
-from bootstrap.tracing import traced
+from bootstrap.tracing import flush_traces, traced
 from bootstrap.version import package_version
 
 log = logging.getLogger(__name__)
@@ -129,7 +129,14 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
     app = create_app(dispatcher, config, ready)
     import uvicorn
 
-    server = uvicorn.Server(
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets)
+            # Now, not at exit: on SIGTERM uvicorn re-raises the signal once serve() ends,
+            # and the process dies of it before any exit hook (or `finally`) runs.
+            await flush_traces(settings.traces_exporters)
+
+    server = Server(
         uvicorn.Config(
             app,
             host=host,

@@ -2,6 +2,7 @@
 exporter, and only then is OpenTelemetry imported at all. Off, the use cases get the no-op
 tracer and the protocol's dispatcher is not wrapped: nothing is done per message."""
 
+import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,18 @@ def start_tracing(exporters: tuple[str, ...], env: Mapping[str, str], version: s
         start_sdk(exporters, env, version)
     except ExporterUnavailable as exc:
         raise TracingConfigError(str(exc)) from exc
+
+
+async def flush_traces(exporters: tuple[str, ...]) -> None:
+    """Export the spans still buffered (the batch processor's queue), before a shutdown
+    that may not run the SDK's exit hook. No-op when tracing is off."""
+    if not exporters:
+        return
+    from opentelemetry import trace
+
+    flush = getattr(trace.get_tracer_provider(), "force_flush", None)
+    if flush is not None:
+        await asyncio.to_thread(flush)
 
 
 def make_tracer(exporters: tuple[str, ...]) -> Tracer:
