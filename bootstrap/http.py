@@ -26,6 +26,7 @@ from bootstrap.heavy_imports import (
 from bootstrap.http_settings import load_http_config
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings, SettingsError
+from bootstrap.tracing import flush_traces, traced
 from bootstrap.version import package_version
 
 log = logging.getLogger(__name__)
@@ -122,11 +123,21 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
     containers: list[Any] = []
     ready = agent_ready(agent, database_ready(settings.database_url))
     early = early_answers(settings.database_url)
-    dispatcher = LazyDispatcher(make_initialize(settings, version), agent, early)
+    dispatcher = traced(
+        LazyDispatcher(make_initialize(settings, version), agent, early),
+        settings.traces_exporters,
+    )
     app = create_app(dispatcher, config, ready)
     import uvicorn
 
-    server = uvicorn.Server(
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets)
+            # Now, not at exit: on SIGTERM uvicorn re-raises the signal once serve() ends,
+            # and the process dies of it before any exit hook (or `finally`) runs.
+            await flush_traces(settings.traces_exporters)
+
+    server = Server(
         uvicorn.Config(
             app,
             host=host,
