@@ -12,6 +12,7 @@ import pytest
 from dependency_injector import providers
 
 from adapters.persistence.migrate import upgrade_to_head
+from adapters.protocol.agent import AcpAgent
 from adapters.protocol.connection import Connection
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest, ModelResponse, TextChunk
 from bootstrap.container import Container
@@ -287,5 +288,108 @@ async def test_another_connections_session_cannot_be_deleted(world) -> None:  # 
     refused = await b.call("session/delete", {"sessionId": sid})
     assert refused["error"]["code"] == -32602
     assert (await a.call("session/delete", {"sessionId": sid}))["result"] == {}
+    await a.connection.close()
+    await b.connection.close()
+
+
+class ManualTimers:
+    """The agent's schedule, fired by the test: no real waiting."""
+
+    def __init__(self) -> None:
+        self.armed: list[tuple[float, Any, ManualTimers.Handle]] = []
+
+    class Handle:
+        cancelled = False
+
+        def cancel(self) -> None:
+            self.cancelled = True
+
+    def __call__(self, delay: float, callback: Any) -> "ManualTimers.Handle":
+        handle = ManualTimers.Handle()
+        self.armed.append((delay, callback, handle))
+        return handle
+
+    def live(self) -> list[float]:
+        return [delay for delay, _, handle in self.armed if not handle.cancelled]
+
+    def fire(self) -> None:
+        for _, callback, handle in self.armed:
+            if not handle.cancelled:
+                handle.cancelled = True
+                callback()
+
+
+def timed_agent(container: Container, timers: ManualTimers) -> AcpAgent:
+    return AcpAgent(
+        container.use_cases(), container.channels(), detached_turn_timeout=42.0, schedule=timers
+    )
+
+
+async def test_a_turn_left_alone_is_cancelled_when_the_detached_timeout_passes(world) -> None:  # type: ignore[no-untyped-def]
+    container, llm, cwd = world
+    timers = ManualTimers()
+    a = Peer(timed_agent(container, timers))
+    sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+    await a.start("session/prompt", prompt(sid))
+    await llm.streaming.wait()
+    turn = container.registry().find(sid).turn
+    await a.connection.close()
+    assert timers.live() == [42.0] and not turn.finished.is_set()
+    timers.fire()
+    await asyncio.wait_for(turn.finished.wait(), 5)
+    for _ in range(100):  # the close that cancelled the turn drops it right after
+        if container.registry().find(sid) is None:
+            break
+        await asyncio.sleep(0)
+    assert container.registry().find(sid) is None
+
+
+async def test_a_client_coming_back_in_time_stops_the_clock(world) -> None:  # type: ignore[no-untyped-def]
+    container, llm, cwd = world
+    timers = ManualTimers()
+    agent = timed_agent(container, timers)
+    a, b = Peer(agent), Peer(agent)
+    sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+    running = await a.start("session/prompt", prompt(sid))
+    await llm.streaming.wait()
+    await a.connection.close()
+    await b.call("session/resume", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []})
+    assert timers.live() == []
+    timers.fire()  # nothing armed: nothing happens
+    llm.gate.set()
+    turn = container.registry().find(sid).turn
+    await asyncio.wait_for(turn.finished.wait(), 5)
+    assert not running.done()
+    assert [
+        u["content"]["text"] for u in b.updates() if u["sessionUpdate"] == "agent_message_chunk"
+    ] == ["done"]
+    await b.connection.close()
+
+
+async def test_an_idle_session_left_alone_is_closed_at_once(world) -> None:  # type: ignore[no-untyped-def]
+    container, _, cwd = world
+    timers = ManualTimers()
+    a = Peer(timed_agent(container, timers))
+    sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+    await a.connection.close()
+    assert container.registry().find(sid) is None and timers.live() == []
+
+
+async def test_a_restored_connection_is_attached_without_a_replay(world) -> None:  # type: ignore[no-untyped-def]
+    container, llm, cwd = world
+    agent = container.agent()
+    a, b = Peer(agent), Peer(agent)
+    sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+    running = await a.start("session/prompt", prompt(sid))
+    await llm.streaming.wait()
+    assert await agent.restore_attachment(b.connection, sid) == "observer"
+    [first] = b.sent
+    assert first["params"]["update"] == {"sessionUpdate": "session_info_update"}
+    assert first["params"]["_meta"]["iac_code"]["turn"] == {"state": "running"}
+    llm.gate.set()
+    await asyncio.wait_for(running, 5)
+    assert [
+        u["content"]["text"] for u in b.updates() if u["sessionUpdate"] == "agent_message_chunk"
+    ] == ["done"]
     await a.connection.close()
     await b.connection.close()
