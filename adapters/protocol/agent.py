@@ -220,10 +220,16 @@ class AcpAgent(Dispatcher):
         close = self._uc.close()
         await asyncio.gather(*(close.execute(session_id) for session_id in idle))
 
-    async def restore_attachment(self, peer: Connection, session_id: str) -> Role:
-        """Attach `peer` to an open session without a replay: a connection restored after
-        a server restart (its missed updates come from the update log). It gets the turn
-        state first, and its copy of a pending permission request."""
+    async def restore_attachment(
+        self, peer: Connection, session_id: str, cwd: str | None = None
+    ) -> Role:
+        """Attach `peer` to a session without a replay: a connection restored after a
+        server restart (its missed updates come from the update log). With `cwd`, the
+        session is first opened from storage if this process does not have it open (as
+        `session/resume` would; raises SessionNotFound). The peer gets the turn state
+        first, and its copy of a pending permission request."""
+        if cwd is not None:
+            await self._uc.resume_session().execute(session_id, cwd)
         attaching = self._channels.begin_attach(session_id, peer)
         self._detached.stop(session_id)
         await attaching.go_live()

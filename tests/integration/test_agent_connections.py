@@ -393,3 +393,21 @@ async def test_a_restored_connection_is_attached_without_a_replay(world) -> None
     ] == ["done"]
     await a.connection.close()
     await b.connection.close()
+
+
+async def test_a_restored_connection_reopens_a_session_this_process_no_longer_has(world) -> None:  # type: ignore[no-untyped-def]
+    container, llm, cwd = world
+    agent = container.agent()
+    a, b = Peer(agent), Peer(agent)
+    sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+    await a.connection.close()  # idle, nobody left: closed (as after a restart, not in memory)
+    assert container.registry().find(sid) is None
+    assert await agent.restore_attachment(b.connection, sid, str(cwd)) == "controller"
+    assert b.sent[0]["params"]["_meta"]["iac_code"]["turn"] == {"state": "idle"}
+    llm.gate.set()
+    answer = await b.call("session/prompt", prompt(sid, "back again"))
+    assert answer["result"]["stopReason"] == "end_turn"
+    assert "working done" in "".join(
+        u["content"]["text"] for u in b.updates() if u["sessionUpdate"] == "agent_message_chunk"
+    )
+    await b.connection.close()
