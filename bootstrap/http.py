@@ -13,6 +13,7 @@ from adapters.http.config import HttpConfig
 from adapters.http.health import ReadinessCheck
 from adapters.http.host_guard import LOOPBACK_NAMES, hostname
 from adapters.http.slow_clients import uvicorn_options
+from adapters.http.websocket_protocol import websocket_options
 from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from bootstrap.early import early_answers
@@ -135,7 +136,8 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
             lifespan="on",
             server_header=False,
             timeout_graceful_shutdown=5,
-            **uvicorn_options(config.header_timeout_seconds),
+            # WebSocket's options replace the HTTP ones' `ws: none`.
+            **(uvicorn_options(config.header_timeout_seconds) | websocket_options(config)),
         )
     )
     log.info(
