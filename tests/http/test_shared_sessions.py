@@ -17,8 +17,13 @@ from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.connection import StreamDirection, StreamEvent
 from acp.http import create_http_stream
 from acp.schema import ClientCapabilities, Implementation, RequestPermissionResponse
+from acp.ws import create_websocket_stream
 
+from adapters.http.app import create_app
+from bootstrap.http import build_agent, database_ready
+from bootstrap.settings import Settings
 from tests.e2e.conftest import RecordingClient
+from tests.http.conftest import FAST, running
 from tests.http.test_agent_over_http import agent_server, anthropic_settings
 from tests.support.scripted_anthropic import HANG, ScriptedAnthropic, stream, text, tool_use
 from tests.support.wire_validator import AGENT, CLIENT, WireValidator
@@ -102,6 +107,44 @@ async def sdk(base: str, client: Follower) -> AsyncIterator[Any]:
         await conn.close()
         await transport.close()
         await http.aclose()
+
+
+@asynccontextmanager
+async def both_transports(settings: Settings) -> AsyncIterator[str]:
+    """The real agent on HTTP+SSE and WebSocket at once; yields its http:// base."""
+    dispatcher, container = build_agent(settings)
+    try:
+        app = create_app(dispatcher, FAST, database_ready(settings.database_url))
+        async with running(app, websocket=FAST) as base:
+            yield base
+    finally:
+        await container.engine().dispose()
+
+
+@asynccontextmanager
+async def sdk_ws(base: str, client: Follower) -> AsyncIterator[Any]:
+    """The official client on a WebSocket (`acp.ws.create_websocket_stream`)."""
+
+    def observe(event: StreamEvent) -> None:
+        message = json.loads(json.dumps(event.message))
+        incoming = event.direction is StreamDirection.INCOMING
+        client.wire.check(AGENT if incoming else CLIENT, message)
+        if incoming:
+            client.saw(message)
+
+    url = base.replace("http://", "ws://") + "/acp"
+    transport = await create_websocket_stream(url)
+    conn = connect_to_agent(client, transport, observers=[observe])
+    try:
+        await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(),
+            client_info=Implementation(name="sdk-ws", version="1"),
+        )
+        yield conn
+    finally:
+        await conn.close()
+        await transport.close()
 
 
 def role(response: Any) -> str:
@@ -268,4 +311,44 @@ async def test_with_nobody_back_in_time_the_detached_turn_is_cancelled(
         "keep me"
     ]
     a.wire.assert_clean(allow_unanswered=True)  # a left: its prompt had nowhere to go
+    b.wire.assert_clean()
+
+
+async def test_an_sse_client_and_a_websocket_client_share_a_turn_and_its_permission(
+    tmp_path: Path, workdir: Path
+) -> None:
+    write = tool_use("write_file", {"path": "w.txt", "content": "mixed"}, id="toolu_w9")
+    release = threading.Event()
+    script = (
+        stream(text("first "), HANG, write, stop_reason="tool_use", release=release),
+        stream(text("Both saw it.")),
+    )
+    a, b = Follower(hold=True), Follower(answers=["allow_once"])
+    with ScriptedAnthropic(*script) as model:
+        async with (
+            both_transports(anthropic_settings(tmp_path, model)) as base,
+            sdk(base, a) as over_sse,
+            sdk_ws(base, b) as over_ws,
+        ):
+            sid = (await over_sse.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+            prompt = asyncio.ensure_future(
+                over_sse.prompt(session_id=sid, prompt=[text_block("write")])
+            )
+            await asyncio.to_thread(model.wait_for_hang)
+            loaded = await over_ws.load_session(cwd=str(workdir), session_id=sid)
+            assert role(loaded) == "observer"
+            release.set()
+            assert (await asyncio.wait_for(prompt, DEADLINE)).stop_reason == "end_turn"
+            await a.until(lambda: bool(a.incoming("$/cancel_request")))
+            await b.until(lambda: b.agent_text().endswith("Both saw it."))
+        model.assert_script_consumed()
+    assert (workdir / "w.txt").read_text() == "mixed"
+    assert a.agent_text() == "first Both saw it."
+    assert b.agent_text() == "Both saw it."  # attached after "first " was streamed
+    [a_copy] = a.incoming("session/request_permission")
+    assert [m["params"] for m in a.incoming("$/cancel_request")] == [{"requestId": a_copy["id"]}]
+    a_live = a.live()
+    start = next(i for i, u in enumerate(a_live) if u["session_update"] == "tool_call")
+    assert b.live() == a_live[start:]  # the same updates, in the same order, on both
+    a.wire.assert_clean()
     b.wire.assert_clean()
