@@ -143,7 +143,7 @@ class Container(containers.DeclarativeContainer):
     leasing = providers.Singleton(
         TurnLeasing, leases=leases, clock=clock, terms=lease_terms, presence=presence
     )
-    channels = providers.Singleton(SessionChannels)
+    channels = providers.Singleton(SessionChannels, busy=registry.provided.is_busy)
     catalog = providers.Singleton(build_catalog, settings)
     llm = providers.Singleton(build_llm, settings)
     limits = providers.Singleton(
@@ -343,6 +343,7 @@ class Container(containers.DeclarativeContainer):
         use_cases=use_cases,
         channels=channels,
         max_image_bytes=settings.provided.max_image_bytes,
+        detached_turn_timeout=settings.provided.detached_turn_timeout,
     )
 
 

@@ -53,6 +53,8 @@ class Settings:
     max_retries: int = 4
     request_timeout: float = 600.0
     permission_timeout: float = 300.0
+    # How long a running turn goes on with no client attached before it is cancelled.
+    detached_turn_timeout: float = 300.0
     bash_timeout: float = 120.0
     bash_max_timeout: float = 600.0
     mcp_connect_timeout: float = 10.0  # per MCP server; the first prompt waits at most this
@@ -107,6 +109,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "max_retries": ("IAC_CODE_MAX_RETRIES",),
     "request_timeout": ("IAC_CODE_REQUEST_TIMEOUT",),
     "permission_timeout": ("IAC_CODE_PERMISSION_TIMEOUT",),
+    "detached_turn_timeout": ("IAC_CODE_DETACHED_TURN_TIMEOUT",),
     "bash_timeout": ("IAC_CODE_BASH_TIMEOUT",),
     "bash_max_timeout": ("IAC_CODE_BASH_MAX_TIMEOUT",),
     "mcp_connect_timeout": ("IAC_CODE_MCP_CONNECT_TIMEOUT",),
@@ -120,6 +123,7 @@ _FLOATS = {
     "lease_poll_seconds",
     "request_timeout",
     "permission_timeout",
+    "detached_turn_timeout",
     "bash_timeout",
     "bash_max_timeout",
     "mcp_connect_timeout",

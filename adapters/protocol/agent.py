@@ -12,13 +12,16 @@ from pydantic import BaseModel, ValidationError
 
 from adapters.protocol import wire
 from adapters.protocol.attachments import prompt_content
-from adapters.protocol.channels import SessionChannels
+from adapters.protocol.channels import Attaching, SessionChannels
 from adapters.protocol.connection import AnswerThen, Connection, Dispatcher
+from adapters.protocol.detached import DetachedSessions, Schedule, call_later
 from adapters.protocol.errors import to_rpc_error
 from adapters.protocol.handshake import API_KEY_METHOD, handle_initialize
 from adapters.protocol.jsonrpc import AUTH_REQUIRED, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
+from adapters.protocol.methods import ALIASES, METHODS, RENAME_METHOD, Capability
 from adapters.protocol.opening import session_opening
-from application.errors import ApplicationError
+from adapters.protocol.ownership import NotAttached, Role
+from application.errors import ApplicationError, SessionBusy
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.initialize import Initialize
 from application.use_cases.lifecycle import CancelTurn, CloseSession
@@ -45,11 +48,18 @@ log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 
-# Our extension (ACP reserves "_"-prefixed names for them): give a session another title.
-RENAME_METHOD = "_iac_code/session/rename"
+Handler = Callable[[dict[str, Any] | None, Connection], Awaitable[Any]]
+DEFAULT_DETACHED_TURN_TIMEOUT = 300.0
 
-# Shorthand method names used by the product documents, served as the official ones.
-ALIASES = {"sessions/list": "session/list", "config/set": "session/set_config_option"}
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One method: the params model it reads (None: read by hand), its handler, and the
+    `agentCapabilities` entries that advertise it (adapters.protocol.methods)."""
+
+    params: type[BaseModel] | None
+    handler: Handler
+    capabilities: tuple[Capability, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,41 +125,68 @@ def _check_cwd(cwd: str) -> None:
 
 
 class AcpAgent(Dispatcher):
+    """The method handlers. Who may act on which session is asked of the channels'
+    `Ownership` (adapters.protocol.ownership); nothing here decides it."""
+
     def __init__(
         self,
         use_cases: UseCases,
         channels: SessionChannels,
         *,
         max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
+        detached_turn_timeout: float = DEFAULT_DETACHED_TURN_TIMEOUT,
+        schedule: Schedule = call_later,
     ) -> None:
         self._uc = use_cases
         self._channels = channels
         self._max_image_bytes = max_image_bytes
-        self._requests: dict[str, Callable[[dict[str, Any] | None, Connection], Awaitable[Any]]] = {
-            "initialize": self._initialize,
-            "authenticate": self._authenticate,
-            "logout": self._logout,
-            "session/new": self._new_session,
-            "session/load": self._load_session,
-            "session/prompt": self._prompt,
-            "session/set_mode": self._set_mode,
-            "session/set_config_option": self._set_config_option,
-            "session/close": self._close,
-            "session/list": self._list,
-            "session/resume": self._resume,
-            "session/fork": self._fork,
-            "session/delete": self._delete,
-            RENAME_METHOD: self._rename,
+        self._detached = DetachedSessions(
+            detached_turn_timeout, self._expire_detached, schedule=schedule
+        )
+        self._turns: set[asyncio.Task[Any]] = set()  # prompts, outliving their connection
+        self._waiting: dict[Connection, set[asyncio.Task[Any]]] = {}  # handlers awaiting them
+        self.routes: dict[str, Route] = self._route(
+            {
+                "initialize": (None, self._initialize),
+                "authenticate": (acp.AuthenticateRequest, self._authenticate),
+                "logout": (acp.LogoutRequest, self._logout),
+                "session/new": (acp.NewSessionRequest, self._new_session),
+                "session/load": (acp.LoadSessionRequest, self._load_session),
+                "session/prompt": (acp.PromptRequest, self._prompt),
+                "session/set_mode": (acp.SetSessionModeRequest, self._set_mode),
+                "session/set_config_option": (None, self._set_config_option),
+                "session/close": (acp.CloseSessionRequest, self._close),
+                "session/list": (acp.ListSessionsRequest, self._list),
+                "session/resume": (acp.ResumeSessionRequest, self._resume),
+                "session/fork": (acp.ForkSessionRequest, self._fork),
+                "session/delete": (acp.DeleteSessionRequest, self._delete),
+                RENAME_METHOD: (None, self._rename),
+            }
+        )
+
+    @staticmethod
+    def _route(
+        handlers: dict[str, tuple[type[BaseModel] | None, Handler]],
+    ) -> dict[str, Route]:
+        """The method table; every method must be listed in adapters.protocol.methods (the
+        source of the advertised capabilities), and every listed one routed."""
+        if set(handlers) != set(METHODS):
+            raise RuntimeError(f"routes and METHODS differ: {set(handlers) ^ set(METHODS)}")
+        return {
+            method: Route(model, handler, METHODS[method])
+            for method, (model, handler) in handlers.items()
         }
 
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Any:
-        handler = self._requests.get(ALIASES.get(method, method))
-        if handler is None:
+        route = self.routes.get(ALIASES.get(method, method))
+        if route is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
         try:
-            return await handler(params, peer)
+            return await route.handler(params, peer)
+        except NotAttached as exc:
+            raise _not_open_here(str(exc)) from exc
         except (ApplicationError, DomainError) as exc:
             raise to_rpc_error(exc) from exc
 
@@ -158,7 +195,8 @@ class AcpAgent(Dispatcher):
     ) -> None:
         if method == "session/cancel":
             request = parse_params(acp.CancelNotification, params, method)
-            if self._channels.peer_of(request.session_id) in (None, peer):
+            # Any attached client may cancel (anyone, while none is attached).
+            if self._channels.ownership.may_cancel(request.session_id, peer):
                 try:
                     await self._uc.cancel().anywhere(request.session_id)
                 except ApplicationError as exc:  # a notification has no answer to carry it
@@ -167,16 +205,39 @@ class AcpAgent(Dispatcher):
             log.debug("ignoring notification %s", method)
 
     async def peer_closed(self, peer: Connection) -> None:
+        """The connection went away (DELETE, EOF, idle expiry, a dropped socket): it
+        detaches. A session nobody is left attached to is closed when idle; a running one
+        gets IAC_CODE_DETACHED_TURN_TIMEOUT for a client to come back."""
+        for task in self._waiting.pop(peer, set()):
+            task.cancel()  # its prompt's answer has nowhere to go; the turn itself goes on
+        idle = []
+        for session_id in self._channels.sessions_of(peer):
+            if self._channels.detach(session_id, peer):
+                if self._uc.busy(session_id):
+                    self._detached.start(session_id)
+                else:
+                    idle.append(session_id)
         close = self._uc.close()
-        owned = self._channels.sessions_of(peer)
-        await asyncio.gather(*(close.execute(session_id) for session_id in owned))
-        for session_id in owned:
-            self._release(session_id, peer)
+        await asyncio.gather(*(close.execute(session_id) for session_id in idle))
 
-    def _release(self, session_id: str, peer: Connection) -> None:
-        """Detach a session from `peer`, unless another connection took it over meanwhile."""
-        if self._channels.peer_of(session_id) is peer:
-            self._channels.detach(session_id)
+    async def restore_attachment(
+        self, peer: Connection, session_id: str, cwd: str | None = None
+    ) -> Role:
+        """Attach `peer` to a session without a replay: a connection restored after a
+        server restart (its missed updates come from the update log). With `cwd`, the
+        session is first opened from storage if this process does not have it open (as
+        `session/resume` would; raises SessionNotFound). The peer gets the turn state
+        first, and its copy of a pending permission request."""
+        if cwd is not None:
+            await self._uc.resume_session().execute(session_id, cwd)
+        attaching = self._channels.begin_attach(session_id, peer)
+        self._detached.stop(session_id)
+        await attaching.go_live()
+        return self._channels.ownership.role_of(session_id, peer) or Role.OBSERVER
+
+    async def _expire_detached(self, session_id: str) -> None:
+        if not self._channels.ownership.peers_of(session_id):
+            await self._uc.close().execute(session_id)
 
     async def _initialize(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         return handle_initialize(self._uc.initialize, params, peer)
@@ -213,63 +274,64 @@ class AcpAgent(Dispatcher):
         state = await self._uc.new_session().execute(
             NewSessionRequest(cwd=request.cwd, opening=opening)
         )
-        self._channels.attach(state.session_id, peer)
-        return self._announcing(state.session_id, wire.new_session_result(state))
+        role = self._channels.attach(state.session_id, peer)
+        return self._announcing(state.session_id, _with_role(wire.new_session_result(state), role))
 
     async def _load_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        """Attach `peer` (idle or mid-turn): the stored history to it alone, then live."""
         request = parse_params(acp.LoadSessionRequest, _no_mcp_default(params), "session/load")
         _check_cwd(request.cwd)
         opening = session_opening(params)
-        previous = self._take_over(request.session_id, peer)  # the replay goes to this client
+        loaded = await self._uc.load_session().prepare(
+            LoadSessionRequest(session_id=request.session_id, cwd=request.cwd, opening=opening)
+        )
+        # No await since the history was read: what is emitted from now on is not in it.
+        attaching = self._channels.begin_attach(request.session_id, peer)
+        self._detached.stop(request.session_id)
         try:
-            state = await self._uc.load_session().execute(
-                LoadSessionRequest(session_id=request.session_id, cwd=request.cwd, opening=opening)
-            )
+            for event in loaded.replay:
+                await attaching.emit(request.session_id, event)  # type: ignore[arg-type]
         except BaseException:
-            self._give_back(request.session_id, previous)
+            await attaching.abort()
             raise
-        return self._announcing(request.session_id, wire.load_session_result(state))
+        result = wire.load_session_result(loaded.state)
+        return self._attached(request.session_id, peer, result, attaching)
 
     def _announcing(self, session_id: str, result: dict[str, Any]) -> AnswerThen:
         """The result, then the session's commands and context usage: a client routes a
         session's updates once it has the response that named the session."""
         return AnswerThen(result, lambda: self._uc.announce().execute(session_id))
 
-    def _take_over(self, session_id: str, peer: Connection) -> Connection | None:
-        """Attach a session to `peer`. An idle session opened on another connection moves
-        here (a reconnecting client); one running a prompt there stays where it is."""
-        owner = self._refuse_if_running_elsewhere(session_id, peer)
-        self._channels.attach(session_id, peer)
-        return owner
+    def _attached(
+        self, session_id: str, peer: Connection, result: dict[str, Any], attaching: Attaching
+    ) -> AnswerThen:
+        """The result with the client's role; then, to this client only, the commands and
+        context usage; then the live updates held back meanwhile, and from then on live."""
 
-    def _refuse_if_running_elsewhere(self, session_id: str, peer: Connection) -> Connection | None:
-        """Load, resume and fork read a session's history: not while another connection's
-        prompt is writing it. Returns the session's current connection."""
-        owner = self._channels.peer_of(session_id)
-        if owner is not None and owner is not peer and self._uc.busy(session_id):
+        async def then() -> None:
+            try:
+                await self._uc.announce().execute(session_id, sink=attaching)
+            finally:
+                await attaching.go_live()
+
+        return AnswerThen(_with_role(result, self._role(session_id, peer)), then)
+
+    def _role(self, session_id: str, peer: Connection) -> Role:
+        return self._channels.ownership.role_of(session_id, peer) or Role.OBSERVER
+
+    def _refuse_if_running_elsewhere(self, session_id: str, peer: Connection) -> None:
+        """Fork reads a session's history: not while another connection's prompt is
+        writing it (its controller may)."""
+        controller = self._channels.peer_of(session_id)
+        if controller is not None and controller is not peer and self._uc.busy(session_id):
             raise RpcError(
                 INVALID_PARAMS,
                 f"Session {session_id!r} is running a prompt on another connection.",
                 {"sessionId": session_id},
             )
-        return owner
 
-    def _give_back(self, session_id: str, owner: Connection | None) -> None:
-        if owner is None:
-            self._channels.detach(session_id)
-        else:
-            self._channels.attach(session_id, owner)
-
-    def _check_owner(self, session_id: str, peer: Connection) -> None:
-        """Each connection sees the sessions it opened: another one's are not open here."""
-        owner = self._channels.peer_of(session_id)
-        if owner is not None and owner is not peer:
-            raise RpcError(
-                INVALID_PARAMS,
-                f"Session {session_id!r} is not open on this connection: load or resume it "
-                "here first.",
-                {"sessionId": session_id},
-            )
+    def _check_may_act(self, session_id: str, peer: Connection) -> None:
+        self._channels.ownership.check_may_act(session_id, peer)
 
     async def _prompt(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.PromptRequest, params, "session/prompt")
@@ -279,20 +341,47 @@ class AcpAgent(Dispatcher):
                 "Invalid params: prompt needs at least one block.",
                 {"field": "prompt"},
             )
-        self._check_owner(request.session_id, peer)
+        session_id = request.session_id
+        self._check_may_act(session_id, peer)
         content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
-        result = await self._uc.prompt().execute(
-            PromptRequest(session_id=request.session_id, content=content)
-        )
+        ownership = self._channels.ownership
+        # A prompt accepted from an attached client makes it the controller; one refused as
+        # busy changes nothing.
+        taking = ownership.is_attached(session_id, peer) and not self._uc.busy(session_id)
+        previous = ownership.take_control(session_id, peer) if taking else None
+        try:
+            result = await self._run_turn(
+                peer, PromptRequest(session_id=session_id, content=content)
+            )
+        except SessionBusy:
+            if taking:
+                ownership.give_back(session_id, peer, previous)
+            raise
         return wire.dump(
             acp.PromptResponse(
                 stop_reason=result.stop_reason.value, usage=wire.usage_to_acp(result.usage)
             )
         )
 
+    async def _run_turn(self, peer: Connection, request: PromptRequest) -> Any:
+        """Run the turn in its own task: the connection that asked may go away (it only
+        detaches), the turn goes on for the clients still attached."""
+        turn = asyncio.ensure_future(self._uc.prompt().execute(request))
+        self._turns.add(turn)
+        turn.add_done_callback(_forget_turn(self._turns))
+        handler = asyncio.current_task()
+        waiting = self._waiting.setdefault(peer, set())
+        if handler is not None:
+            waiting.add(handler)
+        try:
+            return await asyncio.shield(turn)
+        finally:
+            if handler is not None:
+                waiting.discard(handler)
+
     async def _set_mode(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.SetSessionModeRequest, params, "session/set_mode")
-        self._check_owner(request.session_id, peer)
+        self._check_may_act(request.session_id, peer)
         await self._uc.set_mode().execute(
             SetModeRequest(session_id=request.session_id, mode_id=request.mode_id)
         )
@@ -307,7 +396,7 @@ class AcpAgent(Dispatcher):
             else acp.SetSessionConfigOptionSelectRequest
         )
         request = parse_params(model, params, "session/set_config_option")
-        self._check_owner(request.session_id, peer)
+        self._check_may_act(request.session_id, peer)
         state = await self._uc.set_config_option().execute(
             SetConfigOptionRequest(
                 session_id=request.session_id, option_id=request.config_id, value=request.value
@@ -316,10 +405,16 @@ class AcpAgent(Dispatcher):
         return wire.set_config_result(state)
 
     async def _close(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        """Detach the sender; the session is closed (its turn cancelled) when the last
+        attached client closes it, or by anyone while nobody is attached."""
         request = parse_params(acp.CloseSessionRequest, params, "session/close")
-        self._check_owner(request.session_id, peer)  # another connection's is not ours to close
-        await self._uc.close().execute(request.session_id)
-        self._release(request.session_id, peer)
+        session_id = request.session_id
+        self._check_may_act(session_id, peer)  # another connection's is not ours to close
+        attached = self._channels.ownership.is_attached(session_id, peer)
+        if attached and not self._channels.detach(session_id, peer):
+            return wire.dump(acp.CloseSessionResponse())  # others still follow it
+        self._detached.stop(session_id)
+        await self._uc.close().execute(session_id)
         return wire.dump(acp.CloseSessionResponse())
 
     async def _list(self, params: dict[str, Any] | None, peer: Connection) -> Any:
@@ -334,18 +429,15 @@ class AcpAgent(Dispatcher):
         return wire.list_result(page)
 
     async def _resume(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        """Attach `peer` (idle or mid-turn) without a replay: live from now."""
         request = parse_params(acp.ResumeSessionRequest, _no_mcp_default(params), "session/resume")
         _check_cwd(request.cwd)
         opening = session_opening(params)
-        previous = self._take_over(request.session_id, peer)
-        try:
-            state = await self._uc.resume_session().execute(
-                request.session_id, request.cwd, opening
-            )
-        except BaseException:
-            self._give_back(request.session_id, previous)
-            raise
-        return self._announcing(request.session_id, wire.resume_session_result(state))
+        state = await self._uc.resume_session().execute(request.session_id, request.cwd, opening)
+        attaching = self._channels.begin_attach(request.session_id, peer)
+        self._detached.stop(request.session_id)
+        result = wire.resume_session_result(state)
+        return self._attached(request.session_id, peer, result, attaching)
 
     async def _fork(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.ForkSessionRequest, _no_mcp_default(params), "session/fork")
@@ -353,14 +445,15 @@ class AcpAgent(Dispatcher):
         opening = session_opening(params)
         self._refuse_if_running_elsewhere(request.session_id, peer)
         state = await self._uc.fork_session().execute(request.session_id, request.cwd, opening)
-        self._channels.attach(state.session_id, peer)
-        return self._announcing(state.session_id, wire.fork_session_result(state))
+        role = self._channels.attach(state.session_id, peer)
+        return self._announcing(state.session_id, _with_role(wire.fork_session_result(state), role))
 
     async def _delete(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.DeleteSessionRequest, params, "session/delete")
-        self._check_owner(request.session_id, peer)
+        self._check_may_act(request.session_id, peer)
         await self._uc.delete_session().execute(request.session_id)
-        self._channels.detach(request.session_id)
+        self._detached.stop(request.session_id)
+        self._channels.forget(request.session_id)
         return wire.dump(acp.DeleteSessionResponse())
 
     async def _rename(self, params: dict[str, Any] | None, peer: Connection) -> Any:
@@ -371,5 +464,29 @@ class AcpAgent(Dispatcher):
                 "Invalid params: sessionId and title must be strings.",
                 {"method": RENAME_METHOD, "fields": ["sessionId", "title"]},
             )
-        self._check_owner(session_id, peer)
+        self._check_may_act(session_id, peer)
         return {"title": await self._uc.rename_session().execute(session_id, title)}
+
+
+def _not_open_here(session_id: str) -> RpcError:
+    return RpcError(
+        INVALID_PARAMS,
+        f"Session {session_id!r} is not open on this connection: load or resume it here first.",
+        {"sessionId": session_id},
+    )
+
+
+def _with_role(result: dict[str, Any], role: Role) -> dict[str, Any]:
+    """Tell the client its role in the session: `_meta.iac_code.role`."""
+    meta = dict(result.get("_meta") or {})
+    meta["iac_code"] = {**(meta.get("iac_code") or {}), "role": role.value}
+    return {**result, "_meta": meta}
+
+
+def _forget_turn(turns: set["asyncio.Task[Any]"]) -> Callable[["asyncio.Task[Any]"], None]:
+    def done(turn: "asyncio.Task[Any]") -> None:
+        turns.discard(turn)
+        if not turn.cancelled():
+            turn.exception()  # retrieved: the handler that awaited it may be gone
+
+    return done

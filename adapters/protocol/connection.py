@@ -67,6 +67,28 @@ class ConnectionClosed(Exception):
     pass
 
 
+class CallWithdrawn(Exception):
+    """We withdrew our own request (`$/cancel_request` sent): no answer is awaited."""
+
+
+@dataclass(slots=True)
+class OutgoingCall:
+    """One of our requests to the client, sent: await its result or withdraw it."""
+
+    connection: "Connection"
+    id: int
+    _future: "asyncio.Future[Any]"
+
+    async def result(self) -> Any:
+        try:
+            return await self._future
+        finally:
+            self.connection._forget(self.id, self._future)
+
+    async def withdraw(self) -> None:
+        await self.connection.withdraw(self.id)
+
+
 @dataclass(slots=True)
 class _InFlight:
     """A request being served, and whether the client asked to cancel it."""
@@ -142,6 +164,12 @@ class Connection:
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         """Send a request to the client and wait for its result (raises RpcError on error)."""
+        outgoing = await self.start_call(method, params)
+        return await outgoing.result()
+
+    async def start_call(self, method: str, params: dict[str, Any]) -> "OutgoingCall":
+        """Send a request to the client; its answer is awaited (or the request withdrawn)
+        through the returned handle."""
         if self._closed:
             raise ConnectionClosed("the client has disconnected")
         request_id = next(self._ids)
@@ -151,9 +179,24 @@ class Connection:
             await self._send(
                 {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
             )
-            return await future
-        finally:
+        except BaseException:
             self._pending.pop(request_id, None)
+            raise
+        return OutgoingCall(self, request_id, future)
+
+    async def withdraw(self, request_id: int) -> None:
+        """Stop waiting for one of our requests and tell the client with `$/cancel_request`
+        (its answer, if one still comes, is ignored)."""
+        future = self._pending.pop(request_id, None)
+        if future is None:
+            return
+        if not future.done():
+            future.set_exception(CallWithdrawn(request_id))
+            future.exception()  # retrieved: nobody need await a withdrawn call
+        if not self._closed:
+            await self._send(
+                {"jsonrpc": "2.0", "method": CANCEL_REQUEST, "params": {"requestId": request_id}}
+            )
 
     async def close(self, *, grace: float = 2.0) -> None:
         """Stop: let running calls finish their cancellation, then drop the rest."""
@@ -169,6 +212,10 @@ class Connection:
             for task in late:
                 task.cancel()
             await asyncio.gather(*late, return_exceptions=True)
+
+    def _forget(self, request_id: int, future: "asyncio.Future[Any]") -> None:
+        if self._pending.get(request_id) is future:
+            del self._pending[request_id]
 
     def _spawn(self, work: Awaitable[None]) -> "asyncio.Task[None]":
         task = asyncio.ensure_future(work)

@@ -5,20 +5,15 @@ from typing import Any
 
 from adapters.protocol.connection import Connection
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
+from adapters.protocol.methods import advertised
 from application.dto import ServerInfo
 from application.use_cases.initialize import Initialize
 
 API_KEY_METHOD = "api-key"
 
-# What works today. Grows only as features pass their tests.
-SESSION_CAPABILITIES: dict[str, dict[str, Any]] = {
-    "list": {},
-    "resume": {},
-    "close": {},
-    "fork": {},
-    "delete": {},
-    "additionalDirectories": {},
-}
+# What works today: derived from the routed methods (adapters.protocol.methods).
+_ADVERTISED = advertised()
+SESSION_CAPABILITIES: dict[str, dict[str, Any]] = _ADVERTISED["sessionCapabilities"]
 
 
 def requested_version(params: dict[str, Any] | None) -> int:
@@ -37,7 +32,7 @@ def initialize_result(info: ServerInfo) -> dict[str, Any]:
     return {
         "protocolVersion": info.protocol_version,
         "agentCapabilities": {
-            "loadSession": True,
+            "loadSession": _ADVERTISED["loadSession"],
             # Audio is accepted but reaches the model as a text marker only.
             "promptCapabilities": {
                 "image": info.images,  # as the default model reads them
@@ -46,9 +41,9 @@ def initialize_result(info: ServerInfo) -> dict[str, Any]:
             },
             "mcpCapabilities": {"http": True, "sse": True},
             "sessionCapabilities": SESSION_CAPABILITIES,
-            "auth": {"logout": {}},
+            "auth": _ADVERTISED["auth"],
             # Extensions live under _meta, as ACP asks.
-            "_meta": {"iac_code": {"renameSession": "_iac_code/session/rename"}},
+            "_meta": _ADVERTISED["_meta"],
         },
         "agentInfo": {"name": info.name, "title": info.title, "version": info.version},
         "authMethods": [_api_key_method(info)] if info.needs_credentials else [],

@@ -1,11 +1,22 @@
-"""Asks the client with `session/request_permission` and reads its answer, in the official
-shape or the product documents' shorthand."""
+"""Asks the clients with `session/request_permission` and reads the answer, in the official
+shape or the product documents' shorthand.
 
+Every connection attached to the session gets its own copy (its own request id), one that
+attaches while the request is pending too. The first answer wins, whatever it says
+("cancelled" included); the other copies are withdrawn with `$/cancel_request`. A copy
+answered with an error leaves the others waiting; when no copy is left and none could be
+answered, the request is unavailable (the tool does not run), as with one client. Copies
+lost with their connection are not errors: the request waits for the next client to attach,
+up to the permission timeout (the caller's bound).
+"""
+
+import asyncio
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from adapters.protocol.channels import SessionChannels
-from adapters.protocol.connection import ConnectionClosed
+from adapters.protocol.connection import CallWithdrawn, Connection, ConnectionClosed, OutgoingCall
 from adapters.protocol.jsonrpc import RpcError
 from adapters.protocol.wire import permission_request
 from application.ports.permissions import (
@@ -48,27 +59,92 @@ def read_outcome(result: Any, request: PermissionRequest) -> PermissionOption | 
     return PermissionOption.REJECT_ONCE
 
 
-class AcpPermissionAsker(PermissionAsker):
-    def __init__(self, channels: SessionChannels) -> None:
-        self._channels = channels
+@dataclass(slots=True, eq=False)
+class _Ask:
+    """One pending permission request and its copies, one per connection."""
 
-    async def ask(
-        self, session_id: SessionId, request: PermissionRequest
-    ) -> PermissionOption | None:
-        peer = self._channels.peer_of(session_id)
-        if peer is None:
-            raise PermissionUnavailable("no client is attached to this session")
+    params: dict[str, Any]
+    request: PermissionRequest
+    answer: "asyncio.Future[PermissionOption | None]"
+    copies: dict[Connection, OutgoingCall | None] = field(default_factory=dict)
+    waiting: set["asyncio.Task[None]"] = field(default_factory=set)
+    errors: int = 0
+
+    async def send_to(self, peer: Connection) -> None:
+        if peer in self.copies or self.answer.done():
+            return
+        self.copies[peer] = None  # claimed: a concurrent go-live sends no second copy
         try:
-            result = await peer.call(
-                "session/request_permission", permission_request(session_id, request)
-            )
-        except ConnectionClosed as exc:
-            raise PermissionUnavailable("the client disconnected") from exc
+            call = await peer.start_call("session/request_permission", self.params)
+        except ConnectionClosed:
+            del self.copies[peer]
+            return
+        self.copies[peer] = call
+        task = asyncio.ensure_future(self._read(peer, call))
+        self.waiting.add(task)
+        task.add_done_callback(self.waiting.discard)
+
+    async def _read(self, peer: Connection, call: OutgoingCall) -> None:
+        try:
+            result = await call.result()
+        except (CallWithdrawn, asyncio.CancelledError):
+            return
+        except ConnectionClosed:
+            self.copies.pop(peer, None)  # the next client to attach gets its copy
+            return
         except RpcError as exc:
             log.warning(
                 "client answered the permission request with error %s: %s", exc.code, exc.message
             )
-            raise PermissionUnavailable(
-                f"the client could not show the permission request ({exc.message})"
-            ) from exc
-        return read_outcome(result, request)
+            self.copies.pop(peer, None)
+            if not self.copies and not self.answer.done():
+                self.answer.set_exception(
+                    PermissionUnavailable(
+                        f"the client could not show the permission request ({exc.message})"
+                    )
+                )
+            return
+        if not self.answer.done():
+            self.copies.pop(peer, None)  # the winner: nothing to withdraw
+            self.answer.set_result(read_outcome(result, self.request))
+
+    async def withdraw_rest(self) -> None:
+        for call in list(self.copies.values()):
+            if call is not None:
+                await call.withdraw()
+        self.copies.clear()
+        for task in list(self.waiting):
+            task.cancel()
+
+
+class AcpPermissionAsker(PermissionAsker):
+    def __init__(self, channels: SessionChannels) -> None:
+        self._channels = channels
+        self._pending: dict[str, _Ask] = {}
+        channels.on_live(self._peer_live)
+
+    async def ask(
+        self, session_id: SessionId, request: PermissionRequest
+    ) -> PermissionOption | None:
+        ask = _Ask(
+            permission_request(session_id, request),
+            request,
+            asyncio.get_running_loop().create_future(),
+        )
+        self._pending[session_id] = ask
+        self._channels.set_awaiting(session_id, str(request.tool_call_id))
+        try:
+            for peer in self._channels.live_peers(session_id):
+                await ask.send_to(peer)
+            return await ask.answer
+        finally:
+            if self._pending.get(session_id) is ask:
+                del self._pending[session_id]
+                self._channels.set_awaiting(session_id, None)
+            await asyncio.shield(ask.withdraw_rest())
+
+    async def _peer_live(self, session_id: str, peer: Connection) -> None:
+        """A client attached while a request waits: it gets its own copy."""
+        ask = self._pending.get(session_id)
+        if ask is not None:
+            await ask.send_to(peer)

@@ -1,8 +1,8 @@
 """The editor's files and terminals, over ACP (`fs/*`, `terminal/*`), where the client
 advertised them in `initialize`; this machine's otherwise.
 
-Every call looks up the session's current connection (a session may move to a reconnected
-client) and what that client advertised. The editor is asked only about files inside the
+Every call looks up the session's controller (the connection that last prompted it, or the
+first attached) and what that client advertised. The editor is asked only about files inside the
 session's directories: it has no business with the rest of the disk.
 """
 

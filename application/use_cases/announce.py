@@ -33,7 +33,9 @@ class AnnounceSession:
         self._servers = servers
         self._briefer = briefer
 
-    async def execute(self, session_id: str) -> None:
+    async def execute(self, session_id: str, sink: EventSink | None = None) -> None:
+        """Tell the session's clients, or only `sink` (a client attaching to it)."""
+        sink = sink or self._sink
         active = self._sessions.find(session_id)
         if active is None:
             return
@@ -47,9 +49,9 @@ class AnnounceSession:
             await self._briefer.gather(active, environment=False)
             if active.closing:
                 return
-        await self._sink.emit(session.id, CommandsAvailable(commands=self._offered(session.id)))
+        await sink.emit(session.id, CommandsAvailable(commands=self._offered(session.id)))
         used = self._meter.estimate(session, overhead=self._requests.overhead(session))
-        await self._sink.emit(session.id, self._meter.report(session, used))
+        await sink.emit(session.id, self._meter.report(session, used))
 
     async def commands_changed(self) -> None:
         """The command list changed: every open session is sent the new one."""

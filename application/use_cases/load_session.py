@@ -1,7 +1,7 @@
 from dataclasses import dataclass
 
 from application.dto import NOTHING_MORE, SessionOpening, SessionState
-from application.errors import SessionBusy, SessionConflict, SessionNotFound
+from application.errors import SessionConflict, SessionNotFound
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import ActiveSession, SessionRegistry
@@ -212,13 +212,24 @@ def _first_difference(old: tuple[Message, ...], new: list[Message]) -> int:
     return min(len(old), len(new))
 
 
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """An opened session's state, and the updates that show its stored history."""
+
+    state: SessionState
+    replay: list[AgentEvent]
+
+
 class LoadSession:
     """Open a stored session and replay its whole history to the client before answering.
 
     - Raises SessionNotFound for an unknown id, or when it lives in another cwd (the
       error says where).
     - The history is repaired first (persisted, so only once).
-    - Loading a session that is already open replays it again without a second runtime.
+    - Loading a session that is already open replays it again without a second runtime,
+      also while a turn runs: the replay is its completed messages, as they are when read
+      (`prepare` returns them with no await after the read, so the caller can start
+      following the live updates exactly from there).
     """
 
     def __init__(
@@ -229,16 +240,16 @@ class LoadSession:
         self._catalog = catalog
         self._open_with = open_with
 
-    async def execute(self, request: LoadSessionRequest) -> SessionState:
-        active = self._stored.registry.find(request.session_id)
-        if active is not None and active.busy:
-            # Its live updates would interleave with the replay and outlast the answer.
-            raise SessionBusy(
-                "The session is running a prompt: cancel it or wait for its answer, then load.",
-                sessionId=request.session_id,
-            )
+    async def prepare(self, request: LoadSessionRequest) -> Loaded:
         session, records = await self._stored.open_with_tool_calls(request.session_id, request.cwd)
-        await self._open_with.apply(session, request.opening, stored=True)
-        for event in replay_events(session.messages, records):
-            await self._sink.emit(session.id, event)
-        return state_of(session, self._catalog)
+        active = self._stored.registry.find(request.session_id)
+        if active is None or not active.busy:  # a running turn's servers are left as they are
+            await self._open_with.apply(session, request.opening, stored=True)
+        return Loaded(state_of(session, self._catalog), replay_events(session.messages, records))
+
+    async def execute(self, request: LoadSessionRequest) -> SessionState:
+        """`prepare`, with the replay sent to the sink."""
+        loaded = await self.prepare(request)
+        for event in loaded.replay:
+            await self._sink.emit(loaded.state.session_id, event)  # type: ignore[arg-type]
+        return loaded.state

@@ -6,6 +6,7 @@ import json
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -263,12 +264,14 @@ async def test_a_reconnect_mid_prompt_delivers_the_missed_events_exactly_once(
     wire.assert_clean()
 
 
-async def test_delete_mid_prompt_cancels_it_and_keeps_the_history(
+async def test_delete_mid_prompt_detaches_and_the_unattended_turn_ends_keeping_history(
     tmp_path: Path, workdir: Path, http: httpx.AsyncClient
 ) -> None:
+    """DELETE only detaches the connection: the turn goes on until
+    IAC_CODE_DETACHED_TURN_TIMEOUT passes with nobody attached, then it is cancelled."""
     reply = stream(text("partial ", "answer"), hang_after=4)
     with ScriptedAnthropic(reply) as model:
-        settings = anthropic_settings(tmp_path, model)
+        settings = replace(anthropic_settings(tmp_path, model), detached_turn_timeout=0.2)
         async with agent_server(settings) as base:
             client = AcpHttp(http, f"{base}/acp")
             await client.initialize()
@@ -282,7 +285,7 @@ async def test_delete_mid_prompt_cancels_it_and_keeps_the_history(
                 )
                 await asyncio.to_thread(model.wait_for_hang)
                 deleted = await client.delete()
-                await asyncio.to_thread(model.wait_for_disconnect)  # the model call was cut
+                await asyncio.to_thread(model.wait_for_disconnect)  # cut once nobody came back
                 tail = client.received(await sse.rest())
             later = AcpHttp(http, f"{base}/acp")
             await later.initialize()
@@ -293,7 +296,7 @@ async def test_delete_mid_prompt_cancels_it_and_keeps_the_history(
                 )
                 replay = later.received(await sse.until(is_response(load)))
     assert deleted.status_code == 200
-    assert tail[-1]["result"]["stopReason"] == "cancelled"
+    assert not any("result" in m for m in tail)  # the prompt's answer had nowhere to go
     user_text = [
         m["params"]["update"]["content"]["text"]
         for m in replay

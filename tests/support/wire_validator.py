@@ -37,6 +37,8 @@ CLIENT_METHODS: dict[str, tuple[Any, Any]] = {
     "session/cancel": (acp.CancelNotification, None),
 }
 AGENT_METHODS: dict[str, tuple[Any, Any]] = {
+    # Protocol-level, both ways: the agent withdraws its own requests with it too.
+    "$/cancel_request": (acp.CancelRequestNotification, None),
     "session/update": (acp.SessionNotification, None),
     "session/request_permission": (acp.RequestPermissionRequest, acp.RequestPermissionResponse),
     "fs/read_text_file": (acp.ReadTextFileRequest, acp.ReadTextFileResponse),
@@ -83,6 +85,9 @@ class WireValidator:
     problems: list[str] = field(default_factory=list)
     checked: int = 0
     _outstanding: dict[tuple[str, Any], str] = field(default_factory=dict)
+    # The agent's requests it withdrew with `$/cancel_request`: an answer may still come,
+    # or none (a client's own cancelled requests are still answered: they stay outstanding).
+    _withdrawn: set[Any] = field(default_factory=set)
 
     def check(self, sender: str, message: Any) -> None:
         self.checked += 1
@@ -114,6 +119,10 @@ class WireValidator:
         self._validate(params_model, message.get("params"), sender, message, method)
         if is_request:
             self._outstanding[(sender, message["id"])] = method
+        elif sender == AGENT and method == "$/cancel_request":
+            request_id = (message.get("params") or {}).get("requestId")
+            if self._outstanding.pop((AGENT, request_id), None) is not None:
+                self._withdrawn.add(request_id)
 
     def _check_response(self, sender: str, message: dict[str, Any]) -> None:
         requester = AGENT if sender == CLIENT else CLIENT
@@ -122,6 +131,9 @@ class WireValidator:
             self._fail(sender, message, "a response needs exactly one of result or error")
             return
         method = self._outstanding.pop((requester, message.get("id")), None)
+        if method is None and requester == AGENT and message.get("id") in self._withdrawn:
+            self._withdrawn.discard(message.get("id"))
+            return  # a late answer to a withdrawn request
         if method is None:
             if message.get("id") is not None:
                 self._fail(sender, message, "response to an id nobody asked")

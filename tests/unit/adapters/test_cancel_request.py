@@ -4,7 +4,9 @@ import asyncio
 import json
 from typing import Any
 
-from adapters.protocol.connection import Connection, Dispatcher
+import pytest
+
+from adapters.protocol.connection import CallWithdrawn, Connection, Dispatcher
 
 DEADLINE = 10.0
 
@@ -134,3 +136,20 @@ async def test_closing_the_connection_does_not_answer_as_cancelled() -> None:
     await connection.close(grace=0.01)
     assert agent.torn_down.is_set()
     assert sent == []
+
+
+async def test_the_agent_withdraws_its_own_request_and_ignores_a_late_answer() -> None:
+    connection, _, sent = await serving()
+    call = await connection.start_call("session/request_permission", {"sessionId": "s1"})
+    await call.withdraw()
+    assert sent[-1] == {
+        "jsonrpc": "2.0",
+        "method": "$/cancel_request",
+        "params": {"requestId": call.id},
+    }
+    with pytest.raises(CallWithdrawn):
+        await call.result()
+    await connection.receive(line({"id": call.id, "result": {}}))  # late: ignored
+    await call.withdraw()  # twice: nothing more is sent
+    assert [m.get("method") for m in sent] == ["session/request_permission", "$/cancel_request"]
+    await connection.close()

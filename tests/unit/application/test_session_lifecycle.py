@@ -3,7 +3,7 @@ from datetime import datetime
 
 import pytest
 
-from application.errors import InvalidCursor, SessionBusy, SessionNotFound
+from application.errors import InvalidCursor, SessionNotFound
 from application.use_cases.cursor import encode_cursor
 from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSessionRequest
@@ -166,7 +166,10 @@ async def test_titles_can_be_replaced(world: World) -> None:
         await renamer(world).execute("nope", "x")
 
 
-async def test_a_session_running_a_prompt_cannot_be_loaded(world: World) -> None:
+async def test_a_session_running_a_prompt_loads_its_completed_history(world: World) -> None:
+    """Another client may attach mid-turn: it gets the history completed so far (the
+    prompt being answered), not the reply still being written."""
+
     async def hang(_):  # type: ignore[no-untyped-def]
         await asyncio.Event().wait()
         yield
@@ -177,8 +180,9 @@ async def test_a_session_running_a_prompt_cannot_be_loaded(world: World) -> None
         world.prompt().execute(PromptRequest(session_id=sid, content=(TextBlock(text="x"),)))
     )
     await world.llm.started.wait()
-    with pytest.raises(SessionBusy):
-        await world.load().execute(LoadSessionRequest(session_id=sid, cwd="/p"))
+    loaded = await world.load().prepare(LoadSessionRequest(session_id=sid, cwd="/p"))
+    assert loaded.state.session_id == sid
+    assert [type(e).__name__ for e in loaded.replay] == ["UserContentReplayed"]
     world.cancel().execute(sid)
     await running
     await world.load().execute(LoadSessionRequest(session_id=sid, cwd="/p"))

@@ -1,0 +1,51 @@
+"""The methods served, and the `agentCapabilities` entry each one stands for.
+
+This is the one list both the routing (adapters.protocol.agent builds its method table
+`{method: (params model, handler, capability)}` with it) and the advertised capabilities
+(adapters.protocol.handshake) come from, so nothing is advertised that is not routed and
+nothing routed is left unadvertised. Kept free of heavy imports: `initialize` is answered
+before pydantic and the SDK load.
+"""
+
+from typing import Any
+
+# Our extension (ACP reserves "_"-prefixed names for them): give a session another title.
+RENAME_METHOD = "_iac_code/session/rename"
+
+# Shorthand method names used by the product documents, served as the official ones.
+ALIASES = {"sessions/list": "session/list", "config/set": "session/set_config_option"}
+
+# A capability: where it sits in `agentCapabilities`, and the value advertised there.
+Capability = tuple[tuple[str, ...], Any]
+
+# Every request method served, with the capabilities that announce it (none: part of the
+# protocol's baseline). `additionalDirectories` is a param of the session-opening methods:
+# it is carried by session/new, which every client uses.
+METHODS: dict[str, tuple[Capability, ...]] = {
+    "initialize": (),
+    "authenticate": (),
+    "logout": ((("auth", "logout"), {}),),
+    "session/new": ((("sessionCapabilities", "additionalDirectories"), {}),),
+    "session/load": ((("loadSession",), True),),
+    "session/prompt": (),
+    "session/set_mode": (),
+    "session/set_config_option": (),
+    "session/close": ((("sessionCapabilities", "close"), {}),),
+    "session/list": ((("sessionCapabilities", "list"), {}),),
+    "session/resume": ((("sessionCapabilities", "resume"), {}),),
+    "session/fork": ((("sessionCapabilities", "fork"), {}),),
+    "session/delete": ((("sessionCapabilities", "delete"), {}),),
+    RENAME_METHOD: ((("_meta", "iac_code", "renameSession"), RENAME_METHOD),),
+}
+
+
+def advertised(methods: dict[str, tuple[Capability, ...]] = METHODS) -> dict[str, Any]:
+    """The `agentCapabilities` entries the methods stand for, as one nested dict."""
+    tree: dict[str, Any] = {}
+    for capabilities in methods.values():
+        for path, value in capabilities:
+            node = tree
+            for key in path[:-1]:
+                node = node.setdefault(key, {})
+            node[path[-1]] = value
+    return tree
