@@ -13,12 +13,17 @@ from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from adapters.knowledge.local import LocalProjectKnowledge
 from adapters.persistence.engine import backend, make_engine
+from adapters.persistence.journal_store import (
+    SqlAlchemyConnectionRecords,
+    SqlAlchemyUpdateJournalStore,
+)
 from adapters.persistence.leases import SqlAlchemyTurnLeases
 from adapters.persistence.sqlite import read_only  # an execution option: PostgreSQL ignores it
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.presence import LockFilePresence
 from adapters.protocol.agent import AcpAgent, UseCases
 from adapters.protocol.channels import SessionChannels
+from adapters.protocol.journal import JournalTerms, UpdateJournal
 from adapters.protocol.permissions import AcpPermissionAsker
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
@@ -137,7 +142,27 @@ class Container(containers.DeclarativeContainer):
     leasing = providers.Singleton(
         TurnLeasing, leases=leases, clock=clock, terms=lease_terms, presence=presence
     )
-    channels = providers.Singleton(SessionChannels)
+    # Every live session/update numbered and kept (adapters/protocol/journal.py).
+    journal = providers.Singleton(
+        UpdateJournal,
+        store=providers.Singleton(
+            SqlAlchemyUpdateJournalStore, engine, reader=providers.Callable(read_only, engine)
+        ),
+        now=providers.Callable(lambda clock: clock.now, clock),
+        terms=providers.Singleton(
+            JournalTerms,
+            flush_seconds=settings.provided.journal_flush_seconds,
+            keep_events=settings.provided.journal_keep_events,
+            keep_seconds=settings.provided.journal_keep_seconds,
+        ),
+    )
+    connection_records = providers.Singleton(
+        SqlAlchemyConnectionRecords,
+        engine,
+        now=providers.Callable(lambda clock: clock.now, clock),
+        reader=providers.Callable(read_only, engine),
+    )
+    channels = providers.Singleton(SessionChannels, journal)
     catalog = providers.Singleton(build_catalog, settings)
     llm = providers.Singleton(build_llm, settings)
     limits = providers.Singleton(
@@ -335,6 +360,7 @@ class Container(containers.DeclarativeContainer):
         use_cases=use_cases,
         channels=channels,
         max_image_bytes=settings.provided.max_image_bytes,
+        journal=journal,
     )
 
 

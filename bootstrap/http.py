@@ -154,6 +154,7 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
         await asyncio.gather(loading, return_exceptions=True)
         for container in containers:
             await container.registry().close_all()  # their MCP servers stop with them
+            await container.journal().aclose()  # the updates not written yet
             await container.engine().dispose()
     if not server.started or _failed(loading):
         raise SystemExit(1)

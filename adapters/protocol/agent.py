@@ -16,6 +16,7 @@ from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import AnswerThen, Connection, Dispatcher
 from adapters.protocol.errors import to_rpc_error
 from adapters.protocol.handshake import API_KEY_METHOD, handle_initialize
+from adapters.protocol.journal import CursorExpired, UpdateJournal, cursor_of, expired_error
 from adapters.protocol.jsonrpc import AUTH_REQUIRED, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
 from adapters.protocol.opening import session_opening
 from application.errors import ApplicationError
@@ -121,8 +122,10 @@ class AcpAgent(Dispatcher):
         channels: SessionChannels,
         *,
         max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
+        journal: UpdateJournal | None = None,
     ) -> None:
         self._uc = use_cases
+        self._journal = journal
         self._channels = channels
         self._max_image_bytes = max_image_bytes
         self._requests: dict[str, Callable[[dict[str, Any] | None, Connection], Awaitable[Any]]] = {
@@ -220,15 +223,47 @@ class AcpAgent(Dispatcher):
         request = parse_params(acp.LoadSessionRequest, _no_mcp_default(params), "session/load")
         _check_cwd(request.cwd)
         opening = session_opening(params)
+        after = await self._check_cursor(request.session_id, params)
         previous = self._take_over(request.session_id, peer)  # the replay goes to this client
         try:
-            state = await self._uc.load_session().execute(
-                LoadSessionRequest(session_id=request.session_id, cwd=request.cwd, opening=opening)
-            )
+            with self._channels.replaying(request.session_id, silent=after is not None):
+                state = await self._uc.load_session().execute(
+                    LoadSessionRequest(
+                        session_id=request.session_id, cwd=request.cwd, opening=opening
+                    )
+                )
+            await self._send_missed(request.session_id, after, peer)
         except BaseException:
             self._give_back(request.session_id, previous)
             raise
         return self._announcing(request.session_id, wire.load_session_result(state))
+
+    async def _check_cursor(self, session_id: str, params: dict[str, Any] | None) -> int | None:
+        """A load/resume cursor (`_meta.iac_code.after`) the journal can serve, or None."""
+        after = cursor_of(params)
+        if after is not None:
+            await self._send_missed(session_id, after, None)
+        return after
+
+    async def _send_missed(
+        self, session_id: str, after: int | None, peer: Connection | None
+    ) -> None:
+        """The journaled updates after `after`, to `peer` only (None: only check them)."""
+        if after is None:
+            return
+        if self._journal is None:
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: this server keeps no journal; session/load without a cursor.",
+                {"reason": "cursor_expired", "sessionId": session_id},
+            )
+        try:
+            missed = await self._journal.missed(session_id, after)
+        except CursorExpired as exc:
+            raise expired_error(exc) from None
+        if peer is not None:
+            for update in missed:
+                await peer.send_notification("session/update", update)
 
     def _announcing(self, session_id: str, result: dict[str, Any]) -> AnswerThen:
         """The result, then the session's commands and context usage: a client routes a
@@ -284,6 +319,8 @@ class AcpAgent(Dispatcher):
         result = await self._uc.prompt().execute(
             PromptRequest(session_id=request.session_id, content=content)
         )
+        if self._journal is not None:  # the turn's last updates: written now, not later
+            self._journal.flush_soon()
         return wire.dump(
             acp.PromptResponse(
                 stop_reason=result.stop_reason.value, usage=wire.usage_to_acp(result.usage)
@@ -337,11 +374,13 @@ class AcpAgent(Dispatcher):
         request = parse_params(acp.ResumeSessionRequest, _no_mcp_default(params), "session/resume")
         _check_cwd(request.cwd)
         opening = session_opening(params)
+        after = await self._check_cursor(request.session_id, params)
         previous = self._take_over(request.session_id, peer)
         try:
             state = await self._uc.resume_session().execute(
                 request.session_id, request.cwd, opening
             )
+            await self._send_missed(request.session_id, after, peer)
         except BaseException:
             self._give_back(request.session_id, previous)
             raise
