@@ -25,6 +25,7 @@ from adapters.protocol.agent import AcpAgent, UseCases
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.journal import JournalTerms, UpdateJournal
 from adapters.protocol.permissions import AcpPermissionAsker
+from adapters.protocol.revival import ConnectionRevival, TurnStates, held_elsewhere, never
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
 from adapters.workspace.client import AcpWorkspaces
@@ -361,6 +362,27 @@ class Container(containers.DeclarativeContainer):
         channels=channels,
         max_image_bytes=settings.provided.max_image_bytes,
         journal=journal,
+    )
+    # HTTP connections taken up again after a restart (adapters/http/revival.py).
+    revival = providers.Singleton(
+        ConnectionRevival,
+        agent=agent,
+        journal=journal,
+        records=connection_records,
+        turn_state=providers.Singleton(
+            TurnStates,
+            busy=registry.provided.is_busy,
+            # Permission requests waiting for an answer are not tracked per session yet.
+            awaiting=providers.Object(never),
+            holder_elsewhere=providers.Callable(
+                held_elsewhere,
+                leases,
+                providers.Callable(lambda clock: clock.now, clock),
+                settings.provided.replica_id,
+            ),
+        ),
+        now=providers.Callable(lambda clock: clock.now, clock),
+        keep_seconds=settings.provided.journal_keep_seconds,
     )
 
 

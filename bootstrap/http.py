@@ -12,6 +12,7 @@ from adapters.http.app import create_app
 from adapters.http.config import HttpConfig
 from adapters.http.health import ReadinessCheck
 from adapters.http.host_guard import LOOPBACK_NAMES, hostname
+from adapters.http.revival import Revival, RevivalSource
 from adapters.http.slow_clients import uvicorn_options
 from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
@@ -107,6 +108,22 @@ async def _load_agent(
     agent.set_result(dispatcher)
 
 
+def revival_once_loaded(
+    agent: "asyncio.Future[Dispatcher]", containers: list[Any]
+) -> RevivalSource:
+    """Connections of a previous process are taken up once the agent has loaded (a
+    request naming one waits for it, as any request but `initialize` does)."""
+
+    async def revival() -> Revival | None:
+        try:
+            await asyncio.shield(agent)
+        except Exception:  # the agent failed to start: nothing to take up
+            return None
+        return containers[0].revival() if containers else None
+
+    return revival
+
+
 def _warm_model(container: Any) -> None:
     from bootstrap.container import warm_model
 
@@ -122,7 +139,7 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
     ready = agent_ready(agent, database_ready(settings.database_url))
     early = early_answers(settings.database_url)
     dispatcher = LazyDispatcher(make_initialize(settings, version), agent, early)
-    app = create_app(dispatcher, config, ready)
+    app = create_app(dispatcher, config, ready, revival=revival_once_loaded(agent, containers))
     import uvicorn
 
     server = uvicorn.Server(

@@ -176,6 +176,14 @@ class AcpAgent(Dispatcher):
         for session_id in owned:
             self._release(session_id, peer)
 
+    async def reattach(self, session_id: str, peer: Connection) -> None:
+        """A connection taken up again after a restart gets its session's live updates.
+        (Stand-in for the attach of several connections per session: like a reconnecting
+        client's load, it moves an idle session here; one running elsewhere stays.)"""
+        owner = self._channels.peer_of(session_id)
+        if owner is None or owner is peer or not self._uc.busy(session_id):
+            self._channels.attach(session_id, peer)
+
     def _release(self, session_id: str, peer: Connection) -> None:
         """Detach a session from `peer`, unless another connection took it over meanwhile."""
         if self._channels.peer_of(session_id) is peer:
