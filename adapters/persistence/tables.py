@@ -232,7 +232,7 @@ session_updates = Table(
     Column("session_id", short_text(64), primary_key=True),
     Column("seq", BigInteger, primary_key=True, autoincrement=False),
     Column("created_at", UtcDateTime, nullable=False),
-    Column("params", JSON, nullable=False),
+    Column("params", Text, nullable=False),  # JSON text, encoded once by the journal
     Index("ix_session_updates_created_at", "created_at"),
 )
 

@@ -9,6 +9,7 @@ written: a client whose cursor is ahead of what was stored (or that falls into a
 failed write left) is answered like one whose cursor is too old, never with a gap."""
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -58,6 +59,11 @@ class JournalTerms:
     max_pending: int = 20_000  # unwritten updates held while the database fails
 
 
+def _encode(params: dict[str, Any]) -> str:
+    # ASCII: a lone surrogate a model sent is escaped, so PostgreSQL takes the text.
+    return json.dumps(params, separators=(",", ":"))
+
+
 def seq_of(params: dict[str, Any]) -> int | None:
     meta = params.get("_meta")
     ours = meta.get(META_KEY) if isinstance(meta, dict) else None
@@ -95,6 +101,7 @@ class UpdateJournal:
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._pruned_at: datetime | None = None
+        self._flush_due = False  # a flush task is spawned and has not started writing
 
     async def record(self, session_id: str, params: dict[str, Any]) -> dict[str, Any]:
         seq = self._next.get(session_id)
@@ -103,7 +110,9 @@ class UpdateJournal:
         self._next[session_id] = seq + 1
         stamped = with_meta(params, seq=seq)
         self._pending.append(
-            JournaledUpdate(session_id=session_id, seq=seq, created_at=self._now(), params=stamped)
+            JournaledUpdate(
+                session_id=session_id, seq=seq, created_at=self._now(), params=_encode(stamped)
+            )
         )
         self._schedule()
         return stamped
@@ -124,12 +133,13 @@ class UpdateJournal:
         complete = seqs == list(range(after + 1, newest + 1))
         if after < 0 or after > newest or not complete:
             raise CursorExpired(session_id, after, window.oldest, newest)
-        return [u.params for u in window.updates]
+        return [json.loads(u.params) for u in window.updates]
 
     async def flush(self) -> None:
         """Write every update recorded so far (one transaction per batch)."""
         self._cancel_timer()
         async with self._writing:
+            self._flush_due = False
             while self._pending:
                 batch, self._pending = self._pending, []
                 if not await self._write(batch):
@@ -167,8 +177,9 @@ class UpdateJournal:
 
     def _schedule(self) -> None:
         if len(self._pending) >= self._terms.flush_events:
-            self._cancel_timer()
-            self._spawn_flush()
+            if not self._flush_due:  # one waiting flush takes all that arrives meanwhile
+                self._cancel_timer()
+                self._spawn_flush()
         elif self._timer is None:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(self._terms.flush_seconds, self._on_timer)
@@ -183,6 +194,7 @@ class UpdateJournal:
             self._timer = None
 
     def _spawn_flush(self) -> None:
+        self._flush_due = True
         task = asyncio.get_running_loop().create_task(self.flush())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -17,7 +17,9 @@ class JournaledUpdate:
     session_id: str
     seq: int
     created_at: datetime
-    params: dict[str, Any]  # the notification's params, as every client was sent them
+    # The notification's params as every client was sent them, as JSON text: encoded once
+    # when recorded, so that a batch waiting to be written holds one string per update.
+    params: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -24,7 +24,7 @@ def upgrade() -> None:
         sa.Column("session_id", short_text(64), nullable=False),
         sa.Column("seq", sa.BigInteger(), autoincrement=False, nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
-        sa.Column("params", sa.JSON(), nullable=False),
+        sa.Column("params", sa.Text(), nullable=False),
         sa.PrimaryKeyConstraint("session_id", "seq", name="pk_session_updates"),
     )
     op.create_index("ix_session_updates_created_at", "session_updates", ["created_at"])
