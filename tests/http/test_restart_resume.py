@@ -2,7 +2,7 @@
 file, and a client reconnecting with its old Acp-Connection-Id and Last-Event-ID gets the
 turn's state, then exactly the updates it missed (or 409 when that cannot be done)."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -18,20 +18,31 @@ from adapters.protocol.journal import seq_of
 from bootstrap.http import build_agent, database_ready
 from bootstrap.settings import Settings
 from tests.http.conftest import FAST, AcpHttp, running
+from tests.support.postgres import scratch_database
 from tests.support.sse_client import SseEvent
 from tests.support.wire_validator import WireValidator
 
 pytestmark = pytest.mark.integration
 
 
-def settings_for(tmp_path: Path, **changes: Any) -> Settings:
+def settings_for(tmp_path: Path, database_url: str | None = None, **changes: Any) -> Settings:
     return Settings(
         provider="demo",
         demo_pace=0.0,
         config_dir=tmp_path,
-        database_url=f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}",
+        database_url=database_url or f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}",
         **changes,
     )
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The database both server processes share: a SQLite file, or a PostgreSQL database."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}"
+    else:
+        with scratch_database("restart") as url:
+            yield url
 
 
 @asynccontextmanager
@@ -87,10 +98,10 @@ async def open_session(client: AcpHttp, cwd: Path) -> tuple[str, list[SseEvent]]
 
 
 async def test_a_restarted_server_resumes_the_connection_with_exactly_the_missed_updates(
-    tmp_path: Path, http: httpx.AsyncClient
+    tmp_path: Path, http: httpx.AsyncClient, database_url: str
 ) -> None:
     wire = WireValidator()
-    settings = settings_for(tmp_path)
+    settings = settings_for(tmp_path, database_url)
     async with server(settings) as url:
         a = AcpHttp(http, url, wire=wire)
         await a.initialize()
