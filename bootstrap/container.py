@@ -163,7 +163,7 @@ class Container(containers.DeclarativeContainer):
         now=providers.Callable(lambda clock: clock.now, clock),
         reader=providers.Callable(read_only, engine),
     )
-    channels = providers.Singleton(SessionChannels, journal)
+    channels = providers.Singleton(SessionChannels, update_log=journal)
     catalog = providers.Singleton(build_catalog, settings)
     llm = providers.Singleton(build_llm, settings)
     limits = providers.Singleton(

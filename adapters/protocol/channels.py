@@ -21,9 +21,9 @@ class UpdateLog(Protocol):
 class SessionChannels(EventSink):
     """Routes each session's updates to the connection that opened it."""
 
-    def __init__(self, log: UpdateLog | None = None) -> None:
+    def __init__(self, *, update_log: UpdateLog | None = None) -> None:
         self._peers: dict[str, Connection] = {}
-        self._log = log
+        self._log = update_log
         self._replaying: dict[str, bool] = {}  # session -> replay muted
 
     def attach(self, session_id: str, peer: Connection) -> None:
