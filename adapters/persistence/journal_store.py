@@ -4,7 +4,7 @@ rows (executemany), so a streaming turn costs a transaction per batch, not per c
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import and_, delete, func, select
@@ -19,12 +19,25 @@ from application.ports.update_journal import (
     ConnectionRecords,
     JournaledUpdate,
     JournalWindow,
+    NewUpdate,
     UpdateJournalStore,
 )
 
 _u = session_updates.c
 _c = http_connections.c
 _INSERTS = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
+_COLUMNS = "session_updates (session_id, seq, created_at, params)"
+_APPEND = {  # each driver's own placeholders
+    "sqlite": f"INSERT INTO {_COLUMNS} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+    "postgresql": f"INSERT INTO {_COLUMNS} VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+}
+
+
+def _stored_time(dialect: str, at: datetime) -> Any:
+    """`at` as UtcDateTime stores it (naive UTC), in the form SQLAlchemy's own SQLite
+    DateTime writes (text), so that reads through the table see the same values."""
+    naive = at.astimezone(UTC).replace(tzinfo=None)
+    return naive.strftime("%Y-%m-%d %H:%M:%S.%f") if dialect == "sqlite" else naive
 
 
 class _Transactions:
@@ -54,21 +67,17 @@ class SqlAlchemyUpdateJournalStore(_Transactions, UpdateJournalStore):
             found = await db.scalar(select(func.max(_u.seq)).where(_u.session_id == session_id))
         return int(found or 0)
 
-    async def append(self, updates: Sequence[JournaledUpdate]) -> None:
+    async def append(self, at: datetime, updates: Sequence[NewUpdate]) -> None:
+        """One multi-row INSERT through the driver: a batch of thousands of chunks would
+        otherwise spend more time in per-row parameter processing than in the database."""
         if not updates:
             return
-        rows = [
-            {
-                "session_id": u.session_id,
-                "seq": u.seq,
-                "created_at": u.created_at,
-                "params": u.params,
-            }
-            for u in updates
-        ]
         async with self._transaction() as db:
+            sql, when = _APPEND[db.dialect.name], _stored_time(db.dialect.name, at)
             # Another replica may have numbered the same session: its rows stay.
-            await db.execute(self._insert(db)(session_updates).on_conflict_do_nothing(), rows)
+            await db.exec_driver_sql(
+                sql, [(sid, seq, when, params) for sid, seq, params in updates]
+            )
 
     async def window(self, session_id: str, after: int, limit: int) -> JournalWindow:
         async with self._transaction(reading=True) as db:

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
-from application.ports.update_journal import JournaledUpdate, UpdateJournalStore
+from application.ports.update_journal import NewUpdate, UpdateJournalStore
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,8 @@ def seq_of(params: dict[str, Any]) -> int | None:
 def with_meta(params: dict[str, Any], **fields: Any) -> dict[str, Any]:
     """`params` with `fields` in `_meta.iac_code`, other `_meta` kept (nothing changed)."""
     meta = params.get("_meta")
+    if meta is None:  # the usual case, made directly
+        return {**params, "_meta": {META_KEY: fields}}
     meta = dict(meta) if isinstance(meta, dict) else {}
     ours = meta.get(META_KEY)
     meta[META_KEY] = {**(ours if isinstance(ours, dict) else {}), **fields}
@@ -95,7 +97,7 @@ class UpdateJournal:
         self._terms = terms or JournalTerms()
         self._next: dict[str, int] = {}
         self._loading: dict[str, asyncio.Future[int]] = {}
-        self._pending: list[JournaledUpdate] = []
+        self._pending: list[NewUpdate] = []
         self._pruned_below: dict[str, int] = {}
         self._writing = asyncio.Lock()
         self._timer: asyncio.TimerHandle | None = None
@@ -109,11 +111,7 @@ class UpdateJournal:
             seq = await self._first_seq(session_id)
         self._next[session_id] = seq + 1
         stamped = with_meta(params, seq=seq)
-        self._pending.append(
-            JournaledUpdate(
-                session_id=session_id, seq=seq, created_at=self._now(), params=_encode(stamped)
-            )
-        )
+        self._pending.append((session_id, seq, _encode(stamped)))
         self._schedule()
         return stamped
 
@@ -199,9 +197,11 @@ class UpdateJournal:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _write(self, batch: list[JournaledUpdate]) -> bool:
+    async def _write(self, batch: list[NewUpdate]) -> bool:
         try:
-            await self._store.append(batch)
+            # One time for the batch: within a flush interval of each update's, which is
+            # all that pruning by age needs.
+            await self._store.append(self._now(), batch)
         except Exception as exc:
             # Kept for the next try, within a bound: what is dropped leaves a gap, and a
             # cursor before a gap is answered as expired (never replayed with the hole).
@@ -211,7 +211,7 @@ class UpdateJournal:
                 loop = asyncio.get_running_loop()
                 self._timer = loop.call_later(self._terms.flush_seconds * 10, self._on_timer)
             return False
-        for session_id in {u.session_id for u in batch}:
+        for session_id in {u[0] for u in batch}:
             await self._prune_session(session_id)
         return True
 

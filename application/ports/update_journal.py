@@ -22,6 +22,11 @@ class JournaledUpdate:
     params: str
 
 
+# (session id, seq, params as JSON text): what a batch to write holds, per update. A plain
+# tuple: a fast stream makes thousands a second, each kept until its batch is written.
+NewUpdate = tuple[str, int, str]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class JournalWindow:
     """What is kept of a session after a cursor: `oldest`..`newest` are the kept seqs
@@ -38,8 +43,9 @@ class UpdateJournalStore(Protocol):
         """The highest stored seq of the session (0: none)."""
 
     @abstractmethod
-    async def append(self, updates: Sequence[JournaledUpdate]) -> None:
-        """Store a batch in one transaction. A seq already stored is left as it is."""
+    async def append(self, at: datetime, updates: Sequence[NewUpdate]) -> None:
+        """Store a batch, recorded by `at`, in one transaction. A seq already stored is
+        left as it is."""
 
     @abstractmethod
     async def window(self, session_id: str, after: int, limit: int) -> JournalWindow:

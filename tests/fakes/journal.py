@@ -9,6 +9,7 @@ from application.ports.update_journal import (
     ConnectionRecords,
     JournaledUpdate,
     JournalWindow,
+    NewUpdate,
     UpdateJournalStore,
 )
 
@@ -29,15 +30,16 @@ class InMemoryJournalStore(UpdateJournalStore):
         self.reads += 1
         return max((seq for sid, seq in self.rows if sid == session_id), default=0)
 
-    async def append(self, updates: Sequence[JournaledUpdate]) -> None:
+    async def append(self, at: datetime, updates: Sequence[NewUpdate]) -> None:
         if self.gate is not None:
             await self.gate.wait()
         if self.fail:
             raise OSError("the database is unreachable")
         self.batches.append(len(updates))
         self.written.set()
-        for update in updates:
-            self.rows.setdefault((update.session_id, update.seq), update)
+        for session_id, seq, params in updates:
+            row = JournaledUpdate(session_id=session_id, seq=seq, created_at=at, params=params)
+            self.rows.setdefault((session_id, seq), row)
 
     async def window(self, session_id: str, after: int, limit: int) -> JournalWindow:
         seqs = sorted(seq for sid, seq in self.rows if sid == session_id)

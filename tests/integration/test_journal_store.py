@@ -12,7 +12,7 @@ from adapters.persistence.journal_store import (
 )
 from adapters.persistence.sqlite import read_only
 from adapters.protocol.journal import CursorExpired, JournalTerms, UpdateJournal, seq_of
-from application.ports.update_journal import ConnectionRecord, JournaledUpdate
+from application.ports.update_journal import ConnectionRecord
 
 pytestmark = pytest.mark.integration
 
@@ -50,14 +50,8 @@ async def test_a_batch_round_trips_and_numbering_survives_a_restart(engine: Asyn
 
 async def test_a_seq_stored_twice_keeps_the_first(engine: AsyncEngine) -> None:
     journal_store = store(engine)
-    row = JournaledUpdate(session_id="s1", seq=1, created_at=T0, params='{"n": 1}')
-    await journal_store.append([row])
-    await journal_store.append(
-        [
-            JournaledUpdate(session_id="s1", seq=1, created_at=T0, params='{"n": 2}'),
-            JournaledUpdate(session_id="s1", seq=2, created_at=T0, params='{"n": 3}'),
-        ]
-    )
+    await journal_store.append(T0, [("s1", 1, '{"n": 1}')])
+    await journal_store.append(T0, [("s1", 1, '{"n": 2}'), ("s1", 2, '{"n": 3}')])
     window = await journal_store.window("s1", 0, 10)
     assert [u.params for u in window.updates] == ['{"n": 1}', '{"n": 3}']
     assert (window.oldest, window.newest) == (1, 2)
@@ -78,15 +72,10 @@ async def test_pruning_by_count_refuses_older_cursors(engine: AsyncEngine) -> No
 
 async def test_pruning_by_age_keeps_each_sessions_newest(engine: AsyncEngine) -> None:
     journal_store = store(engine)
-    rows = [
-        JournaledUpdate(session_id=sid, seq=seq, created_at=T0, params="{}")
-        for sid in ("s1", "s2")
-        for seq in (1, 2, 3)
-    ]
-    await journal_store.append(rows)
-    await journal_store.append(
-        [JournaledUpdate(session_id="s2", seq=4, created_at=T0 + timedelta(hours=2), params="{}")]
-    )
+    await journal_store.append(T0, [(sid, seq, "{}") for sid in ("s1", "s2") for seq in (1, 2, 3)])
+    await journal_store.append(T0 + timedelta(hours=2), [("s2", 4, "{}")])
+    window = await journal_store.window("s2", 3, 10)
+    assert [(u.seq, u.created_at) for u in window.updates] == [(4, T0 + timedelta(hours=2))]
     await journal_store.prune_older_than(T0 + timedelta(hours=1))
     assert [u.seq for u in (await journal_store.window("s1", 0, 10)).updates] == [3]
     assert [u.seq for u in (await journal_store.window("s2", 0, 10)).updates] == [4]
