@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
+from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError, encode
 from application.ports.update_journal import NewUpdate, UpdateJournalStore
 
 log = logging.getLogger(__name__)
@@ -60,8 +60,9 @@ class JournalTerms:
 
 
 def _encode(params: dict[str, Any]) -> str:
-    # ASCII: a lone surrogate a model sent is escaped, so PostgreSQL takes the text.
-    return json.dumps(params, separators=(",", ":"))
+    # The wire's encoder (orjson; a lone surrogate is repaired): valid UTF-8 text, which
+    # PostgreSQL takes, at a fraction of json.dumps' cost per streamed delta.
+    return encode(params)[:-1].decode()
 
 
 def seq_of(params: dict[str, Any]) -> int | None:

@@ -48,6 +48,15 @@ async def test_a_batch_round_trips_and_numbering_survives_a_restart(engine: Asyn
     assert seq_of(await restarted.record("s2", update("next"))) == 2
 
 
+async def test_a_lone_surrogate_from_a_model_is_stored_repaired(engine: AsyncEngine) -> None:
+    journal = UpdateJournal(store(engine), lambda: T0, TERMS)
+    await journal.record("s1", update("bad \ud800 text"))
+    [replayed] = await journal.missed("s1", 0)
+    text = replayed["update"]["content"]["text"]
+    assert text.startswith("bad ") and text.endswith(" text")
+    text.encode()  # valid UTF-8 now
+
+
 async def test_a_seq_stored_twice_keeps_the_first(engine: AsyncEngine) -> None:
     journal_store = store(engine)
     await journal_store.append(T0, [("s1", 1, '{"n": 1}')])
