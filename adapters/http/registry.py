@@ -18,6 +18,7 @@ from adapters.http.event_ids import EventId
 from adapters.http.revival import Revival, RevivalSource
 from adapters.protocol.connection import Dispatcher
 from adapters.protocol.journal import CursorExpired
+from application.errors import StorageError
 from application.ports.update_journal import ConnectionRecord
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ class ConnectionRegistry:
             return self.get(connection_id)
         except HttpError:
             revival = await self._revival_for(connection_id)
-            record = None if revival is None else await revival.stored(connection_id or "")
+            record = None if revival is None else await _stored(revival, connection_id or "")
             if revival is None or record is None:
                 raise
         if event_id is None:
@@ -274,6 +275,13 @@ async def _owed(revival: Revival, session_id: str, after: int) -> list[dict[str,
     except CursorExpired as exc:
         details = {k: v for k, v in exc.data().items() if k != "reason"}
         raise _must_reload(str(exc), exc.reason, **details) from None
+    except StorageError as exc:
+        log.warning("session %s: missed updates not readable: %s", session_id, exc)
+        raise HttpError(
+            503,
+            "the missed updates could not be read (storage unavailable); retry later",
+            headers={"Retry-After": "5"},
+        ) from None
 
 
 async def _logged(work: Coroutine[Any, Any, None]) -> None:
@@ -281,3 +289,15 @@ async def _logged(work: Coroutine[Any, Any, None]) -> None:
         await work
     except Exception as exc:  # a record not written: that client cannot resume after a restart
         log.warning("connection record not written: %s", exc)
+
+
+async def _stored(revival: Revival, connection_id: str) -> ConnectionRecord | None:
+    try:
+        return await revival.stored(connection_id)
+    except Exception as exc:  # the database is out: the client may retry, not start over
+        log.warning("connection %s: its record could not be read: %s", connection_id[:80], exc)
+        raise HttpError(
+            503,
+            "the connection could not be looked up (storage unavailable); retry later",
+            headers={"Retry-After": "5"},
+        ) from None
