@@ -10,7 +10,8 @@ COPY application application
 COPY adapters adapters
 COPY bootstrap bootstrap
 COPY migrations migrations
-RUN pip install --no-cache-dir . && useradd --create-home --uid 10001 agent \
+# The otel extra: tracing is turned on by OTEL_* variables alone (docs/tracing.md).
+RUN pip install --no-cache-dir ".[otel]" && useradd --create-home --uid 10001 agent \
   && mkdir /workspace && chown agent:agent /workspace
 USER agent
 # Made here so that a new named volume mounted on it belongs to the agent user.

@@ -139,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"iac-code: configuration error: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
+    problem = _start_tracing(settings) if args.command == "acp" else None
+    if problem is not None:
+        print(f"iac-code: configuration error: {problem}", file=sys.stderr)
+        return 2
     if args.command == "db":
         from adapters.persistence.migrate import upgrade_to_head
 
@@ -159,6 +163,21 @@ def main(argv: list[str] | None = None) -> int:
     from bootstrap import stdio
 
     return stdio.main(settings, claim_stdout())
+
+
+def _start_tracing(settings: "Settings") -> str | None:
+    """The OpenTelemetry SDK set up before any request is served (when tracing is on);
+    the problem, if any."""
+    if not settings.traces_exporters:
+        return None
+    from bootstrap.tracing import TracingConfigError, start_tracing
+    from bootstrap.version import package_version
+
+    try:
+        start_tracing(settings.traces_exporters, environment(), package_version())
+    except TracingConfigError as exc:
+        return str(exc)
+    return None
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
 from application.use_cases.turn_ownership import TurnOwnership
 from bootstrap.model_clients import build_llm, make_initialize, offered
 from bootstrap.settings import Settings
+from bootstrap.tracing import make_tracer
 from domain.config import Catalog
 from domain.modes import offered_modes
 
@@ -111,8 +112,13 @@ class Container(containers.DeclarativeContainer):
     read_factory = providers.Singleton(
         async_sessionmaker, providers.Callable(read_only, engine), expire_on_commit=False
     )
+    # OpenTelemetry when OTEL_* variables configure an exporter; else the no-op tracer.
+    tracer = providers.Singleton(make_tracer, settings.provided.traces_exporters)
     uow = providers.Factory(
-        SqlAlchemyUnitOfWork, session_factory=session_factory, read_factory=read_factory
+        SqlAlchemyUnitOfWork,
+        session_factory=session_factory,
+        read_factory=read_factory,
+        tracer=tracer,
     )
     # Turn leases: one prompt per session across every replica sharing the database.
     leases = providers.Singleton(
@@ -209,6 +215,7 @@ class Container(containers.DeclarativeContainer):
         workspaces=workspaces,
         knowledge=knowledge,
         briefer=briefer,
+        tracer=tracer,
     )
 
     initialize = providers.Singleton(make_initialize, settings, version)
@@ -318,6 +325,7 @@ class Container(containers.DeclarativeContainer):
         servers=servers,
         briefer=briefer,
         ownership=ownership,
+        tracer=tracer,
     )
     announce = providers.Factory(
         AnnounceSession,

@@ -14,6 +14,7 @@ from adapters.http.health import ReadinessCheck
 from adapters.http.host_guard import LOOPBACK_NAMES, hostname
 from adapters.http.revival import Revival, RevivalSource
 from adapters.http.slow_clients import uvicorn_options
+from adapters.http.websocket_protocol import websocket_options
 from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from bootstrap.early import early_answers
@@ -26,6 +27,7 @@ from bootstrap.heavy_imports import (
 from bootstrap.http_settings import load_http_config
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings, SettingsError
+from bootstrap.tracing import flush_traces, traced
 from bootstrap.version import package_version
 
 log = logging.getLogger(__name__)
@@ -138,11 +140,21 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
     containers: list[Any] = []
     ready = agent_ready(agent, database_ready(settings.database_url))
     early = early_answers(settings.database_url)
-    dispatcher = LazyDispatcher(make_initialize(settings, version), agent, early)
+    dispatcher = traced(
+        LazyDispatcher(make_initialize(settings, version), agent, early),
+        settings.traces_exporters,
+    )
     app = create_app(dispatcher, config, ready, revival=revival_once_loaded(agent, containers))
     import uvicorn
 
-    server = uvicorn.Server(
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets)
+            # Now, not at exit: on SIGTERM uvicorn re-raises the signal once serve() ends,
+            # and the process dies of it before any exit hook (or `finally`) runs.
+            await flush_traces(settings.traces_exporters)
+
+    server = Server(
         uvicorn.Config(
             app,
             host=host,
@@ -152,7 +164,8 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
             lifespan="on",
             server_header=False,
             timeout_graceful_shutdown=5,
-            **uvicorn_options(config.header_timeout_seconds),
+            # WebSocket's options replace the HTTP ones' `ws: none`.
+            **(uvicorn_options(config.header_timeout_seconds) | websocket_options(config)),
         )
     )
     log.info(

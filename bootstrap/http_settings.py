@@ -26,6 +26,8 @@ _ENV = {
     "header_timeout_seconds": ("IAC_CODE_HTTP_HEADER_TIMEOUT_SECONDS",),
     "body_timeout_seconds": ("IAC_CODE_HTTP_BODY_TIMEOUT_SECONDS",),
     "max_event_bytes": ("IAC_CODE_HTTP_MAX_EVENT_BYTES",),
+    "ws_ping_interval_seconds": ("IAC_CODE_WS_PING_INTERVAL_SECONDS",),
+    "ws_ping_timeout_seconds": ("IAC_CODE_WS_PING_TIMEOUT_SECONDS",),
 }
 _TYPES = {f.name: f.type for f in fields(HttpConfig)}
 _DEFAULTS = HttpConfig()

@@ -15,6 +15,7 @@ from adapters.llm.catalogue import ModelOverride
 from adapters.llm.providers import BY_ID, Adapter, ProviderProfile
 from bootstrap.catalogue_config import parse_catalogue
 from bootstrap.provider_settings import Endpoint, choose_provider, endpoint, parse_providers
+from bootstrap.tracing import TracingConfigError, traces_exporters
 from domain.models import ThoughtLevel
 from domain.modes import ModeId
 
@@ -73,6 +74,8 @@ class Settings:
     # config.toml that have a key: their models are offered too, each served by its own.
     endpoint: Endpoint | None = None
     others: tuple[Endpoint, ...] = ()
+    # OpenTelemetry exporters from OTEL_TRACES_EXPORTER (bootstrap/tracing.py); empty: off.
+    traces_exporters: tuple[str, ...] = ()
 
     @property
     def profile(self) -> ProviderProfile:
@@ -233,6 +236,10 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         )
     values.setdefault("database_url", f"sqlite+aiosqlite:///{config_dir / 'iac-code.db'}")
     values["log_level"] = str(values.get("log_level", "INFO")).upper()
+    try:
+        values["traces_exporters"] = traces_exporters(env)
+    except TracingConfigError as exc:
+        raise SettingsError(str(exc)) from None
     return Settings(config_dir=config_dir, **values)
 
 

@@ -22,6 +22,7 @@ from bootstrap.heavy_imports import (
 )
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings
+from bootstrap.tracing import traced
 from bootstrap.version import package_version
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,10 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
     stop = _stop_on_signals(loop)
     try:
         await serve(
-            LazyDispatcher(initialize, agent, early_answers(settings.database_url)),
+            traced(
+                LazyDispatcher(initialize, agent, early_answers(settings.database_url)),
+                settings.traces_exporters,
+            ),
             source,
             sink,
             max_line=settings.max_message_bytes,

@@ -21,6 +21,7 @@ from adapters.http.host_guard import HostGuard
 from adapters.http.registry import Clock, ConnectionRegistry
 from adapters.http.revival import RevivalSource
 from adapters.http.routes import acp_router
+from adapters.http.websocket import websocket_router
 from adapters.protocol.connection import Dispatcher
 
 
@@ -62,6 +63,7 @@ def create_app(
     app.add_exception_handler(HTTPException, answer_routing_error)
     app.add_exception_handler(Exception, answer_unexpected)
     app.include_router(acp_router(registry, config))
+    app.include_router(websocket_router(registry, dispatcher, config))
     app.include_router(health_router(ready, config.readiness_timeout_seconds))
     app.add_middleware(HostGuard, allowed=config.allowed_hosts)
     app.add_middleware(AccessLog)  # outermost: refused requests are logged too

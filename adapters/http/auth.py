@@ -7,20 +7,23 @@ from starlette.requests import Request
 
 from adapters.http.errors import HttpError
 
+UNAUTHORIZED = "missing or wrong bearer token (Authorization: Bearer <token>)"
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="iac-code"'}
+
 
 def bearer_guard(token: str | None) -> Callable[[Request], None]:
-    expected = token.encode() if token else None
-
     def require_token(request: Request) -> None:
-        if expected is None:
-            return
-        scheme, _, value = request.headers.get("authorization", "").partition(" ")
-        given = value.strip().encode()
-        if not (scheme.lower() == "bearer" and secrets.compare_digest(given, expected)):
-            raise HttpError(
-                401,
-                "missing or wrong bearer token (Authorization: Bearer <token>)",
-                headers={"WWW-Authenticate": 'Bearer realm="iac-code"'},
-            )
+        if not token_accepted(token, request.headers.get("authorization")):
+            raise HttpError(401, UNAUTHORIZED, headers=CHALLENGE)
 
     return require_token
+
+
+def token_accepted(token: str | None, authorization: str | None) -> bool:
+    """True when no token is required, or `authorization` is `Bearer <token>`."""
+    if not token:
+        return True
+    scheme, _, value = (authorization or "").partition(" ")
+    return scheme.lower() == "bearer" and secrets.compare_digest(
+        value.strip().encode(), token.encode()
+    )

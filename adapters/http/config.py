@@ -32,3 +32,7 @@ class HttpConfig:
     # Prefix of the connection ids minted here (`<replica_id>.<random>`): a load balancer
     # routes each request to the replica its id names. None: the bare random id.
     replica_id: str | None = None
+    # WebSocket keepalive: the server pings every interval; a peer that has not answered a
+    # ping within the timeout is closed (1011). A turn may be silent for minutes.
+    ws_ping_interval_seconds: float = 20.0
+    ws_ping_timeout_seconds: float = 20.0

@@ -46,6 +46,7 @@ class ConnectionRegistry:
         self._closing: set[asyncio.Task[None]] = set()
         self._stopping: anyio.Event | None = None
         self._chores: set[asyncio.Task[None]] = set()  # record writes
+        self._sockets = 0  # open WebSocket connections (websocket.py): they share the cap
 
     @property
     def stopping(self) -> anyio.Event:
@@ -71,12 +72,23 @@ class ConnectionRegistry:
             first_event=first_event,
         )
 
+    def open_socket(self) -> str:
+        """Count a WebSocket connection against the cap; returns its id. Release it with
+        `close_socket` when the socket goes."""
+        self._make_room()
+        self._sockets += 1
+        return self._new_id()
+
+    def close_socket(self) -> None:
+        self._sockets -= 1
+
     def _make_room(self) -> None:
-        if len(self._live) >= self._config.max_connections:
+        """Raise 503 if the cap is reached, after closing the expired connections."""
+        if len(self._live) + self._sockets >= self._config.max_connections:
             # Full only counts live connections: expired ones give their slot up now.
             for connection in self._expired():
                 self._close_later(connection, self._why_expired(connection))
-        if len(self._live) >= self._config.max_connections:
+        if len(self._live) + self._sockets >= self._config.max_connections:
             raise HttpError(
                 503,
                 f"too many open connections ({self._config.max_connections}); retry later",

@@ -46,6 +46,10 @@ def with_header_deadline(seconds: float) -> type[asyncio.Protocol]:
             if not self.transport.is_closing():
                 self._arm()  # for the next request's headers
 
+        def handle_websocket_upgrade(self, event: h11.Request) -> None:
+            self._disarm()  # the headers are in: the WebSocket protocol takes over
+            super().handle_websocket_upgrade(event)
+
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             super().connection_lost(exc)
@@ -86,5 +90,5 @@ def uvicorn_options(header_timeout_seconds: float) -> dict[str, Any]:
     return {
         "http": with_header_deadline(header_timeout_seconds),
         "timeout_keep_alive": 5,  # an idle keep-alive connection, between requests
-        "ws": "none",
+        "ws": "none",  # websocket_protocol.websocket_options() enables it
     }

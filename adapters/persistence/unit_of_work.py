@@ -1,3 +1,4 @@
+from contextlib import AbstractContextManager
 from typing import Self
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -9,6 +10,7 @@ from adapters.persistence.lineage import Lineages
 from adapters.persistence.listing import SqlAlchemySessionListing
 from adapters.persistence.project_rules import SqlAlchemyProjectRuleRepository
 from adapters.persistence.session_store import SqlAlchemySessionStore
+from application.ports.tracing import NO_TRACING, Span, Tracer
 from application.ports.unit_of_work import UnitOfWork
 
 
@@ -20,14 +22,31 @@ class SqlAlchemyUnitOfWork(UnitOfWork):
         self,
         session_factory: async_sessionmaker[AsyncSession],
         read_factory: async_sessionmaker[AsyncSession] | None = None,
+        tracer: Tracer = NO_TRACING,
+        *,
+        read_only: bool = False,
     ) -> None:
         self._session_factory = session_factory
         self._read_factory = read_factory
+        self._tracer = tracer
+        bind = session_factory.kw.get("bind")
+        self._span_attributes = {
+            "db.system.name": bind.dialect.name if bind is not None else "unknown",
+            "iac_code.storage.read_only": read_only,
+        }
 
     def reading(self) -> "SqlAlchemyUnitOfWork":
         if self._read_factory is None:
             return self
-        return SqlAlchemyUnitOfWork(self._read_factory)
+        return SqlAlchemyUnitOfWork(self._read_factory, tracer=self._tracer, read_only=True)
+
+    def _start_span(self) -> None:
+        """One span per transaction, open from `async with` to its end: a child of the
+        span current then (the turn's, a tool call's, a request's)."""
+        self._span_context: AbstractContextManager[Span] = self._tracer.span(
+            "storage transaction", self._span_attributes
+        )
+        self._span = self._span_context.__enter__()
 
     async def __aenter__(self) -> Self:
         self._db = self._session_factory()
@@ -36,9 +55,18 @@ class SqlAlchemyUnitOfWork(UnitOfWork):
         self.activity = SqlAlchemyActivityLog(self._db, lineages)
         self.listing = SqlAlchemySessionListing(self._db)
         self.rules = SqlAlchemyProjectRuleRepository(self._db)
+        self._start_span()  # last: nothing after it may fail and leave the span open
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        try:
+            await self._end(*exc_info)
+        except BaseException as error:
+            self._span_context.__exit__(type(error), error, error.__traceback__)
+            raise
+        self._span_context.__exit__(*exc_info)  # type: ignore[arg-type]
+
+    async def _end(self, *exc_info: object) -> None:
         failed = exc_info[1] if len(exc_info) > 1 else None
         try:
             try:
@@ -63,3 +91,4 @@ class SqlAlchemyUnitOfWork(UnitOfWork):
         except SQLAlchemyError as exc:
             raise storage_error(exc, "Storing the session failed.") from exc
         self._store.saved.clear()
+        self._span.set("iac_code.storage.committed", True)

@@ -23,6 +23,7 @@ from application.ports.llm import (
     ToolUseStarted,
 )
 from application.ports.mcp import McpPromptError
+from application.ports.tracing import NO_TRACING, Span, Tracer
 from application.runtime import ActiveSession, SessionRegistry, TurnCancelled, TurnControl
 from application.use_cases.briefing import Briefer, PromptCommandFailed
 from application.use_cases.commands.run import RunCommand
@@ -108,6 +109,7 @@ class Prompt:
         servers: SessionServers | None = None,
         briefer: Briefer | None = None,
         ownership: TurnOwnership | None = None,
+        tracer: Tracer = NO_TRACING,
     ) -> None:
         self._registry = registry
         self._llm = llm
@@ -124,11 +126,20 @@ class Prompt:
         self._servers = servers
         self._briefer = briefer
         self._ownership = ownership  # None: no other process runs turns of these sessions
+        self._tracer = tracer
         # Set when compaction failed in this turn while the context still fitted: the turn
         # goes on without trying (and telling) again at every request. One Prompt per turn.
         self._gave_up_compacting = False
 
     async def execute(self, request: PromptRequest) -> PromptResult:
+        # The turn's span: the parent of its model requests, tool calls and storage.
+        with self._tracer.span("turn", {"session.id": request.session_id}) as span:
+            result = await self._execute(request)
+            span.set("acp.stop_reason", str(result.stop_reason))
+            _record_usage(span, result.usage)
+            return result
+
+    async def _execute(self, request: PromptRequest) -> PromptResult:
         active = self._registry.require(request.session_id)
         call = self._command_in(request.content)
         if call is None and not self._llm.has_credentials():
@@ -345,10 +356,18 @@ class Prompt:
         message_id = self._ids.message_id()
         reply = _Reply()
         request = self._requests.build(session, thought_level)
+        attributes = {
+            "session.id": session.id,
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": request.model,
+        }
         try:
-            response = await control.guard(
-                self._consume(session, control, request, message_id, reply)
-            )
+            with self._tracer.span(f"chat {request.model}", attributes) as span:
+                response = await control.guard(
+                    self._consume(session, control, request, message_id, reply)
+                )
+                span.set("gen_ai.response.finish_reasons", (str(response.stop),))
+                _record_usage(span, response.usage)
         except TurnCancelled:
             turn.record_request(Usage())
             await self._keep_partial(session, message_id, reply)
@@ -479,6 +498,13 @@ class Prompt:
                 created_at=self._clock.now(),
             ),
         )
+
+
+def _record_usage(span: Span, usage: Usage) -> None:
+    span.set("gen_ai.usage.input_tokens", usage.input_tokens)
+    span.set("gen_ai.usage.output_tokens", usage.output_tokens)
+    span.set("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
+    span.set("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
 
 
 def _first_text(content: tuple[UserInputBlock, ...]) -> str | None:

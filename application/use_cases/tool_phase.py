@@ -10,6 +10,7 @@ from application.ports.permissions import (
     PermissionUnavailable,
 )
 from application.ports.tools import ToolContext, ToolDefinition, ToolPlan, ToolResult, ToolRunner
+from application.ports.tracing import NO_TRACING, Tracer
 from application.ports.unit_of_work import UnitOfWork
 from application.ports.workspace import Workspaces
 from application.runtime import ActiveSession, SessionRegistry, TurnCancelled, TurnControl
@@ -146,7 +147,9 @@ class ToolPhase:
         workspaces: Workspaces | None = None,  # None: the runner's own (local) files
         knowledge: ProjectKnowledge | None = None,
         briefer: Briefer | None = None,
+        tracer: Tracer = NO_TRACING,
     ) -> None:
+        self._tracer = tracer
         self._knowledge = knowledge
         self._briefer = briefer
         self._uow = uow
@@ -195,8 +198,22 @@ class ToolPhase:
             if control.cancelled.is_set():
                 results.append(ToolResultBlock(tool_use_id=use.id, content=NOT_RUN, is_error=True))
             else:
-                results.append(await self._one(session, control, use, refusal))
+                results.append(await self._traced(session, control, use, refusal))
         return tuple(results)
+
+    async def _traced(
+        self, session: Session, control: TurnControl, use: ToolUseBlock, refusal: str | None
+    ) -> ToolResultBlock:
+        attributes = {
+            "session.id": session.id,
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": use.name,
+            "gen_ai.tool.call.id": use.id,
+        }
+        with self._tracer.span(f"execute_tool {use.name}", attributes) as span:
+            result = await self._one(session, control, use, refusal)
+            span.set("iac_code.tool.is_error", result.is_error)
+            return result
 
     async def _one(
         self, session: Session, control: TurnControl, use: ToolUseBlock, refusal: str | None

@@ -16,6 +16,7 @@ import pytest
 from acp import PROTOCOL_VERSION, connect_to_agent, text_block
 from acp.http import create_http_stream
 from acp.schema import ClientCapabilities, Implementation
+from acp.ws import create_websocket_stream
 
 from tests.e2e.conftest import RecordingClient
 from tests.support.cluster import (
@@ -227,6 +228,31 @@ async def test_the_official_client_works_through_the_balancer(
     )
     assert {e["upstream"] for e in sent()} == {home.upstream.address}
     assert {e["method"] for e in sent()} >= {"POST", "GET"}
+
+
+async def test_a_websocket_passes_through_the_balancer(cluster: Cluster, tmp_path: Path) -> None:
+    # nginx passes the upgrade on (deploy/nginx's `Upgrade`/`Connection` headers); the whole
+    # connection then lives on the one socket, so it needs no routing by id.
+    recorder = RecordingClient()
+    url = cluster.url.replace("http://", "ws://") + "/acp"
+    token = {"Authorization": f"Bearer {cluster.token}"}
+    transport = await create_websocket_stream(url, headers=token)
+    conn = connect_to_agent(recorder, transport)
+    try:
+        await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(),
+            client_info=Implementation(name="sdk-ws", version="1"),
+        )
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        result = await conn.prompt(
+            session_id=session.session_id, prompt=[text_block("hello over a websocket")]
+        )
+    finally:
+        await conn.close()
+        await transport.close()
+    assert result.stop_reason == "end_turn"
+    assert "You said: hello over a websocket" in recorder.agent_text()
 
 
 async def test_a_session_made_on_one_replica_loads_and_prompts_on_the_other(

@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from adapters.http.app import create_app
 from adapters.http.config import HttpConfig
 from adapters.http.slow_clients import uvicorn_options
+from adapters.http.websocket_protocol import websocket_options
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import RpcError
 from tests.support.sse_client import SseStream, open_sse
@@ -38,17 +39,22 @@ async def always_ready() -> bool:
 
 
 async def start(
-    app: FastAPI, header_timeout_seconds: float = FAST.header_timeout_seconds
+    app: FastAPI,
+    header_timeout_seconds: float = FAST.header_timeout_seconds,
+    websocket: HttpConfig | None = None,
 ) -> tuple[uvicorn.Server, "asyncio.Task[None]", str]:
     """Serve `app` with uvicorn on 127.0.0.1 and a port the OS picks, with the server's own
-    protocol options."""
+    protocol options (WebSocket's too, from the config given as `websocket`)."""
+    options = uvicorn_options(header_timeout_seconds)
+    if websocket is not None:
+        options |= websocket_options(websocket)
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
         port=0,
         log_config=None,
         access_log=False,
-        **uvicorn_options(header_timeout_seconds),
+        **options,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
@@ -63,10 +69,12 @@ async def start(
 
 @asynccontextmanager
 async def running(
-    app: FastAPI, header_timeout_seconds: float = FAST.header_timeout_seconds
+    app: FastAPI,
+    header_timeout_seconds: float = FAST.header_timeout_seconds,
+    websocket: HttpConfig | None = None,
 ) -> AsyncIterator[str]:
     """The base URL of `app` served for the block."""
-    server, task, base = await start(app, header_timeout_seconds)
+    server, task, base = await start(app, header_timeout_seconds, websocket)
     try:
         yield base
     finally:
@@ -229,7 +237,7 @@ def serve_fake(fake_agent: FakeAgent) -> Serve:
     ) -> AsyncIterator[str]:
         config = replace(FAST, **changes)
         app = create_app(fake_agent, config, ready, clock)
-        async with running(app, config.header_timeout_seconds) as base:
+        async with running(app, config.header_timeout_seconds, config) as base:
             yield base
 
     return serve

@@ -5,7 +5,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from adapters.http.host_guard import LOOPBACK_NAMES
+from adapters.http.host_guard import LOOPBACK_NAMES, HostGuard
 from bootstrap.http_settings import load_http_config
 from tests.http.conftest import INITIALIZE, Serve
 
@@ -72,3 +72,21 @@ async def test_malformed_host_or_origin_is_refused_not_a_crash(
     async with serve_fake(allowed_hosts=None) as base:
         # unrestricted: served, and above all not a 500
         assert (await post(http, base, Host="[::1")).status_code == 200
+
+
+async def test_a_websocket_handshake_is_refused_with_a_close_where_no_answer_can_be_sent() -> None:
+    # Servers without ASGI's denial-response extension: closing before accepting is a 403.
+    reached: list[object] = []
+    sent: list[dict[str, object]] = []
+
+    async def app(scope: object, receive: object, send: object) -> None:
+        reached.append(scope)
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    guard = HostGuard(app, allowed=frozenset({"127.0.0.1"}))
+    scope = {"type": "websocket", "headers": [(b"host", b"evil.example")], "extensions": {}}
+    await guard(scope, None, send)
+    assert sent == [{"type": "websocket.close", "code": 1008}]
+    assert reached == []

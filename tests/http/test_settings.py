@@ -42,6 +42,8 @@ def test_limits_and_timings_are_configurable() -> None:
             "IAC_CODE_HTTP_KEEPALIVE_SECONDS": "0.5",
             "IAC_CODE_HTTP_IDLE_TIMEOUT_SECONDS": "8",
             "IAC_CODE_HTTP_MAX_CONNECTIONS": "3",
+            "IAC_CODE_WS_PING_INTERVAL_SECONDS": "2.5",
+            "IAC_CODE_WS_PING_TIMEOUT_SECONDS": "4",
         }
     )
     assert config == HttpConfig(
@@ -53,6 +55,8 @@ def test_limits_and_timings_are_configurable() -> None:
         idle_timeout_seconds=8,
         reap_interval_seconds=2,  # a quarter of a short idle timeout
         max_connections=3,
+        ws_ping_interval_seconds=2.5,
+        ws_ping_timeout_seconds=4,
     )
 
 
