@@ -13,13 +13,24 @@ from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from adapters.knowledge.local import LocalProjectKnowledge
 from adapters.persistence.engine import backend, make_engine
+from adapters.persistence.journal_store import (
+    SqlAlchemyConnectionRecords,
+    SqlAlchemyUpdateJournalStore,
+)
 from adapters.persistence.leases import SqlAlchemyTurnLeases
 from adapters.persistence.sqlite import read_only  # an execution option: PostgreSQL ignores it
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.presence import LockFilePresence
 from adapters.protocol.agent import AcpAgent, UseCases
 from adapters.protocol.channels import SessionChannels
+from adapters.protocol.journal import JournalTerms, UpdateJournal
 from adapters.protocol.permissions import AcpPermissionAsker
+from adapters.protocol.revival import (
+    ConnectionRevival,
+    TurnStates,
+    awaiting_permission,
+    held_elsewhere,
+)
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
 from adapters.workspace.client import AcpWorkspaces
@@ -143,7 +154,29 @@ class Container(containers.DeclarativeContainer):
     leasing = providers.Singleton(
         TurnLeasing, leases=leases, clock=clock, terms=lease_terms, presence=presence
     )
-    channels = providers.Singleton(SessionChannels, busy=registry.provided.is_busy)
+    # Every live session/update numbered and kept (adapters/protocol/journal.py).
+    journal = providers.Singleton(
+        UpdateJournal,
+        store=providers.Singleton(
+            SqlAlchemyUpdateJournalStore, engine, reader=providers.Callable(read_only, engine)
+        ),
+        now=providers.Callable(lambda clock: clock.now, clock),
+        terms=providers.Singleton(
+            JournalTerms,
+            flush_seconds=settings.provided.journal_flush_seconds,
+            keep_events=settings.provided.journal_keep_events,
+            keep_seconds=settings.provided.journal_keep_seconds,
+        ),
+    )
+    connection_records = providers.Singleton(
+        SqlAlchemyConnectionRecords,
+        engine,
+        now=providers.Callable(lambda clock: clock.now, clock),
+        reader=providers.Callable(read_only, engine),
+    )
+    channels = providers.Singleton(
+        SessionChannels, update_log=journal, busy=registry.provided.is_busy
+    )
     catalog = providers.Singleton(build_catalog, settings)
     llm = providers.Singleton(build_llm, settings)
     limits = providers.Singleton(
@@ -344,6 +377,27 @@ class Container(containers.DeclarativeContainer):
         channels=channels,
         max_image_bytes=settings.provided.max_image_bytes,
         detached_turn_timeout=settings.provided.detached_turn_timeout,
+        journal=journal,
+    )
+    # HTTP connections taken up again after a restart (adapters/http/revival.py).
+    revival = providers.Singleton(
+        ConnectionRevival,
+        agent=agent,
+        journal=journal,
+        records=connection_records,
+        turn_state=providers.Singleton(
+            TurnStates,
+            busy=registry.provided.is_busy,
+            awaiting=providers.Callable(awaiting_permission, channels),
+            holder_elsewhere=providers.Callable(
+                held_elsewhere,
+                leases,
+                providers.Callable(lambda clock: clock.now, clock),
+                settings.provided.replica_id,
+            ),
+        ),
+        now=providers.Callable(lambda clock: clock.now, clock),
+        keep_seconds=settings.provided.journal_keep_seconds,
     )
 
 

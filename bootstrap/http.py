@@ -12,6 +12,7 @@ from adapters.http.app import create_app
 from adapters.http.config import HttpConfig
 from adapters.http.health import ReadinessCheck
 from adapters.http.host_guard import LOOPBACK_NAMES, hostname
+from adapters.http.revival import Revival, RevivalSource
 from adapters.http.slow_clients import uvicorn_options
 from adapters.http.websocket_protocol import websocket_options
 from adapters.protocol.connection import Dispatcher
@@ -109,6 +110,22 @@ async def _load_agent(
     agent.set_result(dispatcher)
 
 
+def revival_once_loaded(
+    agent: "asyncio.Future[Dispatcher]", containers: list[Any]
+) -> RevivalSource:
+    """Connections of a previous process are taken up once the agent has loaded (a
+    request naming one waits for it, as any request but `initialize` does)."""
+
+    async def revival() -> Revival | None:
+        try:
+            await asyncio.shield(agent)
+        except Exception:  # the agent failed to start: nothing to take up
+            return None
+        return containers[0].revival() if containers else None
+
+    return revival
+
+
 def _warm_model(container: Any) -> None:
     from bootstrap.container import warm_model
 
@@ -127,7 +144,7 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
         LazyDispatcher(make_initialize(settings, version), agent, early),
         settings.traces_exporters,
     )
-    app = create_app(dispatcher, config, ready)
+    app = create_app(dispatcher, config, ready, revival=revival_once_loaded(agent, containers))
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -167,6 +184,7 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
         await asyncio.gather(loading, return_exceptions=True)
         for container in containers:
             await container.registry().close_all()  # their MCP servers stop with them
+            await container.journal().aclose()  # the updates not written yet
             await container.engine().dispose()
     if not server.started or _failed(loading):
         raise SystemExit(1)

@@ -64,6 +64,11 @@ class Settings:
     # window, keeping this many of the latest user turns word for word.
     compact_at: float = 0.85
     compact_keep_turns: int = 2
+    # The session journal (numbered updates a reconnecting client is sent again): how many
+    # are kept per session and for how long; how often a batch of them is written.
+    journal_keep_events: int = 10_000
+    journal_keep_seconds: float = 7 * 86_400.0
+    journal_flush_seconds: float = 0.15
     # config.toml's [catalogue."<model id>"] tables, applied over the built-in catalogue.
     catalogue_overrides: Mapping[str, ModelOverride] = field(default_factory=dict)
     key_variable: str | None = None  # where the key was looked for; None: the profile's
@@ -117,6 +122,9 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "demo_pace": ("IAC_CODE_DEMO_PACE",),
     "compact_at": ("IAC_CODE_COMPACT_AT",),
     "compact_keep_turns": ("IAC_CODE_COMPACT_KEEP_TURNS",),
+    "journal_keep_events": ("IAC_CODE_JOURNAL_KEEP_EVENTS",),
+    "journal_keep_seconds": ("IAC_CODE_JOURNAL_KEEP_SECONDS",),
+    "journal_flush_seconds": ("IAC_CODE_JOURNAL_FLUSH_SECONDS",),
 }
 _FLOATS = {
     "lease_seconds",
@@ -127,6 +135,8 @@ _FLOATS = {
     "bash_timeout",
     "bash_max_timeout",
     "mcp_connect_timeout",
+    "journal_keep_seconds",
+    "journal_flush_seconds",
 }
 _INTS = {
     "max_turn_requests",
@@ -135,6 +145,7 @@ _INTS = {
     "max_message_bytes",
     "max_image_bytes",
     "compact_keep_turns",
+    "journal_keep_events",
 }
 # compact_keep_turns >= 1: the latest user turn (the one being answered) is never summarised.
 _POSITIVE = {
@@ -143,6 +154,7 @@ _POSITIVE = {
     "max_message_bytes",
     "max_image_bytes",
     "compact_keep_turns",
+    "journal_keep_events",
 }
 _CHOICES = {"thought_level": tuple(ThoughtLevel), "default_mode": tuple(ModeId)}
 

@@ -97,6 +97,7 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
             await asyncio.gather(building, return_exceptions=True)
         for container in containers:
             await container.registry().close_all()  # their MCP servers stop with them
+            await container.journal().aclose()  # the updates not written yet
             await container.engine().dispose()
 
 

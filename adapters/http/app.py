@@ -19,6 +19,7 @@ from adapters.http.errors import (
 from adapters.http.health import ReadinessCheck, health_router
 from adapters.http.host_guard import HostGuard
 from adapters.http.registry import Clock, ConnectionRegistry
+from adapters.http.revival import RevivalSource
 from adapters.http.routes import acp_router
 from adapters.http.websocket import websocket_router
 from adapters.protocol.connection import Dispatcher
@@ -29,10 +30,12 @@ def create_app(
     config: HttpConfig,
     ready: ReadinessCheck,
     clock: Clock = time.monotonic,
+    revival: RevivalSource | None = None,
 ) -> FastAPI:
     """One dispatcher serves every connection: each call names its peer connection.
-    `app.state.registry` holds the open connections."""
-    registry = ConnectionRegistry(dispatcher, config, clock)
+    `app.state.registry` holds the open connections; `revival` takes up those a previous
+    process (or another replica) opened."""
+    registry = ConnectionRegistry(dispatcher, config, clock, revival)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

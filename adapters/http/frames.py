@@ -6,9 +6,10 @@ from typing import Any
 from adapters.protocol.jsonrpc import encode
 
 
-def message_frame(event_id: int, message: dict[str, Any]) -> bytes:
+def message_frame(event_id: int, message: dict[str, Any], tag: bytes = b"") -> bytes:
+    """`tag` follows the number in the id (adapters/http/event_ids.py: session cursors)."""
     # `encode` gives one compact JSON line (no raw newlines) ending in "\n".
-    return b"id: %d\nevent: message\ndata: %s\n" % (event_id, encode(message))
+    return b"id: %d%s\nevent: message\ndata: %s\n" % (event_id, tag, encode(message))
 
 
 def retry_frame(retry_ms: int, comment: str) -> bytes:

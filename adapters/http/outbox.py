@@ -47,17 +47,21 @@ class Outbox:
         max_bytes: int,
         on_failure: Callable[[str], None],
         max_event_bytes: int | None = None,
+        tag: Callable[[], bytes] = lambda: b"",
+        first_id: int = 1,
     ) -> None:
         self._max_events = max_events
         self._max_bytes = max_bytes
         self._max_event_bytes = min(max_event_bytes or max_bytes, max_bytes)
         self._on_failure = on_failure
+        self._tag = tag  # what follows the number in each message's id (event_ids.py)
         self._frames: list[bytes] = []
         self._head = 0  # index in _frames of the oldest kept event
-        self._first_id = 1  # its id
-        self._next_id = 1
+        # Its id. A connection taken up again after a restart goes on from the client's.
+        self._first_id = first_id
+        self._next_id = first_id
         self._bytes = 0
-        self._written = 0
+        self._written = first_id - 1
         self._follower: object | None = None
         self._wakeup = asyncio.Event()
         self._progress = asyncio.Event()  # set whenever a stream wrote, left or gave up
@@ -65,7 +69,7 @@ class Outbox:
         self._closed = False
         self.failure: str | None = None
         self._failure_frame = b""
-        self._taken = 0  # the newest event a stream has taken to write
+        self._taken = first_id - 1  # the newest event a stream has taken to write
         self._last: dict[str, Any] | None = None  # the newest event's message, if mergeable
 
     @property
@@ -82,7 +86,7 @@ class Outbox:
             return
         if self._merge(message):
             return
-        frame = message_frame(self._next_id, message)
+        frame = message_frame(self._next_id, message, self._tag())
         size = len(frame)
         too_large = size > self._max_event_bytes
         if too_large:
@@ -103,7 +107,7 @@ class Outbox:
         both = merged(self._last, message)
         if both is None:
             return False
-        frame = message_frame(self.last_id, both)
+        frame = message_frame(self.last_id, both, self._tag())
         if len(frame) > self._max_event_bytes:
             return False
         self._bytes += len(frame) - len(self._frames[-1])

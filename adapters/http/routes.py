@@ -1,7 +1,6 @@
 """`/acp`: POST a JSON-RPC message, GET the event stream, DELETE the connection."""
 
 import asyncio
-import re
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -12,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from adapters.http.auth import bearer_guard
 from adapters.http.config import HttpConfig
 from adapters.http.errors import HttpError
+from adapters.http.event_ids import EventId, parse_event_id
 from adapters.http.frames import retry_frame
 from adapters.http.intake import check_content_type, decode, is_initialize, read_body
 from adapters.http.outbox import LastEventIdAhead
@@ -22,7 +22,6 @@ CONNECTION_ID = "Acp-Connection-Id"
 SESSION_ID = "Acp-Session-Id"
 # On shutdown a stream gets this long to finish cleanly (uvicorn waits 5 s for all of them).
 SHUTDOWN_GRACE_SECONDS = 3.0
-EVENT_ID = re.compile(r"[0-9]{1,18}")
 
 
 def acp_router(registry: ConnectionRegistry, config: HttpConfig) -> APIRouter:
@@ -37,13 +36,14 @@ def acp_router(registry: ConnectionRegistry, config: HttpConfig) -> APIRouter:
         request.state.rpc = "response" if method is None else str(method)[:80]
         if is_initialize(message):
             return await _initialize(registry, config, body, message["id"])
-        connection = registry.get(request.headers.get(CONNECTION_ID))
+        connection = await registry.find(request.headers.get(CONNECTION_ID), None)
         await connection.receive(body)
         return Response(status_code=202)
 
     @router.get("/acp")
     async def stream(request: Request) -> EventSourceResponse:
-        connection = registry.get(request.headers.get(CONNECTION_ID))
+        event_id = _last_event_id(request.headers.get("last-event-id"))
+        connection = await registry.find(request.headers.get(CONNECTION_ID), event_id)
         session_id = request.headers.get(SESSION_ID)
         if session_id is not None:
             if session_id not in connection.sessions:
@@ -54,7 +54,7 @@ def acp_router(registry: ConnectionRegistry, config: HttpConfig) -> APIRouter:
             frames = connection.session_stream(first)
             request.state.rpc = "stream:session"
         else:
-            last_event_id = _last_event_id(request.headers.get("last-event-id"))
+            last_event_id = None if event_id is None else event_id.number
             request.state.rpc = (
                 "stream" if last_event_id is None else f"stream:after={last_event_id}"
             )
@@ -104,15 +104,15 @@ async def _initialize(
     )
 
 
-def _last_event_id(header: str | None) -> int | None:
+def _last_event_id(header: str | None) -> EventId | None:
     if header is None or not header.strip():
         return None
-    value = header.strip()
-    # ASCII digits only: str.isdigit() also takes "²" (a \xb2 byte read as latin-1), and
-    # int() refuses that, or thousands of digits.
-    if not EVENT_ID.fullmatch(value):
+    # ASCII digits only (event_ids.py): str.isdigit() also takes "²" (a \xb2 byte read as
+    # latin-1), and int() refuses that, or thousands of digits.
+    event_id = parse_event_id(header.strip())
+    if event_id is None:
         raise HttpError(400, "Last-Event-ID must be the id of an event this server sent")
-    return int(value)
+    return event_id
 
 
 def _keepalive() -> ServerSentEvent:

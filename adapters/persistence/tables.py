@@ -2,6 +2,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -220,6 +221,31 @@ project_rules = Table(
     sqlite_autoincrement=True,
 )
 
+
+# The session journal: each live session/update, numbered per session (seq 1, 2, ...), as
+# its clients were sent it. A bounded tail per session (adapters/protocol/journal.py prunes
+# it). No foreign key: a batch holding an update of a session deleted meanwhile must still
+# be written for the others; age pruning removes such rows.
+session_updates = Table(
+    "session_updates",
+    metadata,
+    Column("session_id", short_text(64), primary_key=True),
+    Column("seq", BigInteger, primary_key=True, autoincrement=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("params", Text, nullable=False),  # JSON text, encoded once by the journal
+    Index("ix_session_updates_created_at", "created_at"),
+)
+
+# An HTTP connection that may be taken up by another process (after a restart, or another
+# replica): written when its sessions change, not per event.
+http_connections = Table(
+    "http_connections",
+    metadata,
+    Column("id", short_text(200), primary_key=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Column("record", JSON, nullable=False),
+    Index("ix_http_connections_updated_at", "updated_at"),
+)
 
 # Indexes that exist on one database only (the ddl_if above), by name: what a schema
 # comparison of the other database leaves out.

@@ -17,6 +17,7 @@ from adapters.protocol.connection import AnswerThen, Connection, Dispatcher
 from adapters.protocol.detached import DetachedSessions, Schedule, call_later
 from adapters.protocol.errors import to_rpc_error
 from adapters.protocol.handshake import API_KEY_METHOD, handle_initialize
+from adapters.protocol.journal import CursorExpired, UpdateJournal, cursor_of, expired_error
 from adapters.protocol.jsonrpc import AUTH_REQUIRED, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
 from adapters.protocol.methods import ALIASES, METHODS, RENAME_METHOD, Capability
 from adapters.protocol.opening import session_opening
@@ -136,8 +137,10 @@ class AcpAgent(Dispatcher):
         max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
         detached_turn_timeout: float = DEFAULT_DETACHED_TURN_TIMEOUT,
         schedule: Schedule = call_later,
+        journal: UpdateJournal | None = None,
     ) -> None:
         self._uc = use_cases
+        self._journal = journal
         self._channels = channels
         self._max_image_bytes = max_image_bytes
         self._detached = DetachedSessions(
@@ -221,7 +224,7 @@ class AcpAgent(Dispatcher):
         await asyncio.gather(*(close.execute(session_id) for session_id in idle))
 
     async def restore_attachment(
-        self, peer: Connection, session_id: str, cwd: str | None = None
+        self, peer: Connection, session_id: str, cwd: str | None = None, *, tell_state: bool = True
     ) -> Role:
         """Attach `peer` to a session without a replay: a connection restored after a
         server restart (its missed updates come from the update log). With `cwd`, the
@@ -232,6 +235,8 @@ class AcpAgent(Dispatcher):
             await self._uc.resume_session().execute(session_id, cwd)
         attaching = self._channels.begin_attach(session_id, peer)
         self._detached.stop(session_id)
+        if not tell_state:  # the caller tells it (with what it missed, first)
+            attaching.feed.told_state = True
         await attaching.go_live()
         return self._channels.ownership.role_of(session_id, peer) or Role.OBSERVER
 
@@ -282,6 +287,7 @@ class AcpAgent(Dispatcher):
         request = parse_params(acp.LoadSessionRequest, _no_mcp_default(params), "session/load")
         _check_cwd(request.cwd)
         opening = session_opening(params)
+        after = await self._check_cursor(request.session_id, params)
         loaded = await self._uc.load_session().prepare(
             LoadSessionRequest(session_id=request.session_id, cwd=request.cwd, opening=opening)
         )
@@ -289,13 +295,41 @@ class AcpAgent(Dispatcher):
         attaching = self._channels.begin_attach(request.session_id, peer)
         self._detached.stop(request.session_id)
         try:
-            for event in loaded.replay:
-                await attaching.emit(request.session_id, event)  # type: ignore[arg-type]
+            if after is not None:  # what it missed instead of the whole history
+                await self._send_missed(request.session_id, after, attaching)
+            else:
+                for event in loaded.replay:
+                    await attaching.emit(request.session_id, event)  # type: ignore[arg-type]
         except BaseException:
             await attaching.abort()
             raise
         result = wire.load_session_result(loaded.state)
         return self._attached(request.session_id, peer, result, attaching)
+
+    async def _check_cursor(self, session_id: str, params: dict[str, Any] | None) -> int | None:
+        """A load/resume cursor (`_meta.iac_code.after`) the journal can serve, or None;
+        one it cannot is refused before anything is attached."""
+        after = cursor_of(params)
+        if after is not None:
+            await self._missed(session_id, after)
+        return after
+
+    async def _missed(self, session_id: str, after: int) -> list[dict[str, Any]]:
+        if self._journal is None:
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: this server keeps no journal; session/load without a cursor.",
+                {"reason": "cursor_expired", "sessionId": session_id},
+            )
+        try:
+            return await self._journal.missed(session_id, after)
+        except CursorExpired as exc:
+            raise expired_error(exc) from None
+
+    async def _send_missed(self, session_id: str, after: int, attaching: Attaching) -> None:
+        """The journaled updates after `after`, to the attaching client only; the live
+        ones held back for it meanwhile that these include are then not sent again."""
+        await attaching.send_missed(await self._missed(session_id, after))
 
     def _announcing(self, session_id: str, result: dict[str, Any]) -> AnswerThen:
         """The result, then the session's commands and context usage: a client routes a
@@ -369,6 +403,9 @@ class AcpAgent(Dispatcher):
         turn = asyncio.ensure_future(self._uc.prompt().execute(request))
         self._turns.add(turn)
         turn.add_done_callback(_forget_turn(self._turns))
+        if self._journal is not None:  # the turn's last updates: written now, not later
+            journal = self._journal
+            turn.add_done_callback(lambda _: journal.flush_soon())
         handler = asyncio.current_task()
         waiting = self._waiting.setdefault(peer, set())
         if handler is not None:
@@ -433,9 +470,16 @@ class AcpAgent(Dispatcher):
         request = parse_params(acp.ResumeSessionRequest, _no_mcp_default(params), "session/resume")
         _check_cwd(request.cwd)
         opening = session_opening(params)
+        after = await self._check_cursor(request.session_id, params)
         state = await self._uc.resume_session().execute(request.session_id, request.cwd, opening)
         attaching = self._channels.begin_attach(request.session_id, peer)
         self._detached.stop(request.session_id)
+        if after is not None:
+            try:
+                await self._send_missed(request.session_id, after, attaching)
+            except BaseException:
+                await attaching.abort()
+                raise
         result = wire.resume_session_result(state)
         return self._attached(request.session_id, peer, result, attaching)
 

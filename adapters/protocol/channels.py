@@ -166,6 +166,14 @@ class Attaching(EventSink):
     feed: _Feed
     was_attached: bool
     _done: bool = field(default=False)
+    _sent_through: int = field(default=0)  # the newest numbered update it was sent
+
+    async def send_missed(self, updates: list[dict[str, Any]]) -> None:
+        """Numbered updates it missed (from the update log), to it alone. Live updates held
+        back meanwhile that these already include are skipped in `go_live`."""
+        for params in updates:
+            await self.channels.deliver(self.session_id, self.feed, params)
+            self._sent_through = max(self._sent_through, _seq_of(params))
 
     async def emit(self, session_id: SessionId, event: AgentEvent) -> None:
         await self.channels.deliver(session_id, self.feed, notification_for(session_id, event))
@@ -178,7 +186,10 @@ class Attaching(EventSink):
         feed = self.feed
         buffer = feed.buffer or []
         while buffer:
-            await self.channels.deliver(self.session_id, feed, buffer.pop(0))
+            params = buffer.pop(0)
+            if self._sent_through and 0 < _seq_of(params) <= self._sent_through:
+                continue  # already sent among the missed ones
+            await self.channels.deliver(self.session_id, feed, params)
         feed.buffer = None
         if not feed.told_state:  # nothing was sent: the state still reaches it
             update = {"sessionUpdate": "session_info_update"}
@@ -196,3 +207,10 @@ class Attaching(EventSink):
         else:
             self._done = True
             self.channels.detach(self.session_id, self.feed.peer)
+
+
+def _seq_of(params: dict[str, Any]) -> int:
+    """The update log's number of an update (`_meta.iac_code.seq`), 0 when it has none."""
+    ours = (params.get("_meta") or {}).get("iac_code") or {}
+    seq = ours.get("seq") if isinstance(ours, dict) else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0

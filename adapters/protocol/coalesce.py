@@ -59,11 +59,20 @@ def merged(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any] | N
     if kind == "tool_call_update":
         if first.get("toolCallId") != second.get("toolCallId") or _hides_a_status(first, second):
             return None
-        return {**earlier, "params": {**earlier["params"], "update": {**first, **second}}}
+        return _joined(earlier, later, {**first, **second})
     head, tail = _chunk_text(first), _chunk_text(second)
     if head is None or tail is None or first["messageId"] != second["messageId"]:
         return None
     if len(head) + len(tail) > MAX_MERGED_CHARS:
         return None
     update = {**first, "content": {"type": "text", "text": head + tail}}
-    return {**earlier, "params": {**earlier["params"], "update": update}}
+    return _joined(earlier, later, update)
+
+
+def _joined(earlier: dict[str, Any], later: dict[str, Any], update: Any) -> dict[str, Any]:
+    """The merged message: the later one's `_meta` (its journal number: what the client has
+    received once it has this one)."""
+    params = {**earlier["params"], "update": update}
+    if "_meta" in later["params"]:
+        params["_meta"] = later["params"]["_meta"]
+    return {**earlier, "params": params}

@@ -153,3 +153,33 @@ async def test_a_slow_client_does_not_hold_the_others_back() -> None:
     gate.set()
     await emitting
     assert len(slow_sent) == 1
+
+
+class Journaling:
+    """An UpdateLog that numbers updates as the journal does (`_meta.iac_code.seq`) and
+    keeps them, so that a test can hand an attaching client what it missed."""
+
+    def __init__(self) -> None:
+        self.kept: list[dict[str, Any]] = []
+
+    async def record(self, session_id: str, params: dict[str, Any]) -> dict[str, Any]:
+        numbered = {**params, "_meta": {"iac_code": {"seq": len(self.kept) + 1}}}
+        self.kept.append(numbered)
+        return numbered
+
+
+async def test_missed_updates_then_held_live_ones_reach_an_attaching_client_once() -> None:
+    log = Journaling()
+    channels = SessionChannels(update_log=log)
+    a, b = Client(), Client()
+    channels.attach(SID, a.connection)
+    await channels.emit(SID, text("one "))
+    await channels.emit(SID, text("two "))
+    attaching = channels.begin_attach(SID, b.connection)
+    await channels.emit(SID, text("three "))  # held for b: it is also among the missed
+    await attaching.send_missed(log.kept[:3])  # b's cursor was 0: all three
+    await attaching.go_live()
+    await channels.emit(SID, text("four"))
+    assert a.texts() == b.texts() == ["one ", "two ", "three ", "four"]
+    numbers = [m["params"]["_meta"]["iac_code"]["seq"] for m in b.sent]
+    assert numbers == [1, 2, 3, 4]
