@@ -420,3 +420,12 @@ def warm_model(container: Container) -> None:
     resolve = getattr(container.llm(), "resolve", None)
     if resolve is not None:
         resolve()
+
+
+async def release(container: Container) -> None:
+    """Stop what a container started, in order: sessions (their turns, MCP servers), then
+    the journal's last updates, then the database pool. Whatever ends a server or a test's
+    container ends it this way, so no write is left running against a closed pool."""
+    await container.registry().close_all()
+    await container.journal().aclose()
+    await container.engine().dispose()

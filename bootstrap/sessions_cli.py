@@ -11,7 +11,7 @@ from adapters.legacy.flat_files import FlatFileSessions
 from application.errors import SessionNotFound
 from application.use_cases.import_sessions import ImportSessions
 from application.use_cases.load_session import replay_events
-from bootstrap.container import Container, migrated_container
+from bootstrap.container import Container, migrated_container, release
 from bootstrap.session_usage import currency_of, session_usage_json, turn_rows
 from bootstrap.settings import Settings
 from bootstrap.version import package_version
@@ -145,6 +145,6 @@ def run(settings: Settings, action: Callable[[Container], Coroutine[Any, Any, in
         try:
             return await action(container)
         finally:
-            await container.engine().dispose()
+            await release(container)
 
     return asyncio.run(main())

@@ -96,9 +96,9 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
         if not building.done():
             await asyncio.gather(building, return_exceptions=True)
         for container in containers:
-            await container.registry().close_all()  # their MCP servers stop with them
-            await container.journal().aclose()  # the updates not written yet
-            await container.engine().dispose()
+            from bootstrap.container import release  # loaded with the container
+
+            await release(container)
 
 
 def _stop_on_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:

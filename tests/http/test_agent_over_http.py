@@ -19,6 +19,7 @@ from acp.schema import ClientCapabilities, Implementation
 
 from adapters.http.app import create_app
 from adapters.http.config import HttpConfig
+from bootstrap.container import release
 from bootstrap.http import build_agent, database_ready
 from bootstrap.settings import Settings
 from tests.e2e.conftest import RecordingClient
@@ -79,7 +80,7 @@ async def agent_server(settings: Settings, config: HttpConfig = FAST) -> AsyncIt
         async with running(app) as base:
             yield base
     finally:
-        await container.engine().dispose()
+        await release(container)
 
 
 @asynccontextmanager

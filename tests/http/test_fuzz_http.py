@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from adapters.http.app import create_app
 from adapters.http.slow_clients import uvicorn_options
+from bootstrap.container import release
 from bootstrap.http import build_agent, database_ready
 from bootstrap.settings import Settings
 from tests.http.conftest import FAST, INITIALIZE
@@ -111,7 +112,7 @@ def serve_in_a_thread(settings: Settings) -> tuple[uvicorn.Server, threading.Thr
         try:
             await server.serve()
         finally:
-            await container.engine().dispose()
+            await release(container)
 
     thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
     thread.start()

@@ -15,6 +15,7 @@ from adapters.http.app import create_app
 from adapters.http.event_ids import parse_event_id
 from adapters.http.revival import Revival
 from adapters.protocol.journal import seq_of
+from bootstrap.container import release
 from bootstrap.http import build_agent, database_ready
 from bootstrap.settings import Settings
 from tests.http.conftest import FAST, AcpHttp, running
@@ -60,8 +61,7 @@ async def server(settings: Settings) -> AsyncIterator[str]:
             yield f"{base}/acp"
     finally:
         await container.registry().close_all()
-        await container.journal().aclose()
-        await container.engine().dispose()
+        await release(container)
 
 
 def number(event: SseEvent) -> int:

@@ -20,6 +20,7 @@ from acp.schema import ClientCapabilities, Implementation, RequestPermissionResp
 from acp.ws import create_websocket_stream
 
 from adapters.http.app import create_app
+from bootstrap.container import release
 from bootstrap.http import build_agent, database_ready
 from bootstrap.settings import Settings
 from tests.e2e.conftest import RecordingClient
@@ -136,7 +137,7 @@ async def both_transports(settings: Settings) -> AsyncIterator[str]:
         async with running(app, websocket=FAST) as base:
             yield base
     finally:
-        await container.engine().dispose()
+        await release(container)
 
 
 @asynccontextmanager

@@ -19,6 +19,7 @@ from acp.schema import ClientCapabilities, Implementation
 from acp.ws import create_websocket_stream
 
 from adapters.http.app import create_app
+from bootstrap.container import release
 from bootstrap.http import build_agent, database_ready
 from bootstrap.settings import Settings
 from tests.e2e.conftest import RecordingClient
@@ -47,7 +48,7 @@ async def agent_on_websocket(settings: Settings) -> AsyncIterator[str]:
         async with running(app, websocket=FAST) as base:
             yield base.replace("http://", "ws://") + "/acp"
     finally:
-        await container.engine().dispose()
+        await release(container)
 
 
 @asynccontextmanager

@@ -15,7 +15,7 @@ from adapters.persistence.migrate import upgrade_to_head
 from adapters.protocol.agent import AcpAgent
 from adapters.protocol.connection import Connection
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest, ModelResponse, TextChunk
-from bootstrap.container import Container
+from bootstrap.container import Container, release
 from bootstrap.settings import Settings
 from domain.content import TextBlock
 from domain.stop_reason import ModelStop
@@ -86,7 +86,7 @@ async def world(tmp_path: Path) -> AsyncIterator[tuple[Container, GatedLLM, Path
     llm = GatedLLM()
     container.llm.override(providers.Object(llm))
     yield container, llm, tmp_path
-    await container.engine().dispose()
+    await release(container)
 
 
 def prompt(sid: str, text: str = "hi") -> dict[str, Any]:

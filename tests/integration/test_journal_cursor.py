@@ -10,7 +10,7 @@ from dependency_injector import providers
 
 from adapters.persistence.migrate import upgrade_to_head
 from adapters.protocol.journal import seq_of
-from bootstrap.container import Container
+from bootstrap.container import Container, release
 from bootstrap.settings import Settings
 from tests.integration.test_agent_connections import GatedLLM, Peer, prompt
 from tests.support.wire_validator import AGENT, WireValidator
@@ -31,8 +31,7 @@ async def world(tmp_path: Path) -> AsyncIterator[tuple[Container, GatedLLM, Path
     llm.gate.set()
     container.llm.override(providers.Object(llm))
     yield container, llm, tmp_path
-    await container.journal().aclose()
-    await container.engine().dispose()
+    await release(container)
 
 
 def updates(peer: Peer) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from adapters.protocol.connection import Connection
 from adapters.tracing.dispatcher import TracedDispatcher
 from adapters.tracing.otel import OtelTracer
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest, ModelResponse, TextChunk
-from bootstrap.container import Container
+from bootstrap.container import Container, release
 from bootstrap.settings import Settings
 from domain.content import TextBlock, ToolUseBlock
 from domain.stop_reason import ModelStop
@@ -100,7 +100,7 @@ async def peer(
     client = Peer(TracedDispatcher(container.agent(), provider))
     yield client, cwd
     await client.connection.close()
-    await container.engine().dispose()
+    await release(container)
     provider.shutdown()
 
 

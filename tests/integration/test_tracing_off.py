@@ -17,7 +17,7 @@ SCRIPT = """
 import asyncio, json, sys
 from adapters.persistence.migrate import upgrade_to_head
 from adapters.protocol.connection import Connection
-from bootstrap.container import Container
+from bootstrap.container import Container, release
 from bootstrap.environment import environment
 from bootstrap.settings import load_settings
 from bootstrap.tracing import traced
@@ -44,7 +44,7 @@ async def main():
     answer = await call(2, "session/prompt", prompt)
     assert answer["result"]["stopReason"] == "end_turn", answer
     await connection.close()
-    await container.engine().dispose()
+    await release(container)
 
 asyncio.run(main())
 from opentelemetry import trace
