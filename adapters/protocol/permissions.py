@@ -79,6 +79,12 @@ class _Ask:
         except ConnectionClosed:
             del self.copies[peer]
             return
+        if peer not in self.copies or self.answer.done():
+            # Decided (or the peer left) while the copy was on its way: withdraw it too,
+            # or that client's dialog waits for an answer nobody reads.
+            self.copies.pop(peer, None)
+            await call.withdraw()
+            return
         self.copies[peer] = call
         task = asyncio.ensure_future(self._read(peer, call))
         self.waiting.add(task)
