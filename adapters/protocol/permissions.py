@@ -110,9 +110,18 @@ class _Ask:
                     )
                 )
             return
-        if not self.answer.done():
-            self.copies.pop(peer, None)  # the winner: nothing to withdraw
+        # A copy no longer in `copies` was withdrawn (its client left): its answer is late.
+        if not self.answer.done() and self.copies.get(peer) is call:
+            del self.copies[peer]  # the winner: nothing to withdraw
             self.answer.set_result(read_outcome(result, self.request))
+
+    def leave(self, peer: Connection) -> "asyncio.Task[None] | None":
+        """`peer` left the session: its copy no longer counts (withdrawn, a late answer
+        ignored). The request then waits for the others, or for the next client."""
+        call = self.copies.pop(peer, None)
+        if call is None:
+            return None
+        return asyncio.ensure_future(call.withdraw())  # its reader ends with CallWithdrawn
 
     async def withdraw_rest(self) -> None:
         for call in list(self.copies.values()):
@@ -127,7 +136,9 @@ class AcpPermissionAsker(PermissionAsker):
     def __init__(self, channels: SessionChannels) -> None:
         self._channels = channels
         self._pending: dict[str, _Ask] = {}
+        self._leaving: set[asyncio.Task[None]] = set()
         channels.on_live(self._peer_live)
+        channels.on_left(self._peer_left)
 
     async def ask(
         self, session_id: SessionId, request: PermissionRequest
@@ -154,3 +165,19 @@ class AcpPermissionAsker(PermissionAsker):
         ask = self._pending.get(session_id)
         if ask is not None:
             await ask.send_to(peer)
+
+    def _peer_left(self, session_id: str, peer: Connection) -> None:
+        ask = self._pending.get(session_id)
+        task = ask.leave(peer) if ask is not None else None
+        if task is not None:
+            self._leaving.add(task)
+            task.add_done_callback(_forget_withdrawal(self._leaving))
+
+
+def _forget_withdrawal(tasks: set["asyncio.Task[None]"]) -> Any:
+    def done(task: "asyncio.Task[None]") -> None:
+        tasks.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.warning("withdrawing a permission copy failed: %r", exc)
+
+    return done
