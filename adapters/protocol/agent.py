@@ -3,6 +3,7 @@
 import asyncio
 import logging
 import os
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -145,6 +146,9 @@ class AcpAgent(Dispatcher):
         )
         self._turns: set[asyncio.Task[Any]] = set()  # prompts, outliving their connection
         self._waiting: dict[Connection, set[asyncio.Task[Any]]] = {}  # handlers awaiting them
+        # Connections gone (peer_closed ran): a call of theirs still in flight that attaches
+        # them afterwards must detach them again, or the session keeps a dead peer.
+        self._gone: weakref.WeakSet[Connection] = weakref.WeakSet()
         self.routes: dict[str, Route] = self._route(
             {
                 "initialize": (None, self._initialize),
@@ -208,10 +212,14 @@ class AcpAgent(Dispatcher):
         """The connection went away (DELETE, EOF, idle expiry, a dropped socket): it
         detaches. A session nobody is left attached to is closed when idle; a running one
         gets IAC_CODE_DETACHED_TURN_TIMEOUT for a client to come back."""
+        self._gone.add(peer)
         for task in self._waiting.pop(peer, set()):
             task.cancel()  # its prompt's answer has nowhere to go; the turn itself goes on
+        await self._leave(self._channels.sessions_of(peer), peer)
+
+    async def _leave(self, session_ids: list[str], peer: Connection) -> None:
         idle = []
-        for session_id in self._channels.sessions_of(peer):
+        for session_id in session_ids:
             if self._channels.detach(session_id, peer):
                 if self._uc.busy(session_id):
                     self._detached.start(session_id)
@@ -219,6 +227,12 @@ class AcpAgent(Dispatcher):
                     idle.append(session_id)
         close = self._uc.close()
         await asyncio.gather(*(close.execute(session_id) for session_id in idle))
+
+    async def _unless_gone(self, session_id: str, peer: Connection) -> None:
+        """`peer` was just attached by a call that was in flight as it went away: it
+        leaves again, as it would have had the call been quicker."""
+        if peer in self._gone and self._channels.ownership.is_attached(session_id, peer):
+            await self._leave([session_id], peer)
 
     async def restore_attachment(
         self, peer: Connection, session_id: str, cwd: str | None = None
@@ -233,6 +247,7 @@ class AcpAgent(Dispatcher):
         attaching = self._channels.begin_attach(session_id, peer)
         self._detached.stop(session_id)
         await attaching.go_live()
+        await self._unless_gone(session_id, peer)
         return self._channels.ownership.role_of(session_id, peer) or Role.OBSERVER
 
     async def _expire_detached(self, session_id: str) -> None:
@@ -275,6 +290,7 @@ class AcpAgent(Dispatcher):
             NewSessionRequest(cwd=request.cwd, opening=opening)
         )
         role = self._channels.attach(state.session_id, peer)
+        await self._unless_gone(state.session_id, peer)
         return self._announcing(state.session_id, _with_role(wire.new_session_result(state), role))
 
     async def _load_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
@@ -313,6 +329,7 @@ class AcpAgent(Dispatcher):
                 await self._uc.announce().execute(session_id, sink=attaching)
             finally:
                 await attaching.go_live()
+                await self._unless_gone(session_id, peer)
 
         return AnswerThen(_with_role(result, self._role(session_id, peer)), then)
 
@@ -446,6 +463,7 @@ class AcpAgent(Dispatcher):
         self._refuse_if_running_elsewhere(request.session_id, peer)
         state = await self._uc.fork_session().execute(request.session_id, request.cwd, opening)
         role = self._channels.attach(state.session_id, peer)
+        await self._unless_gone(state.session_id, peer)
         return self._announcing(state.session_id, _with_role(wire.fork_session_result(state), role))
 
     async def _delete(self, params: dict[str, Any] | None, peer: Connection) -> Any:
