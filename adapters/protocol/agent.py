@@ -362,9 +362,18 @@ class AcpAgent(Dispatcher):
         self._check_may_act(session_id, peer)
         content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
         ownership = self._channels.ownership
+        idle = not self._uc.busy(session_id)
+        # A session nobody follows (its clients gone, its detached clock running) is
+        # adopted by whoever prompts it: attached, it sees its turn, and the clock that was
+        # for the earlier turn stops (it would cancel this one).
+        adopting = idle and not ownership.peers_of(session_id)
+        if adopting:
+            self._channels.attach(session_id, peer)
+            self._detached.stop(session_id)
+            await self._unless_gone(session_id, peer)
         # A prompt accepted from an attached client makes it the controller; one refused as
         # busy changes nothing.
-        taking = ownership.is_attached(session_id, peer) and not self._uc.busy(session_id)
+        taking = ownership.is_attached(session_id, peer) and idle
         previous = ownership.take_control(session_id, peer) if taking else None
         try:
             result = await self._run_turn(
@@ -373,6 +382,12 @@ class AcpAgent(Dispatcher):
         except SessionBusy:
             if taking:
                 ownership.give_back(session_id, peer, previous)
+            if adopting:
+                await self._leave([session_id], peer)
+            raise
+        except (ApplicationError, DomainError):
+            if adopting:  # not run (e.g. not open here): nothing adopted
+                await self._leave([session_id], peer)
             raise
         return wire.dump(
             acp.PromptResponse(

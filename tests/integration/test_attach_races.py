@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dependency_injector import providers
 
 from adapters.persistence.migrate import upgrade_to_head
 from adapters.protocol.agent import AcpAgent
@@ -16,7 +17,13 @@ from adapters.protocol.connection import Connection
 from application.use_cases.load_session import LoadSessionRequest
 from bootstrap.container import Container
 from bootstrap.settings import Settings
-from tests.integration.test_agent_connections import Peer
+from tests.integration.test_agent_connections import (
+    GatedLLM,
+    ManualTimers,
+    Peer,
+    prompt,
+    timed_agent,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -79,3 +86,46 @@ async def test_a_load_finishing_after_its_connection_closed_leaves_nothing_attac
     await a.connection.close()
     assert channels.ownership.peers_of(sid) == []
     assert container.registry().find(sid) is None
+
+
+async def test_a_prompt_on_a_session_left_alone_is_not_cancelled_by_the_old_clock(
+    tmp_path: Path,
+) -> None:
+    """a drops mid-turn (the detached clock starts); the turn ends; c, not attached, prompts
+    the session (free for anyone while nobody is attached). The clock was for a's turn: it
+    must not cancel c's, which c is waiting for."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}"
+    upgrade_to_head(url)
+    settings = Settings(provider="demo", config_dir=tmp_path, database_url=url)
+    container = Container(settings=settings, version="test")
+    llm = GatedLLM()
+    container.llm.override(providers.Object(llm))
+    timers = ManualTimers()
+    agent = timed_agent(container, timers)
+    a, c = Peer(agent), Peer(agent)
+    cwd = str(tmp_path)
+    sid = (await a.call("session/new", {"cwd": cwd, "mcpServers": []}))["result"]["sessionId"]
+    await a.start("session/prompt", prompt(sid))
+    await llm.streaming.wait()
+    turn = container.registry().find(sid).turn
+    await a.connection.close()
+    assert timers.live() == [42.0]
+    llm.gate.set()
+    await asyncio.wait_for(turn.finished.wait(), 5)
+    llm.gate.clear()
+    llm.streaming.clear()
+    second = await c.start("session/prompt", prompt(sid, "my turn"))
+    await asyncio.wait_for(llm.streaming.wait(), 5)
+    timers.fire()  # a's deadline passes while c's turn runs
+    await asyncio.gather(*agent._detached._tasks)  # what the deadline does, done
+    llm.gate.set()
+    answer = await asyncio.wait_for(second, 5)
+    assert answer["result"]["stopReason"] == "end_turn"
+    # c adopted the session: it saw its turn, and controls the session now.
+    assert [
+        u["content"]["text"] for u in c.updates() if u["sessionUpdate"] == "agent_message_chunk"
+    ] == ["working ", "done"]
+    assert container.channels().peer_of(sid) is c.connection
+    await c.connection.close()
+    assert container.registry().find(sid) is None  # c gone, idle: closed as usual
+    await container.engine().dispose()
