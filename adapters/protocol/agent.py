@@ -1,10 +1,11 @@
 """The ACP agent side: every protocol method, its params model, and the use case it calls."""
 
 import asyncio
+import contextlib
 import logging
 import os
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -242,13 +243,26 @@ class AcpAgent(Dispatcher):
         session is first opened from storage if this process does not have it open (as
         `session/resume` would; raises SessionNotFound). The peer gets the turn state
         first, and its copy of a pending permission request."""
-        if cwd is not None:
-            await self._uc.resume_session().execute(session_id, cwd)
+        async with self._coming_back(session_id):
+            if cwd is not None:
+                await self._uc.resume_session().execute(session_id, cwd)
         attaching = self._channels.begin_attach(session_id, peer)
-        self._detached.stop(session_id)
         await attaching.go_live()
         await self._unless_gone(session_id, peer)
         return self._channels.ownership.role_of(session_id, peer) or Role.OBSERVER
+
+    @contextlib.asynccontextmanager
+    async def _coming_back(self, session_id: str) -> AsyncIterator[None]:
+        """A client is attaching: the detached clock stops now, not once the session is
+        read (the deadline passing meanwhile would close the session it is being given).
+        Should the attach fail, a turn still left alone gets its clock again."""
+        self._detached.stop(session_id)
+        try:
+            yield
+        except BaseException:
+            if not self._channels.ownership.peers_of(session_id) and self._uc.busy(session_id):
+                self._detached.start(session_id)
+            raise
 
     async def _expire_detached(self, session_id: str) -> None:
         if not self._channels.ownership.peers_of(session_id):
@@ -298,12 +312,12 @@ class AcpAgent(Dispatcher):
         request = parse_params(acp.LoadSessionRequest, _no_mcp_default(params), "session/load")
         _check_cwd(request.cwd)
         opening = session_opening(params)
-        loaded = await self._uc.load_session().prepare(
-            LoadSessionRequest(session_id=request.session_id, cwd=request.cwd, opening=opening)
-        )
+        async with self._coming_back(request.session_id):
+            loaded = await self._uc.load_session().prepare(
+                LoadSessionRequest(session_id=request.session_id, cwd=request.cwd, opening=opening)
+            )
         # No await since the history was read: what is emitted from now on is not in it.
         attaching = self._channels.begin_attach(request.session_id, peer)
-        self._detached.stop(request.session_id)
         try:
             for event in loaded.replay:
                 await attaching.emit(request.session_id, event)  # type: ignore[arg-type]
@@ -465,9 +479,11 @@ class AcpAgent(Dispatcher):
         request = parse_params(acp.ResumeSessionRequest, _no_mcp_default(params), "session/resume")
         _check_cwd(request.cwd)
         opening = session_opening(params)
-        state = await self._uc.resume_session().execute(request.session_id, request.cwd, opening)
+        async with self._coming_back(request.session_id):
+            state = await self._uc.resume_session().execute(
+                request.session_id, request.cwd, opening
+            )
         attaching = self._channels.begin_attach(request.session_id, peer)
-        self._detached.stop(request.session_id)
         result = wire.resume_session_result(state)
         return self._attached(request.session_id, peer, result, attaching)
 

@@ -46,21 +46,23 @@ class HeldLoad:
         self._inner, self._entered, self._gate = inner, entered, gate
 
     async def prepare(self, request: LoadSessionRequest) -> Any:
+        loaded = await self._inner.prepare(request)
         self._entered.set()
         await self._gate.wait()
-        return await self._inner.prepare(request)
+        return loaded
 
 
 class HeldAgent(AcpAgent):
     """The real agent, with `session/load` held and `peer_closed` observable."""
 
-    def __init__(self, container: Container) -> None:
+    def __init__(self, container: Container, schedule: Any = None) -> None:
         self.entered, self.gate, self.closed = asyncio.Event(), asyncio.Event(), asyncio.Event()
         inner = container.use_cases()
         use_cases = dataclasses.replace(
             inner, load_session=lambda: HeldLoad(inner.load_session(), self.entered, self.gate)
         )
-        super().__init__(use_cases, container.channels())
+        timing: dict[str, Any] = {"schedule": schedule} if schedule is not None else {}
+        super().__init__(use_cases, container.channels(), detached_turn_timeout=42.0, **timing)
 
     async def peer_closed(self, peer: Connection) -> None:
         await super().peer_closed(peer)
@@ -128,4 +130,40 @@ async def test_a_prompt_on_a_session_left_alone_is_not_cancelled_by_the_old_cloc
     assert container.channels().peer_of(sid) is c.connection
     await c.connection.close()
     assert container.registry().find(sid) is None  # c gone, idle: closed as usual
+    await container.engine().dispose()
+
+
+async def test_a_load_under_way_when_the_detached_deadline_passes_gets_a_usable_session(
+    tmp_path: Path,
+) -> None:
+    """a drops mid-turn; b's `session/load` has read the session when a's deadline passes
+    (the turn is cancelled, the session closed). b's load then succeeds: the session it was
+    told is loaded must be usable, not closed under it."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}"
+    upgrade_to_head(url)
+    settings = Settings(provider="demo", config_dir=tmp_path, database_url=url)
+    container = Container(settings=settings, version="test")
+    llm = GatedLLM()
+    container.llm.override(providers.Object(llm))
+    timers = ManualTimers()
+    agent = HeldAgent(container, timers)
+    a, b = Peer(agent), Peer(agent)
+    cwd = str(tmp_path)
+    sid = (await a.call("session/new", {"cwd": cwd, "mcpServers": []}))["result"]["sessionId"]
+    await a.start("session/prompt", prompt(sid))
+    await llm.streaming.wait()
+    turn = container.registry().find(sid).turn
+    await a.connection.close()
+    loading = await b.start("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
+    await asyncio.wait_for(agent.entered.wait(), 5)
+    timers.fire()
+    await asyncio.gather(*agent._detached._tasks)  # the deadline's close, done
+    agent.gate.set()
+    loaded = await asyncio.wait_for(loading, 5)
+    assert loaded["result"]["_meta"]["iac_code"]["role"] == "controller"
+    llm.gate.set()
+    await asyncio.wait_for(turn.finished.wait(), 5)
+    answer = await b.call("session/prompt", prompt(sid, "still there?"))
+    assert answer.get("result", {}).get("stopReason") == "end_turn", answer
+    await b.connection.close()
     await container.engine().dispose()
