@@ -69,6 +69,8 @@ class _Ask:
     copies: dict[Connection, OutgoingCall | None] = field(default_factory=dict)
     waiting: set["asyncio.Task[None]"] = field(default_factory=set)
     errors: int = 0
+    failure: str = ""  # the last copy's error, for the refusal the model is told
+    sending: bool = True  # the first copies are still going out: too early to give up
 
     async def send_to(self, peer: Connection) -> None:
         if peer in self.copies or self.answer.done():
@@ -78,6 +80,11 @@ class _Ask:
             call = await peer.start_call("session/request_permission", self.params)
         except ConnectionClosed:
             del self.copies[peer]
+            return
+        except RpcError as exc:  # its transport cannot carry it (over the event size limit)
+            log.warning("could not send the permission request to a client: %s", exc.message)
+            self.copies.pop(peer, None)
+            self.failed(exc.message)
             return
         if peer not in self.copies or self.answer.done():
             # Decided (or the peer left) while the copy was on its way: withdraw it too,
@@ -103,17 +110,27 @@ class _Ask:
                 "client answered the permission request with error %s: %s", exc.code, exc.message
             )
             self.copies.pop(peer, None)
-            if not self.copies and not self.answer.done():
-                self.answer.set_exception(
-                    PermissionUnavailable(
-                        f"the client could not show the permission request ({exc.message})"
-                    )
-                )
+            self.failed(exc.message)
             return
         # A copy no longer in `copies` was withdrawn (its client left): its answer is late.
         if not self.answer.done() and self.copies.get(peer) is call:
             del self.copies[peer]  # the winner: nothing to withdraw
             self.answer.set_result(read_outcome(result, self.request))
+
+    def failed(self, reason: str) -> None:
+        self.errors += 1
+        self.failure = reason
+        self.give_up_if_none_left()
+
+    def give_up_if_none_left(self) -> None:
+        """No copy is left to answer and one failed: unavailable (the tool does not run).
+        Not while the first copies are still being sent."""
+        if not self.copies and self.errors and not self.sending and not self.answer.done():
+            self.answer.set_exception(
+                PermissionUnavailable(
+                    f"the client could not show the permission request ({self.failure})"
+                )
+            )
 
     def leave(self, peer: Connection) -> "asyncio.Task[None] | None":
         """`peer` left the session: its copy no longer counts (withdrawn, a late answer
@@ -153,6 +170,8 @@ class AcpPermissionAsker(PermissionAsker):
         try:
             for peer in self._channels.live_peers(session_id):
                 await ask.send_to(peer)
+            ask.sending = False
+            ask.give_up_if_none_left()
             return await ask.answer
         finally:
             if self._pending.get(session_id) is ask:

@@ -4,9 +4,13 @@ when another client answers, and a client that left the session before answering
 import asyncio
 from typing import Any
 
+import pytest
+
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection
+from adapters.protocol.jsonrpc import RpcError
 from adapters.protocol.permissions import AcpPermissionAsker
+from application.ports.permissions import PermissionUnavailable
 from domain.permission import PermissionOption
 from tests.unit.adapters.test_permission_fan_out import (
     REQUEST,
@@ -73,3 +77,32 @@ async def test_a_client_that_closed_the_session_cannot_answer_for_it() -> None:
 
 
 _ = Connection  # the clients' connections are the protocol core's own
+
+
+class NarrowClient(Client):
+    """Its transport cannot carry the permission request (over IAC_CODE_HTTP_MAX_EVENT_BYTES):
+    the send fails at once with a JSON-RPC error, as the SSE outbox and WebSocket do."""
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "session/request_permission":
+            raise RpcError(-32603, "the message is over the limit")
+        await super()._send(message)
+
+
+async def test_a_request_no_client_can_be_sent_is_unavailable_not_a_crash() -> None:
+    _, asker = attached(NarrowClient())
+    with pytest.raises(PermissionUnavailable):
+        await asyncio.wait_for(asker.ask(SID, REQUEST), 5)
+
+
+async def test_a_client_that_cannot_take_the_request_leaves_it_to_the_others() -> None:
+    narrow, b = NarrowClient(), Client()
+    channels, asker = attached(narrow, b)
+    asking = asyncio.ensure_future(asker.ask(SID, REQUEST))
+    await asyncio.wait_for(b.asked.wait(), 5)
+    late = NarrowClient()  # one attaching meanwhile cannot take its copy either
+    await asyncio.wait_for(channels.begin_attach(SID, late.connection).go_live(), 5)
+    await settle()
+    assert not asking.done()
+    await b.answer(SELECTED)
+    assert await asyncio.wait_for(asking, 5) is PermissionOption.ALLOW_ONCE
