@@ -1,6 +1,7 @@
 """The ACP agent side: every protocol method, its params model, and the use case it calls."""
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
@@ -150,6 +151,10 @@ class AcpAgent(Dispatcher):
         # Connections gone (peer_closed ran): a call of theirs still in flight that attaches
         # them afterwards must detach them again, or the session keeps a dead peer.
         self._gone: weakref.WeakSet[Connection] = weakref.WeakSet()
+        # Sessions a load/resume/restore is attaching a client to (it has not attached yet),
+        # and those of them the last client left meanwhile (closed only if it fails).
+        self._arriving: collections.Counter[str] = collections.Counter()
+        self._left_while_arriving: set[str] = set()
         self.routes: dict[str, Route] = self._route(
             {
                 "initialize": (None, self._initialize),
@@ -219,15 +224,19 @@ class AcpAgent(Dispatcher):
         await self._leave(self._channels.sessions_of(peer), peer)
 
     async def _leave(self, session_ids: list[str], peer: Connection) -> None:
-        idle = []
-        for session_id in session_ids:
-            if self._channels.detach(session_id, peer):
-                if self._uc.busy(session_id):
-                    self._detached.start(session_id)
-                else:
-                    idle.append(session_id)
-        close = self._uc.close()
-        await asyncio.gather(*(close.execute(session_id) for session_id in idle))
+        alone = [sid for sid in session_ids if self._channels.detach(sid, peer)]
+        await asyncio.gather(*(self._left_alone(sid) for sid in alone))
+
+    async def _left_alone(self, session_id: str) -> None:
+        """Nobody is attached any more: an idle session is closed, a running turn gets the
+        detached clock. Not while a client's load or resume of it is under way: that
+        client is about to attach (and would be given a closed session)."""
+        if self._arriving[session_id]:
+            self._left_while_arriving.add(session_id)
+        elif self._uc.busy(session_id):
+            self._detached.start(session_id)
+        else:
+            await self._uc.close().execute(session_id)
 
     async def _unless_gone(self, session_id: str, peer: Connection) -> None:
         """`peer` was just attached by a call that was in flight as it went away: it
@@ -257,12 +266,24 @@ class AcpAgent(Dispatcher):
         read (the deadline passing meanwhile would close the session it is being given).
         Should the attach fail, a turn still left alone gets its clock again."""
         self._detached.stop(session_id)
+        self._arriving[session_id] += 1
         try:
             yield
         except BaseException:
-            if not self._channels.ownership.peers_of(session_id) and self._uc.busy(session_id):
-                self._detached.start(session_id)
+            self._arrived(session_id)
+            left = session_id in self._left_while_arriving
+            if not self._channels.ownership.peers_of(session_id) and not self._arriving[session_id]:
+                self._left_while_arriving.discard(session_id)
+                if left or self._uc.busy(session_id):
+                    await self._left_alone(session_id)
             raise
+        self._arrived(session_id)
+        self._left_while_arriving.discard(session_id)  # the arriving client attaches now
+
+    def _arrived(self, session_id: str) -> None:
+        self._arriving[session_id] -= 1
+        if not self._arriving[session_id]:
+            del self._arriving[session_id]
 
     async def _expire_detached(self, session_id: str) -> None:
         if not self._channels.ownership.peers_of(session_id):

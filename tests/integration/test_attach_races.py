@@ -167,3 +167,25 @@ async def test_a_load_under_way_when_the_detached_deadline_passes_gets_a_usable_
     assert answer.get("result", {}).get("stopReason") == "end_turn", answer
     await b.connection.close()
     await container.engine().dispose()
+
+
+async def test_a_load_under_way_when_the_last_client_leaves_gets_a_usable_session(
+    container: Container, tmp_path: Path
+) -> None:
+    """a, the only client, leaves its idle session (closed at once: nobody attached) while
+    b's `session/load` of it is under way. b is then told the session is loaded: it must be
+    open for b's prompt, not closed under it."""
+    agent = HeldAgent(container)
+    a, b = Peer(agent), Peer(agent)
+    cwd = str(tmp_path)
+    sid = (await a.call("session/new", {"cwd": cwd, "mcpServers": []}))["result"]["sessionId"]
+    loading = await b.start("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
+    await asyncio.wait_for(agent.entered.wait(), 5)
+    await a.connection.close()
+    agent.gate.set()
+    loaded = await asyncio.wait_for(loading, 5)
+    assert loaded["result"]["_meta"]["iac_code"]["role"] == "controller"
+    answer = await b.call("session/prompt", prompt(sid, "/help"))
+    assert "result" in answer, answer
+    await b.connection.close()
+    assert container.registry().find(sid) is None  # and closed when b leaves in turn
