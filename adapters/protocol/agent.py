@@ -154,7 +154,8 @@ class AcpAgent(Dispatcher):
         # Sessions a load/resume/restore is attaching a client to (it has not attached yet),
         # and those of them the last client left meanwhile (closed only if it fails).
         self._arriving: collections.Counter[str] = collections.Counter()
-        self._left_while_arriving: set[str] = set()
+        # (True: its last client closed it with session/close, which cancels a turn.)
+        self._left_while_arriving: dict[str, bool] = {}
         self.routes: dict[str, Route] = self._route(
             {
                 "initialize": (None, self._initialize),
@@ -232,7 +233,7 @@ class AcpAgent(Dispatcher):
         detached clock. Not while a client's load or resume of it is under way: that
         client is about to attach (and would be given a closed session)."""
         if self._arriving[session_id]:
-            self._left_while_arriving.add(session_id)
+            self._left_while_arriving.setdefault(session_id, False)
         elif self._uc.busy(session_id):
             self._detached.start(session_id)
         else:
@@ -271,14 +272,15 @@ class AcpAgent(Dispatcher):
             yield
         except BaseException:
             self._arrived(session_id)
-            left = session_id in self._left_while_arriving
             if not self._channels.ownership.peers_of(session_id) and not self._arriving[session_id]:
-                self._left_while_arriving.discard(session_id)
-                if left or self._uc.busy(session_id):
+                closed = self._left_while_arriving.pop(session_id, None)
+                if closed:
+                    await self._uc.close().execute(session_id)
+                elif closed is not None or self._uc.busy(session_id):
                     await self._left_alone(session_id)
             raise
         self._arrived(session_id)
-        self._left_while_arriving.discard(session_id)  # the arriving client attaches now
+        self._left_while_arriving.pop(session_id, None)  # the arriving client attaches now
 
     def _arrived(self, session_id: str) -> None:
         self._arriving[session_id] -= 1
@@ -480,6 +482,9 @@ class AcpAgent(Dispatcher):
         attached = self._channels.ownership.is_attached(session_id, peer)
         if attached and not self._channels.detach(session_id, peer):
             return wire.dump(acp.CloseSessionResponse())  # others still follow it
+        if attached and self._arriving[session_id]:  # another client is attaching: it stays
+            self._left_while_arriving[session_id] = True
+            return wire.dump(acp.CloseSessionResponse())
         self._detached.stop(session_id)
         await self._uc.close().execute(session_id)
         return wire.dump(acp.CloseSessionResponse())

@@ -189,3 +189,24 @@ async def test_a_load_under_way_when_the_last_client_leaves_gets_a_usable_sessio
     assert "result" in answer, answer
     await b.connection.close()
     assert container.registry().find(sid) is None  # and closed when b leaves in turn
+
+
+async def test_a_load_under_way_when_the_last_client_closes_the_session_gets_it_open(
+    container: Container, tmp_path: Path
+) -> None:
+    """The same with an explicit `session/close` from a, the last attached client."""
+    agent = HeldAgent(container)
+    a, b = Peer(agent), Peer(agent)
+    cwd = str(tmp_path)
+    sid = (await a.call("session/new", {"cwd": cwd, "mcpServers": []}))["result"]["sessionId"]
+    loading = await b.start("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
+    await asyncio.wait_for(agent.entered.wait(), 5)
+    assert (await a.call("session/close", {"sessionId": sid}))["result"] == {}
+    agent.gate.set()
+    assert "result" in await asyncio.wait_for(loading, 5)
+    answer = await b.call("session/prompt", prompt(sid, "/help"))
+    assert "result" in answer, answer
+    assert (await b.call("session/close", {"sessionId": sid}))["result"] == {}
+    assert container.registry().find(sid) is None  # b was the last: closed now
+    await a.connection.close()
+    await b.connection.close()
