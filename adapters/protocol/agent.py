@@ -24,7 +24,7 @@ from adapters.protocol.jsonrpc import AUTH_REQUIRED, INVALID_PARAMS, METHOD_NOT_
 from adapters.protocol.methods import ALIASES, METHODS, RENAME_METHOD, Capability
 from adapters.protocol.opening import session_opening
 from adapters.protocol.ownership import NotAttached, Role
-from application.errors import ApplicationError, SessionBusy
+from application.errors import ApplicationError, AuthRequired, SessionBusy, SessionNotFound
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.initialize import Initialize
 from application.use_cases.lifecycle import CancelTurn, CloseSession
@@ -408,15 +408,15 @@ class AcpAgent(Dispatcher):
             self._channels.attach(session_id, peer)
             self._detached.stop(session_id)
             await self._unless_gone(session_id, peer)
-        # A prompt accepted from an attached client makes it the controller; one refused as
-        # busy changes nothing.
+        # A prompt accepted from an attached client makes it the controller; one refused
+        # (busy, no key, not open) changes nothing.
         taking = ownership.is_attached(session_id, peer) and idle
         previous = ownership.take_control(session_id, peer) if taking else None
         try:
             result = await self._run_turn(
                 peer, PromptRequest(session_id=session_id, content=content)
             )
-        except SessionBusy:
+        except (SessionBusy, AuthRequired, SessionNotFound):  # refused: never accepted
             if taking:
                 ownership.give_back(session_id, peer, previous)
             if adopting:

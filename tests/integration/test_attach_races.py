@@ -210,3 +210,31 @@ async def test_a_load_under_way_when_the_last_client_closes_the_session_gets_it_
     assert container.registry().find(sid) is None  # b was the last: closed now
     await a.connection.close()
     await b.connection.close()
+
+
+class KeyLLM(GatedLLM):
+    """A model whose key the test can take away."""
+
+    keyed = True
+
+    def has_credentials(self) -> bool:
+        return self.keyed
+
+
+async def test_a_prompt_refused_for_want_of_a_key_leaves_the_controller_as_it_was(
+    container: Container, tmp_path: Path
+) -> None:
+    """Only an accepted prompt makes its sender the controller (docs/protocol.md, Roles)."""
+    llm = KeyLLM()
+    container.llm.override(providers.Object(llm))
+    agent = container.agent()
+    a, b = Peer(agent), Peer(agent)
+    cwd = str(tmp_path)
+    sid = (await a.call("session/new", {"cwd": cwd, "mcpServers": []}))["result"]["sessionId"]
+    await b.call("session/resume", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
+    llm.keyed = False
+    refused = await b.call("session/prompt", prompt(sid))
+    assert refused["error"]["code"] == -32000  # auth required
+    assert container.channels().peer_of(sid) is a.connection
+    await a.connection.close()
+    await b.connection.close()
