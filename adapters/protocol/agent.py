@@ -1,9 +1,12 @@
 """The ACP agent side: every protocol method, its params model, and the use case it calls."""
 
 import asyncio
+import collections
+import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -22,7 +25,7 @@ from adapters.protocol.jsonrpc import AUTH_REQUIRED, INVALID_PARAMS, METHOD_NOT_
 from adapters.protocol.methods import ALIASES, METHODS, RENAME_METHOD, Capability
 from adapters.protocol.opening import session_opening
 from adapters.protocol.ownership import NotAttached, Role
-from application.errors import ApplicationError, SessionBusy
+from application.errors import ApplicationError, AuthRequired, SessionBusy, SessionNotFound
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.initialize import Initialize
 from application.use_cases.lifecycle import CancelTurn, CloseSession
@@ -148,6 +151,14 @@ class AcpAgent(Dispatcher):
         )
         self._turns: set[asyncio.Task[Any]] = set()  # prompts, outliving their connection
         self._waiting: dict[Connection, set[asyncio.Task[Any]]] = {}  # handlers awaiting them
+        # Connections gone (peer_closed ran): a call of theirs still in flight that attaches
+        # them afterwards must detach them again, or the session keeps a dead peer.
+        self._gone: weakref.WeakSet[Connection] = weakref.WeakSet()
+        # Sessions a load/resume/restore is attaching a client to (it has not attached yet),
+        # and those of them the last client left meanwhile (closed only if it fails).
+        self._arriving: collections.Counter[str] = collections.Counter()
+        # (True: its last client closed it with session/close, which cancels a turn.)
+        self._left_while_arriving: dict[str, bool] = {}
         self.routes: dict[str, Route] = self._route(
             {
                 "initialize": (None, self._initialize),
@@ -211,17 +222,31 @@ class AcpAgent(Dispatcher):
         """The connection went away (DELETE, EOF, idle expiry, a dropped socket): it
         detaches. A session nobody is left attached to is closed when idle; a running one
         gets IAC_CODE_DETACHED_TURN_TIMEOUT for a client to come back."""
+        self._gone.add(peer)
         for task in self._waiting.pop(peer, set()):
             task.cancel()  # its prompt's answer has nowhere to go; the turn itself goes on
-        idle = []
-        for session_id in self._channels.sessions_of(peer):
-            if self._channels.detach(session_id, peer):
-                if self._uc.busy(session_id):
-                    self._detached.start(session_id)
-                else:
-                    idle.append(session_id)
-        close = self._uc.close()
-        await asyncio.gather(*(close.execute(session_id) for session_id in idle))
+        await self._leave(self._channels.sessions_of(peer), peer)
+
+    async def _leave(self, session_ids: list[str], peer: Connection) -> None:
+        alone = [sid for sid in session_ids if self._channels.detach(sid, peer)]
+        await asyncio.gather(*(self._left_alone(sid) for sid in alone))
+
+    async def _left_alone(self, session_id: str) -> None:
+        """Nobody is attached any more: an idle session is closed, a running turn gets the
+        detached clock. Not while a client's load or resume of it is under way: that
+        client is about to attach (and would be given a closed session)."""
+        if self._arriving[session_id]:
+            self._left_while_arriving.setdefault(session_id, False)
+        elif self._uc.busy(session_id):
+            self._detached.start(session_id)
+        else:
+            await self._uc.close().execute(session_id)
+
+    async def _unless_gone(self, session_id: str, peer: Connection) -> None:
+        """`peer` was just attached by a call that was in flight as it went away: it
+        leaves again, as it would have had the call been quicker."""
+        if peer in self._gone and self._channels.ownership.is_attached(session_id, peer):
+            await self._leave([session_id], peer)
 
     async def restore_attachment(
         self, peer: Connection, session_id: str, cwd: str | None = None, *, tell_state: bool = True
@@ -231,14 +256,41 @@ class AcpAgent(Dispatcher):
         session is first opened from storage if this process does not have it open (as
         `session/resume` would; raises SessionNotFound). The peer gets the turn state
         first, and its copy of a pending permission request."""
-        if cwd is not None:
-            await self._uc.resume_session().execute(session_id, cwd)
+        async with self._coming_back(session_id):
+            if cwd is not None:
+                await self._uc.resume_session().execute(session_id, cwd)
         attaching = self._channels.begin_attach(session_id, peer)
-        self._detached.stop(session_id)
         if not tell_state:  # the caller tells it (with what it missed, first)
             attaching.feed.told_state = True
         await attaching.go_live()
+        await self._unless_gone(session_id, peer)
         return self._channels.ownership.role_of(session_id, peer) or Role.OBSERVER
+
+    @contextlib.asynccontextmanager
+    async def _coming_back(self, session_id: str) -> AsyncIterator[None]:
+        """A client is attaching: the detached clock stops now, not once the session is
+        read (the deadline passing meanwhile would close the session it is being given).
+        Should the attach fail, a turn still left alone gets its clock again."""
+        self._detached.stop(session_id)
+        self._arriving[session_id] += 1
+        try:
+            yield
+        except BaseException:
+            self._arrived(session_id)
+            if not self._channels.ownership.peers_of(session_id) and not self._arriving[session_id]:
+                closed = self._left_while_arriving.pop(session_id, None)
+                if closed:
+                    await self._uc.close().execute(session_id)
+                elif closed is not None or self._uc.busy(session_id):
+                    await self._left_alone(session_id)
+            raise
+        self._arrived(session_id)
+        self._left_while_arriving.pop(session_id, None)  # the arriving client attaches now
+
+    def _arrived(self, session_id: str) -> None:
+        self._arriving[session_id] -= 1
+        if not self._arriving[session_id]:
+            del self._arriving[session_id]
 
     async def _expire_detached(self, session_id: str) -> None:
         if not self._channels.ownership.peers_of(session_id):
@@ -280,6 +332,7 @@ class AcpAgent(Dispatcher):
             NewSessionRequest(cwd=request.cwd, opening=opening)
         )
         role = self._channels.attach(state.session_id, peer)
+        await self._unless_gone(state.session_id, peer)
         return self._announcing(state.session_id, _with_role(wire.new_session_result(state), role))
 
     async def _load_session(self, params: dict[str, Any] | None, peer: Connection) -> Any:
@@ -287,13 +340,13 @@ class AcpAgent(Dispatcher):
         request = parse_params(acp.LoadSessionRequest, _no_mcp_default(params), "session/load")
         _check_cwd(request.cwd)
         opening = session_opening(params)
-        after = await self._check_cursor(request.session_id, params)
-        loaded = await self._uc.load_session().prepare(
-            LoadSessionRequest(session_id=request.session_id, cwd=request.cwd, opening=opening)
-        )
+        async with self._coming_back(request.session_id):
+            after = await self._check_cursor(request.session_id, params)
+            loaded = await self._uc.load_session().prepare(
+                LoadSessionRequest(session_id=request.session_id, cwd=request.cwd, opening=opening)
+            )
         # No await since the history was read: what is emitted from now on is not in it.
         attaching = self._channels.begin_attach(request.session_id, peer)
-        self._detached.stop(request.session_id)
         try:
             if after is not None:  # what it missed instead of the whole history
                 await self._send_missed(request.session_id, after, attaching)
@@ -347,6 +400,7 @@ class AcpAgent(Dispatcher):
                 await self._uc.announce().execute(session_id, sink=attaching)
             finally:
                 await attaching.go_live()
+                await self._unless_gone(session_id, peer)
 
         return AnswerThen(_with_role(result, self._role(session_id, peer)), then)
 
@@ -379,17 +433,32 @@ class AcpAgent(Dispatcher):
         self._check_may_act(session_id, peer)
         content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
         ownership = self._channels.ownership
-        # A prompt accepted from an attached client makes it the controller; one refused as
-        # busy changes nothing.
-        taking = ownership.is_attached(session_id, peer) and not self._uc.busy(session_id)
+        idle = not self._uc.busy(session_id)
+        # A session nobody follows (its clients gone, its detached clock running) is
+        # adopted by whoever prompts it: attached, it sees its turn, and the clock that was
+        # for the earlier turn stops (it would cancel this one).
+        adopting = idle and not ownership.peers_of(session_id)
+        if adopting:
+            self._channels.attach(session_id, peer)
+            self._detached.stop(session_id)
+            await self._unless_gone(session_id, peer)
+        # A prompt accepted from an attached client makes it the controller; one refused
+        # (busy, no key, not open) changes nothing.
+        taking = ownership.is_attached(session_id, peer) and idle
         previous = ownership.take_control(session_id, peer) if taking else None
         try:
             result = await self._run_turn(
                 peer, PromptRequest(session_id=session_id, content=content)
             )
-        except SessionBusy:
+        except (SessionBusy, AuthRequired, SessionNotFound):  # refused: never accepted
             if taking:
                 ownership.give_back(session_id, peer, previous)
+            if adopting:
+                await self._leave([session_id], peer)
+            raise
+        except (ApplicationError, DomainError):
+            if adopting:  # not run (e.g. not open here): nothing adopted
+                await self._leave([session_id], peer)
             raise
         return wire.dump(
             acp.PromptResponse(
@@ -450,6 +519,9 @@ class AcpAgent(Dispatcher):
         attached = self._channels.ownership.is_attached(session_id, peer)
         if attached and not self._channels.detach(session_id, peer):
             return wire.dump(acp.CloseSessionResponse())  # others still follow it
+        if attached and self._arriving[session_id]:  # another client is attaching: it stays
+            self._left_while_arriving[session_id] = True
+            return wire.dump(acp.CloseSessionResponse())
         self._detached.stop(session_id)
         await self._uc.close().execute(session_id)
         return wire.dump(acp.CloseSessionResponse())
@@ -470,10 +542,12 @@ class AcpAgent(Dispatcher):
         request = parse_params(acp.ResumeSessionRequest, _no_mcp_default(params), "session/resume")
         _check_cwd(request.cwd)
         opening = session_opening(params)
-        after = await self._check_cursor(request.session_id, params)
-        state = await self._uc.resume_session().execute(request.session_id, request.cwd, opening)
+        async with self._coming_back(request.session_id):
+            after = await self._check_cursor(request.session_id, params)
+            state = await self._uc.resume_session().execute(
+                request.session_id, request.cwd, opening
+            )
         attaching = self._channels.begin_attach(request.session_id, peer)
-        self._detached.stop(request.session_id)
         if after is not None:
             try:
                 await self._send_missed(request.session_id, after, attaching)
@@ -490,6 +564,7 @@ class AcpAgent(Dispatcher):
         self._refuse_if_running_elsewhere(request.session_id, peer)
         state = await self._uc.fork_session().execute(request.session_id, request.cwd, opening)
         role = self._channels.attach(state.session_id, peer)
+        await self._unless_gone(state.session_id, peer)
         return self._announcing(state.session_id, _with_role(wire.fork_session_result(state), role))
 
     async def _delete(self, params: dict[str, Any] | None, peer: Connection) -> Any:

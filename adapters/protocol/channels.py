@@ -27,6 +27,9 @@ from domain.ids import SessionId
 # Called once a peer is live on a session (after its replay and buffer): e.g. to send it
 # its copy of a pending permission request.
 OnLive = Callable[[str, Connection], Awaitable[None]]
+# Called when a peer leaves a session (close, disconnect, delete): e.g. to withdraw its
+# copy of a pending permission request, which it may no longer answer.
+OnLeft = Callable[[str, Connection], None]
 
 
 class UpdateLog(Protocol):
@@ -67,6 +70,7 @@ class SessionChannels(EventSink):
         self._feeds: dict[tuple[str, Connection], _Feed] = {}
         self._awaiting: dict[str, str] = {}  # session -> tool call id of its pending permission
         self._on_live: list[OnLive] = []
+        self._on_left: list[OnLeft] = []
 
     # -- attaching and detaching ---------------------------------------------------------
 
@@ -89,11 +93,20 @@ class SessionChannels(EventSink):
     def detach(self, session_id: str, peer: Connection) -> bool:
         """True when `peer` was the last attached."""
         self._feeds.pop((session_id, peer), None)
-        return self.ownership.detach(session_id, peer)
+        was_attached = self.ownership.is_attached(session_id, peer)
+        last = self.ownership.detach(session_id, peer)
+        if was_attached:
+            self._left(session_id, peer)
+        return last
 
     def forget(self, session_id: str) -> None:
         for peer in self.ownership.forget(session_id):
             self._feeds.pop((session_id, peer), None)
+            self._left(session_id, peer)
+
+    def _left(self, session_id: str, peer: Connection) -> None:
+        for listener in self._on_left:
+            listener(session_id, peer)
 
     def peer_of(self, session_id: str) -> Connection | None:
         """The controller: whose capabilities (files, terminals) serve the session."""
@@ -112,6 +125,9 @@ class SessionChannels(EventSink):
 
     def on_live(self, listener: OnLive) -> None:
         self._on_live.append(listener)
+
+    def on_left(self, listener: OnLeft) -> None:
+        self._on_left.append(listener)
 
     # -- turn state ----------------------------------------------------------------------
 

@@ -69,6 +69,8 @@ class _Ask:
     copies: dict[Connection, OutgoingCall | None] = field(default_factory=dict)
     waiting: set["asyncio.Task[None]"] = field(default_factory=set)
     errors: int = 0
+    failure: str = ""  # the last copy's error, for the refusal the model is told
+    sending: bool = True  # the first copies are still going out: too early to give up
 
     async def send_to(self, peer: Connection) -> None:
         if peer in self.copies or self.answer.done():
@@ -78,6 +80,17 @@ class _Ask:
             call = await peer.start_call("session/request_permission", self.params)
         except ConnectionClosed:
             del self.copies[peer]
+            return
+        except RpcError as exc:  # its transport cannot carry it (over the event size limit)
+            log.warning("could not send the permission request to a client: %s", exc.message)
+            self.copies.pop(peer, None)
+            self.failed(exc.message)
+            return
+        if peer not in self.copies or self.answer.done():
+            # Decided (or the peer left) while the copy was on its way: withdraw it too,
+            # or that client's dialog waits for an answer nobody reads.
+            self.copies.pop(peer, None)
+            await call.withdraw()
             return
         self.copies[peer] = call
         task = asyncio.ensure_future(self._read(peer, call))
@@ -97,16 +110,35 @@ class _Ask:
                 "client answered the permission request with error %s: %s", exc.code, exc.message
             )
             self.copies.pop(peer, None)
-            if not self.copies and not self.answer.done():
-                self.answer.set_exception(
-                    PermissionUnavailable(
-                        f"the client could not show the permission request ({exc.message})"
-                    )
-                )
+            self.failed(exc.message)
             return
-        if not self.answer.done():
-            self.copies.pop(peer, None)  # the winner: nothing to withdraw
+        # A copy no longer in `copies` was withdrawn (its client left): its answer is late.
+        if not self.answer.done() and self.copies.get(peer) is call:
+            del self.copies[peer]  # the winner: nothing to withdraw
             self.answer.set_result(read_outcome(result, self.request))
+
+    def failed(self, reason: str) -> None:
+        self.errors += 1
+        self.failure = reason
+        self.give_up_if_none_left()
+
+    def give_up_if_none_left(self) -> None:
+        """No copy is left to answer and one failed: unavailable (the tool does not run).
+        Not while the first copies are still being sent."""
+        if not self.copies and self.errors and not self.sending and not self.answer.done():
+            self.answer.set_exception(
+                PermissionUnavailable(
+                    f"the client could not show the permission request ({self.failure})"
+                )
+            )
+
+    def leave(self, peer: Connection) -> "asyncio.Task[None] | None":
+        """`peer` left the session: its copy no longer counts (withdrawn, a late answer
+        ignored). The request then waits for the others, or for the next client."""
+        call = self.copies.pop(peer, None)
+        if call is None:
+            return None
+        return asyncio.ensure_future(call.withdraw())  # its reader ends with CallWithdrawn
 
     async def withdraw_rest(self) -> None:
         for call in list(self.copies.values()):
@@ -121,7 +153,9 @@ class AcpPermissionAsker(PermissionAsker):
     def __init__(self, channels: SessionChannels) -> None:
         self._channels = channels
         self._pending: dict[str, _Ask] = {}
+        self._leaving: set[asyncio.Task[None]] = set()
         channels.on_live(self._peer_live)
+        channels.on_left(self._peer_left)
 
     async def ask(
         self, session_id: SessionId, request: PermissionRequest
@@ -136,6 +170,8 @@ class AcpPermissionAsker(PermissionAsker):
         try:
             for peer in self._channels.live_peers(session_id):
                 await ask.send_to(peer)
+            ask.sending = False
+            ask.give_up_if_none_left()
             return await ask.answer
         finally:
             if self._pending.get(session_id) is ask:
@@ -148,3 +184,19 @@ class AcpPermissionAsker(PermissionAsker):
         ask = self._pending.get(session_id)
         if ask is not None:
             await ask.send_to(peer)
+
+    def _peer_left(self, session_id: str, peer: Connection) -> None:
+        ask = self._pending.get(session_id)
+        task = ask.leave(peer) if ask is not None else None
+        if task is not None:
+            self._leaving.add(task)
+            task.add_done_callback(_forget_withdrawal(self._leaving))
+
+
+def _forget_withdrawal(tasks: set["asyncio.Task[None]"]) -> Any:
+    def done(task: "asyncio.Task[None]") -> None:
+        tasks.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.warning("withdrawing a permission copy failed: %r", exc)
+
+    return done
