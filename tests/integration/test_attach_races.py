@@ -15,7 +15,7 @@ from adapters.persistence.migrate import upgrade_to_head
 from adapters.protocol.agent import AcpAgent
 from adapters.protocol.connection import Connection
 from application.use_cases.load_session import LoadSessionRequest
-from bootstrap.container import Container
+from bootstrap.container import Container, release
 from bootstrap.settings import Settings
 from tests.integration.test_agent_connections import (
     GatedLLM,
@@ -36,7 +36,7 @@ async def container(tmp_path: Path) -> AsyncIterator[Container]:
         settings=Settings(provider="demo", config_dir=tmp_path, database_url=url), version="test"
     )
     yield container
-    await container.engine().dispose()
+    await release(container)
 
 
 class HeldLoad:
@@ -130,7 +130,7 @@ async def test_a_prompt_on_a_session_left_alone_is_not_cancelled_by_the_old_cloc
     assert container.channels().peer_of(sid) is c.connection
     await c.connection.close()
     assert container.registry().find(sid) is None  # c gone, idle: closed as usual
-    await container.engine().dispose()
+    await release(container)
 
 
 async def test_a_load_under_way_when_the_detached_deadline_passes_gets_a_usable_session(
@@ -166,7 +166,7 @@ async def test_a_load_under_way_when_the_detached_deadline_passes_gets_a_usable_
     answer = await b.call("session/prompt", prompt(sid, "still there?"))
     assert answer.get("result", {}).get("stopReason") == "end_turn", answer
     await b.connection.close()
-    await container.engine().dispose()
+    await release(container)
 
 
 async def test_a_load_under_way_when_the_last_client_leaves_gets_a_usable_session(
