@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from adapters.protocol.connection import Connection
+from adapters.protocol.journal import seq_of, with_meta
 from adapters.protocol.ownership import Ownership, Role
 from adapters.protocol.wire import notification_for
 from application.ports.event_sink import EventSink
@@ -46,15 +47,6 @@ class _Feed:
     peer: Connection
     buffer: list[dict[str, Any]] | None = None  # not None: attaching, live updates wait here
     told_state: bool = False  # has it had the turn state (on its first update)?
-
-
-def with_turn_state(params: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
-    """A copy of `params` with `_meta.iac_code.turn` set (the original is shared by peers)."""
-    meta = dict(params.get("_meta") or {})
-    ours = dict(meta.get("iac_code") or {})
-    ours["turn"] = state
-    meta["iac_code"] = ours
-    return {**params, "_meta": meta}
 
 
 class SessionChannels(EventSink):
@@ -165,7 +157,7 @@ class SessionChannels(EventSink):
     async def deliver(self, session_id: str, feed: _Feed, params: dict[str, Any]) -> None:
         if not feed.told_state:
             feed.told_state = True
-            params = with_turn_state(params, self.turn_state(session_id))
+            params = with_meta(params, turn=self.turn_state(session_id))
         await feed.peer.send_notification("session/update", params)
 
     async def went_live(self, session_id: str, peer: Connection) -> None:
@@ -189,7 +181,7 @@ class Attaching(EventSink):
         back meanwhile that these already include are skipped in `go_live`."""
         for params in updates:
             await self.channels.deliver(self.session_id, self.feed, params)
-            self._sent_through = max(self._sent_through, _seq_of(params))
+            self._sent_through = max(self._sent_through, seq_of(params) or 0)
 
     async def emit(self, session_id: SessionId, event: AgentEvent) -> None:
         await self.channels.deliver(session_id, self.feed, notification_for(session_id, event))
@@ -203,7 +195,7 @@ class Attaching(EventSink):
         buffer = feed.buffer or []
         while buffer:
             params = buffer.pop(0)
-            if self._sent_through and 0 < _seq_of(params) <= self._sent_through:
+            if self._sent_through and 0 < (seq_of(params) or 0) <= self._sent_through:
                 continue  # already sent among the missed ones
             await self.channels.deliver(self.session_id, feed, params)
         feed.buffer = None
@@ -223,10 +215,3 @@ class Attaching(EventSink):
         else:
             self._done = True
             self.channels.detach(self.session_id, self.feed.peer)
-
-
-def _seq_of(params: dict[str, Any]) -> int:
-    """The update log's number of an update (`_meta.iac_code.seq`), 0 when it has none."""
-    ours = (params.get("_meta") or {}).get("iac_code") or {}
-    seq = ours.get("seq") if isinstance(ours, dict) else None
-    return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
