@@ -8,6 +8,7 @@ from acp import RequestError, text_block
 
 from tests.e2e.conftest import Spawn
 from tests.e2e.conftest import anthropic_env as shared_env
+from tests.support.patience import PATIENCE
 from tests.support.scripted_anthropic import (
     HANG,
     ScriptedAnthropic,
@@ -155,7 +156,7 @@ async def test_cancel_mid_stream_answers_cancelled_and_keeps_the_partial_reply(
             await agent.conn.prompt(session_id=session.session_id, prompt=[text_block("2nd")])
         assert busy.value.code == -32602
         await agent.conn.cancel(session_id=session.session_id)
-        result = await asyncio.wait_for(prompt, 5)
+        result = await asyncio.wait_for(prompt, PATIENCE)
         assert result.stop_reason == "cancelled"
         await asyncio.to_thread(server.wait_for_disconnect)  # the stream was really dropped
         after = await agent.conn.prompt(session_id=session.session_id, prompt=[text_block("again")])

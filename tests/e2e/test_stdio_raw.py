@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import IAC_CODE
+from tests.support.patience import PATIENCE
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +25,7 @@ class RawAgent:
         self.process.stdin.write(data + b"\n")
         await self.process.stdin.drain()
 
-    async def recv(self, timeout: float = 10) -> dict[str, Any]:
+    async def recv(self, timeout: float = PATIENCE) -> dict[str, Any]:
         line = await asyncio.wait_for(self.process.stdout.readline(), timeout)
         assert line, "the agent closed stdout"
         self.lines.append(line)
@@ -67,7 +68,7 @@ async def raw_agent(tmp_path: Path, workdir: Path, **env: str) -> AsyncIterator[
     yield agent
     if process.returncode is None:
         process.stdin.close()
-        await asyncio.wait_for(process.wait(), 10)
+        await asyncio.wait_for(process.wait(), PATIENCE)
     for line in agent.lines:  # stdout carried nothing but JSON-RPC objects
         assert isinstance(json.loads(line), dict)
 
@@ -244,7 +245,7 @@ async def test_finding_7_an_oversized_line_is_refused_without_being_held(
 async def test_exits_cleanly_when_stdin_closes(raw: RawAgent) -> None:
     await raw.initialize()
     raw.process.stdin.close()
-    assert await asyncio.wait_for(raw.process.wait(), 5) == 0
+    assert await asyncio.wait_for(raw.process.wait(), PATIENCE) == 0
 
 
 async def test_absurd_nesting_and_broken_client_errors_do_not_stop_the_server(

@@ -7,6 +7,7 @@ import pytest
 from acp import text_block
 
 from tests.e2e.conftest import Agent, Spawn, anthropic_env
+from tests.support.patience import PATIENCE
 from tests.support.scripted_anthropic import (
     HANG,
     ScriptedAnthropic,
@@ -197,13 +198,13 @@ async def test_cancel_during_a_long_bash_kills_its_process_group(
         prompt = asyncio.create_task(
             agent.conn.prompt(session_id=sid, prompt=[text_block("sleep")])
         )
-        for _ in range(500):
-            if pid_file.exists() and pid_file.read_text().strip():
-                break
+        deadline = asyncio.get_running_loop().time() + PATIENCE
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            assert asyncio.get_running_loop().time() < deadline, "the command never started"
             await asyncio.sleep(0.02)
         sleeper = int(pid_file.read_text())
         await agent.conn.cancel(session_id=sid)
-        result = await asyncio.wait_for(prompt, 5)  # not a minute: the sleep was stopped
+        result = await asyncio.wait_for(prompt, PATIENCE)  # not a minute: the sleep was stopped
         assert result.stop_reason == "cancelled"
         assert not _running(sleeper)
         again = await agent.conn.prompt(session_id=sid, prompt=[text_block("next")])
@@ -251,7 +252,7 @@ async def test_tool_calls_can_be_cancelled_mid_model_stream_too(
         prompt = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=[text_block("x")]))
         await asyncio.to_thread(server.wait_for_hang)
         await agent.conn.cancel(session_id=sid)
-        assert (await asyncio.wait_for(prompt, 5)).stop_reason == "cancelled"
+        assert (await asyncio.wait_for(prompt, PATIENCE)).stop_reason == "cancelled"
 
 
 def _running(pid: int) -> bool:

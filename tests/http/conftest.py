@@ -20,6 +20,7 @@ from adapters.http.slow_clients import uvicorn_options
 from adapters.http.websocket_protocol import websocket_options
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import RpcError
+from tests.support.patience import PATIENCE
 from tests.support.sse_client import SseStream, open_sse
 from tests.support.wire_validator import AGENT, CLIENT, WireValidator
 
@@ -79,7 +80,7 @@ async def running(
         yield base
     finally:
         server.should_exit = True
-        await asyncio.wait_for(task, 10)
+        await asyncio.wait_for(task, PATIENCE)
 
 
 def permission_request(question: dict[str, Any]) -> dict[str, Any]:

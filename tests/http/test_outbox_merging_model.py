@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapters.http.outbox import Outbox
+from tests.support.patience import PATIENCE
 
 pytestmark = pytest.mark.fuzz
 
@@ -100,7 +101,7 @@ class Client:
     async def read(self) -> None:
         if self.outbox.last_id <= self.cursor:
             return  # nothing to read: the stream would wait
-        chunk = await asyncio.wait_for(anext(self.stream), 5)
+        chunk = await asyncio.wait_for(anext(self.stream), PATIENCE)
         frames = FRAME.findall(chunk)
         assert b"".join(b"id: %s\nevent: message\ndata: %s\n\n" % f for f in frames) == chunk
         for raw_id, data in frames:

@@ -17,6 +17,7 @@ from tests.http.conftest import (
     message_events,
     start,
 )
+from tests.support.patience import PATIENCE
 
 pytestmark = pytest.mark.integration
 
@@ -204,7 +205,7 @@ async def test_delete_cancels_running_calls_then_ends_the_stream(
         client = await connect(http, base)
         async with client.stream() as stream:
             await client.request("hang")
-            await asyncio.wait_for(fake_agent.started.wait(), 5)
+            await asyncio.wait_for(fake_agent.started.wait(), PATIENCE)
             deleted = await client.delete()
             assert fake_agent.cancelled.is_set()
             rest = await stream.rest()
@@ -244,10 +245,10 @@ async def test_stopping_the_server_ends_open_streams_cleanly(
     client = await connect(http, base)
     async with client.stream() as stream:
         request_id = await client.request("hang")
-        await asyncio.wait_for(fake_agent.started.wait(), 5)
+        await asyncio.wait_for(fake_agent.started.wait(), PATIENCE)
         server.should_exit = True
         rest = await stream.rest()
-    await asyncio.wait_for(task, 10)
+    await asyncio.wait_for(task, PATIENCE)
     assert fake_agent.cancelled.is_set()
     assert [e.json() for e in rest] == [  # the cancelled call's answer, then a clean end
         {"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "cancelled"}}

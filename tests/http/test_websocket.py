@@ -14,6 +14,7 @@ from websockets.frames import Opcode
 
 from adapters.http.app import create_app
 from tests.http.conftest import FAST, INITIALIZE, FakeAgent, Serve, always_ready, start
+from tests.support.patience import PATIENCE
 from tests.support.ws_client import RawSocket, open_raw
 
 pytestmark = pytest.mark.integration
@@ -124,7 +125,7 @@ async def test_a_frame_over_the_size_limit_closes_with_1009(
         await initialized(socket)
         socket.send_json({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"x": "y" * 999}})
         close = await socket.closed_with()
-        await asyncio.wait_for(fake_agent.stop.wait(), 10)  # the connection is closed too
+        await asyncio.wait_for(fake_agent.stop.wait(), PATIENCE)  # the connection is closed too
     assert close.code == 1009
 
 
@@ -135,7 +136,7 @@ async def test_a_binary_frame_closes_with_1003_saying_why(
         await initialized(socket)
         socket.send_binary(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "echo"}).encode())
         close = await socket.closed_with()
-        await asyncio.wait_for(fake_agent.stop.wait(), 10)
+        await asyncio.wait_for(fake_agent.stop.wait(), PATIENCE)
     assert close.code == 1003
     assert "text frame" in close.reason
 
@@ -146,11 +147,11 @@ async def test_the_client_closing_the_socket_closes_the_connection_and_its_calls
     async with serve_fake() as base, connected(base) as socket:
         await initialized(socket)
         socket.send_json({"jsonrpc": "2.0", "id": 1, "method": "hang"})
-        await asyncio.wait_for(fake_agent.started.wait(), 10)
+        await asyncio.wait_for(fake_agent.started.wait(), PATIENCE)
         socket.protocol.send_close(1000)
         socket._flush()
         close = await socket.closed_with()  # the server's reply to our close
-        await asyncio.wait_for(fake_agent.cancelled.wait(), 10)
+        await asyncio.wait_for(fake_agent.cancelled.wait(), PATIENCE)
     assert close.code == 1000
     assert len(fake_agent.closed_peers) == 1
 
@@ -162,12 +163,12 @@ async def test_server_shutdown_closes_open_sockets_with_1001(fake_agent: FakeAge
         async with connected(base) as socket:
             await initialized(socket)
             socket.send_json({"jsonrpc": "2.0", "id": 1, "method": "hang"})
-            await asyncio.wait_for(fake_agent.started.wait(), 10)
+            await asyncio.wait_for(fake_agent.started.wait(), PATIENCE)
             server.should_exit = True
             close = await socket.closed_with()
     finally:
         server.should_exit = True
-        await asyncio.wait_for(task, 10)
+        await asyncio.wait_for(task, PATIENCE)
     assert close.code == 1001
     assert close.reason == "the server is shutting down"
     assert fake_agent.cancelled.is_set()  # the running call was ended with the connection

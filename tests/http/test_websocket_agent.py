@@ -26,6 +26,7 @@ from tests.e2e.conftest import RecordingClient
 from tests.http.conftest import FAST, running
 from tests.http.test_agent_over_http import anthropic_settings
 from tests.http.walkthrough import free_port, server_process
+from tests.support.patience import PATIENCE
 from tests.support.scripted_anthropic import HANG, ScriptedAnthropic, stream, text, tool_use
 from tests.support.wire_validator import AGENT, CLIENT, WireValidator
 
@@ -100,7 +101,7 @@ async def test_the_official_websocket_client_prompts_answers_a_permission_and_ca
                 )
                 await asyncio.to_thread(model.wait_for_hang)
                 await conn.cancel(session_id=session.session_id)
-                cancelled = await asyncio.wait_for(hanging, 10)
+                cancelled = await asyncio.wait_for(hanging, PATIENCE)
         model.assert_script_consumed()
     assert init.agent_info.name == "iac-code"
     assert done.stop_reason == "end_turn"
@@ -145,7 +146,7 @@ async def test_the_server_process_serves_websockets_and_says_1001_when_it_stops(
             result = await conn.prompt(session_id=session.session_id, prompt=[text_block("Hi")])
         async with websockets.connect(url, additional_headers=headers) as raw:
             pong = await raw.ping()
-            await asyncio.wait_for(pong, 10)
+            await asyncio.wait_for(pong, PATIENCE)
             process.send_signal(signal.SIGTERM)
             with pytest.raises(websockets.ConnectionClosed):
                 await asyncio.wait_for(raw.recv(), 15)

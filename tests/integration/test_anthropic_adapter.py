@@ -41,6 +41,7 @@ from domain.ids import MessageId
 from domain.message import Message, Role
 from domain.stop_reason import ModelStop
 from domain.usage import Usage
+from tests.support.patience import PATIENCE
 from tests.support.scripted_anthropic import (
     HANG,
     RawSSE,
@@ -157,7 +158,7 @@ async def test_chunks_are_yielded_while_the_stream_is_still_open(
     server.script(stream(text("a"), HANG, text("b", "c"), release=release))
     llm = await make_llm()
     events = llm.stream(request())
-    first = await asyncio.wait_for(anext(events), 5)
+    first = await asyncio.wait_for(anext(events), PATIENCE)
     assert first == TextChunk(text="a")
     assert not release.is_set()
     release.set()
@@ -484,7 +485,7 @@ async def test_cancelling_mid_stream_closes_the_connection(
             first_chunk.set()
 
     task = asyncio.create_task(consume())
-    await asyncio.wait_for(first_chunk.wait(), 5)
+    await asyncio.wait_for(first_chunk.wait(), PATIENCE)
     await asyncio.to_thread(server.wait_for_hang)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -507,7 +508,7 @@ async def test_a_stream_that_stalls_then_resumes_completes(
     await asyncio.to_thread(server.wait_for_hang)
     assert server.hanging == 1
     resume.set()
-    events = await asyncio.wait_for(task, 5)
+    events = await asyncio.wait_for(task, PATIENCE)
 
     assert chunks(events, TextChunk) == ["Hel", "lo"]
     assert final(events).content == (TextBlock(text="Hel"), TextBlock(text="lo"))

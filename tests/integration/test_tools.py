@@ -13,6 +13,7 @@ from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
 from application.ports.tools import ToolContext, ToolResult
 from domain.tool_call import DiffOutput
+from tests.support.patience import PATIENCE
 
 pytestmark = pytest.mark.integration
 
@@ -347,9 +348,9 @@ async def test_grep_does_not_follow_symlinks_out_of_cwd(runner, project) -> None
 
 async def test_fifos_are_not_read(runner, project) -> None:  # type: ignore[no-untyped-def]
     os.mkfifo(project / "pipe")
-    result = await asyncio.wait_for(run(runner, project, "grep", pattern="x"), 5)
+    result = await asyncio.wait_for(run(runner, project, "grep", pattern="x"), PATIENCE)
     assert "pipe" not in result.text
-    read = await asyncio.wait_for(run(runner, project, "read_file", path="pipe"), 5)
+    read = await asyncio.wait_for(run(runner, project, "read_file", path="pipe"), PATIENCE)
     assert read.is_error
     assert "not a regular file" in read.text
 

@@ -26,6 +26,7 @@ from bootstrap.settings import Settings
 from domain.content import TextBlock, ToolUseBlock
 from domain.stop_reason import ModelStop
 from domain.usage import Usage
+from tests.support.patience import PATIENCE
 
 pytestmark = pytest.mark.integration
 
@@ -75,7 +76,7 @@ class Peer:
         future = self._replies[request_id] = asyncio.get_running_loop().create_future()
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         await self.connection.receive(json.dumps(message))
-        return await asyncio.wait_for(future, 10)
+        return await asyncio.wait_for(future, PATIENCE)
 
 
 @pytest.fixture

@@ -65,6 +65,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from tests.support.patience import PATIENCE
+
 __all__ = [
     "HANG",
     "ErrorReply",
@@ -857,7 +859,7 @@ class ScriptedAnthropic:
         with self._lock:
             return self._hanging
 
-    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
+    def wait_for_requests(self, count: int, timeout: float = PATIENCE) -> list[RecordedRequest]:
         """Block until at least `count` requests arrived; AssertionError on timeout."""
         with self._lock:
             if not self._lock.wait_for(lambda: len(self._requests) >= count, timeout):
@@ -877,13 +879,13 @@ class ScriptedAnthropic:
             self._streams_sent += 1
             self._lock.notify_all()
 
-    def wait_for_hang(self, count: int = 1, timeout: float = 5.0) -> None:
+    def wait_for_hang(self, count: int = 1, timeout: float = PATIENCE) -> None:
         """Block until `count` streams in total have reached a hang point."""
         with self._lock:
             if not self._lock.wait_for(lambda: self._hangs_started >= count, timeout):
                 raise AssertionError(f"no stream reached its hang point within {timeout}s")
 
-    def wait_for_disconnect(self, count: int = 1, timeout: float = 5.0) -> None:
+    def wait_for_disconnect(self, count: int = 1, timeout: float = PATIENCE) -> None:
         """Block until the client has abandoned `count` streams in total."""
         with self._lock:
             if not self._lock.wait_for(lambda: self._disconnects >= count, timeout):

@@ -46,6 +46,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from tests.support.patience import PATIENCE
+
 __all__ = [
     "ErrorReply",
     "RawSSE",
@@ -565,7 +567,7 @@ class ScriptedOpenAI:
         with self._lock:
             return list(self._errors)
 
-    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
+    def wait_for_requests(self, count: int, timeout: float = PATIENCE) -> list[RecordedRequest]:
         """Block until at least `count` requests arrived; AssertionError on timeout."""
         with self._lock:
             if not self._lock.wait_for(lambda: len(self._requests) >= count, timeout):

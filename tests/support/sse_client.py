@@ -10,6 +10,8 @@ from typing import Any
 
 import httpx
 
+from tests.support.patience import PATIENCE
+
 
 @dataclass(frozen=True, slots=True)
 class SseEvent:
@@ -31,24 +33,24 @@ class SseStream:
     def __post_init__(self) -> None:
         self._lines = self.response.aiter_lines()
 
-    async def next(self, timeout: float = 5.0) -> SseEvent:
+    async def next(self, timeout: float = PATIENCE) -> SseEvent:
         """The next event; AssertionError if the stream ends or nothing comes in time."""
         event = await asyncio.wait_for(self._read_event(), timeout)
         if event is None:
             raise AssertionError("the event stream ended")
         return event
 
-    async def take(self, count: int, timeout: float = 5.0) -> list[SseEvent]:
+    async def take(self, count: int, timeout: float = PATIENCE) -> list[SseEvent]:
         return [await self.next(timeout) for _ in range(count)]
 
-    async def until(self, predicate: Any, timeout: float = 5.0) -> list[SseEvent]:
+    async def until(self, predicate: Any, timeout: float = PATIENCE) -> list[SseEvent]:
         """Events up to and including the first one for which predicate(event) is true."""
         events: list[SseEvent] = []
         while not events or not predicate(events[-1]):
             events.append(await self.next(timeout))
         return events
 
-    async def rest(self, timeout: float = 5.0) -> list[SseEvent]:
+    async def rest(self, timeout: float = PATIENCE) -> list[SseEvent]:
         """Every event until the server ends the stream."""
         events: list[SseEvent] = []
         while (event := await asyncio.wait_for(self._read_event(), timeout)) is not None:

@@ -11,6 +11,8 @@ from websockets.frames import Close, Frame, Opcode
 from websockets.http11 import Response
 from websockets.uri import parse_uri
 
+from tests.support.patience import PATIENCE
+
 READ_SIZE = 65536
 
 
@@ -33,7 +35,7 @@ class RawSocket:
         self.protocol.send_binary(data)
         self._flush()
 
-    async def next_frame(self, timeout: float = 10.0) -> Frame:
+    async def next_frame(self, timeout: float = PATIENCE) -> Frame:
         """The next data, ping or close frame (pongs are left out)."""
         async with asyncio.timeout(timeout):
             while True:
@@ -51,7 +53,7 @@ class RawSocket:
                 if self.answer_pings:
                     self._flush()  # pongs (the protocol queues them) and close replies
 
-    async def next_message(self, timeout: float = 10.0) -> dict[str, Any]:
+    async def next_message(self, timeout: float = PATIENCE) -> dict[str, Any]:
         """The next JSON-RPC message (pings on the way are answered or not, as set)."""
         while True:
             frame = await self.next_frame(timeout)
@@ -61,7 +63,7 @@ class RawSocket:
             if frame.opcode is Opcode.CLOSE:
                 raise AssertionError(f"closed: {Close.parse(frame.data)}")
 
-    async def closed_with(self, timeout: float = 10.0) -> Close:
+    async def closed_with(self, timeout: float = PATIENCE) -> Close:
         """Read up to the server's close frame (skipping everything before it)."""
         while True:
             frame = await self.next_frame(timeout)
