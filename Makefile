@@ -3,6 +3,8 @@ PYTHON ?= python3
 MAKEFLAGS += --no-print-directory  # `make -C dir run` too: stdout is the protocol's
 VENV := .venv
 BIN := $(VENV)/bin
+# pytest-xdist workers, one per core by default: the tests mostly start and drive real processes.
+TEST_WORKERS ?= auto
 
 .PHONY: run test lint bench bench-detail clean
 
@@ -29,7 +31,7 @@ stdout, which breaks the protocol: use 'make -s -C DIR run' or $(CURDIR)/$(BIN)/
 
 ## Install, then run every check CI runs: lint, format, import boundaries, all tests.
 test: $(VENV)/.installed lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS)
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
