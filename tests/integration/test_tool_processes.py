@@ -1,18 +1,27 @@
-"""Issue 25, finding 2, as an ordinary user (as the container image runs, uid 10001): the
-server's real hardening (bootstrap.hardening) and the tools' real launcher, run under that
-uid by a stand-in server, against the probe the e2e tests use. Needs root to switch uid,
-util-linux's setpriv, and a Python the other uid may run (this checkout's virtualenv may
-live under /root): skipped otherwise. As root, tests/e2e/test_stdio_tool_processes.py
-covers the real server."""
+"""Issue 25, findings 2 and 3, beyond the e2e tests.
 
+Finding 2 as an ordinary user (as the container image runs, uid 10001): the server's real
+hardening (bootstrap.hardening) and the tools' real launcher, run under that uid by a
+stand-in server, against the probe the e2e tests use. Needs root to switch uid, util-linux's
+setpriv, and a Python the other uid may run (this checkout's virtualenv may live under
+/root): skipped otherwise. As root, tests/e2e/test_stdio_tool_processes.py covers the real
+server. Finding 3: what outlives its launcher is found by the run's marker."""
+
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
+
+from adapters.tools.base import Limits
+from adapters.tools.runner import LocalToolRunner
+from application.ports.tools import ToolContext
 
 pytestmark = pytest.mark.integration
 
@@ -88,3 +97,41 @@ def test_finding_2_an_ordinary_users_server_is_unreadable_by_its_tools() -> None
     assert after["mem"] == after["process_vm_readv"] == "PermissionError"
     assert after["environ"] == after["fd"] == "PermissionError"
     assert after["mem_found"] is False
+
+
+def _survivors(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(
+                marker.encode()
+            ):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+async def test_finding_3_what_outlives_a_killed_launcher_is_found_by_its_marker(
+    tmp_path: Path,
+) -> None:
+    marker = f"iac-probe-{uuid.uuid4().hex[:12]}"
+    command = (
+        f"setsid bash -c 'exec -a {marker}-setsid sleep 1000' & "
+        f"until pgrep -f '^{marker}-' >/dev/null; do sleep 0.05; done; "
+        "kill -9 $PPID; exec -a " + marker + "-shell sleep 1000"
+    )
+    try:
+        result = await LocalToolRunner(Limits()).run(
+            "bash", {"command": command}, ToolContext(cwd=str(tmp_path), model="m"), _nothing
+        )
+        assert result.raw_output["exitCode"] == -signal.SIGKILL  # the launcher's death
+        assert _survivors(marker) == []  # reparented to init, yet ended by the server
+    finally:
+        for pid in _survivors(marker):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+async def _nothing(chunk: str) -> None:
+    pass
