@@ -49,21 +49,16 @@ def watch_pipe() -> tuple[int, int]:
     return os.pipe()
 
 
-def register(group: int, writer: int) -> None:
-    _live[group] = writer
+def register(launcher: int, writer: int) -> None:
+    _live[launcher] = writer
 
 
-def release(group: int) -> None:
-    """Forget a group that is gone; closing the pipe would stop it if it were not."""
-    writer = _live.pop(group, None)
+def release(launcher: int) -> None:
+    """Forget a launcher that is gone; closing its pipe would end its tree if it were not."""
+    writer = _live.pop(launcher, None)
     if writer is not None:
         with contextlib.suppress(OSError):
             os.close(writer)
-
-
-def signal_group(group: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, sig)
 
 
 def stop_all_process_groups() -> int:
@@ -107,8 +102,9 @@ def end_marked(run_id: str, rounds: int = 100) -> int:
 
 
 def group_alive(group: int) -> bool:
-    """Whether any process of the group still runs. Zombies do not count: in a container
-    whose init does not reap, an orphan's zombie stays for ever, but it does nothing."""
+    """Whether any process of the process group still runs (the tests ask it of a command's
+    group). Zombies do not count: in a container whose init does not reap, an orphan's
+    zombie stays for ever, but it does nothing."""
     try:
         os.killpg(group, 0)
     except (ProcessLookupError, PermissionError):  # none left, or none we could stop
