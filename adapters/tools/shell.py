@@ -63,8 +63,8 @@ class _Output:
 
 
 async def _exited(process: asyncio.subprocess.Process) -> None:
-    """Until the shell itself exits. Process.wait() would also wait for its pipes, which a
-    background child can hold open for as long as it lives."""
+    """Until the launcher itself exits. Process.wait() would also wait for its pipes, which
+    a process that escaped it could hold open for as long as it lives."""
     while process.returncode is None:  # noqa: ASYNC110 - no event fires on exit alone
         await asyncio.sleep(0.02)
 
