@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bootstrap.environment import environment, shed_secrets
+from bootstrap.hardening import make_undumpable
 
 if TYPE_CHECKING:
     from bootstrap.settings import Settings
@@ -121,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         # First of all, as it re-executes: the agent's tools must not find the keys in our
         # environment block.
         shed_secrets()
+        make_undumpable()  # after the re-exec, which would undo it
     # Only now: a server started with secrets has re-executed itself before this point, so
     # the first interpreter loads as little as possible.
     from bootstrap.logs import claim_stdout, configure_logging

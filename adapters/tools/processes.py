@@ -1,39 +1,46 @@
-"""The process groups the tools start, tied to this server's life.
+"""The process trees the tools start, tied to this server's life.
 
-Each bash command runs in its own process group (its own session). Two things keep a group
-from outliving the server:
+Each bash command runs under its own launcher (adapters/tools/launcher.py), a child
+subreaper: whatever the command starts, even in a new session (`setsid`) or by a double
+fork, stays below the launcher, which ends that whole tree when the command exits, when it
+is cancelled or times out (the server sends it SIGTERM), and when the server goes away:
 
-- `stop_all_process_groups()` kills every live group; the server calls it when it is told
-  to stop (SIGTERM, SIGINT).
-- Nothing can run code when the server is SIGKILLed, so each group carries its own
-  watchman: a background shell in the group blocks reading a pipe whose only writer is
-  this process. When the server dies, however it dies, the kernel closes that end, the read
-  returns, and the watchman kills its whole group (`kill -KILL 0`), grandchildren included.
-  A pipe rather than PR_SET_PDEATHSIG: the death signal fires when the *thread* that forked
-  the child exits, and reaches only the direct child, not the group.
+- `stop_all_process_groups()` closes every launcher's watch pipe; the server calls it when
+  it is told to stop (SIGTERM, SIGINT). Each launcher then SIGKILLs its tree at once.
+- Nothing can run code when the server is SIGKILLed, but the kernel closes the server's end
+  of each watch pipe then, however it dies, and the launcher sees it (and its parent-death
+  signal) and SIGKILLs its tree.
 
-A process that leaves the group on purpose (setsid, or a daemon that double-forks into a new
-session) escapes both, as it would escape a terminal closing.
+Every process of a run also carries `IAC_CODE_TOOL_RUN=<run id>` in its environment: a
+process that outlived its launcher (the command killed it) is found by it when the run ends
+(`end_marked`). A process that both killed its launcher and cleared its environment
+(`env -i`) escapes, as does anything started through another service (cron, a container
+engine, ssh): docs/tools.md says what is and is not covered.
 """
 
 import contextlib
+import itertools
 import os
 import signal
+import sys
+import time
 from pathlib import Path
 
-# The launcher: keep the pipe's read end (stdin) as fd 3 for the watchman, give the command
-# /dev/null as stdin and no fd 3, and exec it so the direct child is the command's shell.
-LAUNCHER = (
-    "exec 3<&0 </dev/null; "
-    "{ read -r -u 3 _; kill -KILL 0; } >/dev/null 2>&1 & "
-    'exec 3<&-; exec /bin/bash -c "$1"'
-)
+LAUNCHER = Path(__file__).with_name("launcher.py")
+RUN_VARIABLE = "IAC_CODE_TOOL_RUN"
 
-_live: dict[int, int] = {}  # process group id -> write end of its watchman's pipe
+_live: dict[int, int] = {}  # launcher pid -> write end of its watch pipe
+_runs = itertools.count(1)
 
 
 def launch_arguments(command: str) -> tuple[str, ...]:
-    return ("/bin/bash", "-c", LAUNCHER, "iac-code-tool", command)
+    # -I: no PYTHON* variables, no user site, no cwd on the path; -S: the launcher needs
+    # only the standard library, and starts faster without site.
+    return (sys.executable, "-I", "-S", str(LAUNCHER), command)
+
+
+def new_run_id() -> str:
+    return f"{os.getpid()}-{next(_runs)}-{time.monotonic_ns()}"
 
 
 def watch_pipe() -> tuple[int, int]:
@@ -42,35 +49,62 @@ def watch_pipe() -> tuple[int, int]:
     return os.pipe()
 
 
-def register(group: int, writer: int) -> None:
-    _live[group] = writer
+def register(launcher: int, writer: int) -> None:
+    _live[launcher] = writer
 
 
-def release(group: int) -> None:
-    """Forget a group that is gone; closing the pipe would stop it if it were not."""
-    writer = _live.pop(group, None)
+def release(launcher: int) -> None:
+    """Forget a launcher that is gone; closing its pipe would end its tree if it were not."""
+    writer = _live.pop(launcher, None)
     if writer is not None:
         with contextlib.suppress(OSError):
             os.close(writer)
 
 
-def signal_group(group: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, sig)
-
-
 def stop_all_process_groups() -> int:
-    """SIGKILL every live tool process group; safe to call from a signal handler. Returns
-    how many groups were signalled."""
-    groups = list(_live)
-    for group in groups:
-        signal_group(group, signal.SIGKILL)
-    return len(groups)
+    """Make every launcher SIGKILL its command's tree, by closing its watch pipe; safe to
+    call from a signal handler. Returns how many commands were running."""
+    launchers = list(_live)
+    for launcher in launchers:
+        release(launcher)
+    return len(launchers)
+
+
+def marked(run_id: str) -> set[int]:
+    """The live processes that carry this run's marker in their environment."""
+    needle = f"{RUN_VARIABLE}={run_id}".encode()
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:  # gone, or another user's
+            continue
+        if needle in environ.split(b"\0"):
+            found.add(int(entry.name))
+    return found
+
+
+def end_marked(run_id: str, rounds: int = 100) -> int:
+    """SIGKILL what of a run is still alive after its launcher is gone; how many there were."""
+    ended = 0
+    for _ in range(rounds):
+        left = marked(run_id)
+        if not left:
+            break
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        ended += len(left)
+        time.sleep(0.005)  # a killed process takes a moment to die (and a zombie has no environ)
+    return ended
 
 
 def group_alive(group: int) -> bool:
-    """Whether any process of the group still runs. Zombies do not count: in a container
-    whose init does not reap, an orphan's zombie stays for ever, but it does nothing."""
+    """Whether any process of the process group still runs (the tests ask it of a command's
+    group). Zombies do not count: in a container whose init does not reap, an orphan's
+    zombie stays for ever, but it does nothing."""
     try:
         os.killpg(group, 0)
     except (ProcessLookupError, PermissionError):  # none left, or none we could stop

@@ -2,9 +2,12 @@
 
 import asyncio
 import fnmatch
+import os
 import re
-from collections.abc import Mapping
+import stat
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 from adapters.tools.base import (
     Limits,
@@ -28,7 +31,12 @@ from adapters.tools.tree import (
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
 from domain.tool_call import TextOutput
 
-MAX_FILE_BYTES = 5 * 2**20
+# Files are streamed line by line, so their size costs time, not memory: a line is taken
+# in pieces of at most PIECE_BYTES (a match across two pieces of one very long line is
+# missed), and a file over MAX_FILE_BYTES is left out, by name, rather than read for minutes.
+PIECE_BYTES = 2**20
+MAX_FILE_BYTES = 2**30
+SNIFF_BYTES = 8192
 DIR: dict[str, object] = {
     "type": "string",
     "description": "Where to search (default: the working directory).",
@@ -135,7 +143,7 @@ class Grep(Tool):
             int_arg(arguments, "max_results") or self._limits.search_results,
             self._limits.search_results * 10,
         )
-        rows, total = await asyncio.to_thread(
+        rows, total, too_big = await asyncio.to_thread(
             self._search,
             base,
             boundary_for(base, context.cwd),
@@ -147,8 +155,17 @@ class Grep(Tool):
         body = "\n".join(rows) or "No matches."
         if total > len(rows):
             body += f"\n[... {total - len(rows)} more results not shown]"
+        raw: dict[str, object] = {"results": total}
+        if too_big:
+            body += (
+                f"\n[Not searched, over {MAX_FILE_BYTES // 2**20} MiB each: "
+                + ", ".join(too_big[:20])
+                + (f" and {len(too_big) - 20} more" if len(too_big) > 20 else "")
+                + "]"
+            )
+            raw["notSearched"] = len(too_big)
         body = clip(body, self._limits.output_chars)
-        return ToolResult(text=body, output=(TextOutput(text=body),), raw_output={"results": total})
+        return ToolResult(text=body, output=(TextOutput(text=body),), raw_output=raw)
 
     @staticmethod
     def _regex(arguments: Mapping[str, object]) -> re.Pattern[str]:
@@ -167,27 +184,23 @@ class Grep(Tool):
         glob: str | None,
         mode: str,
         limit: int,
-    ) -> tuple[list[str], int]:
+    ) -> tuple[list[str], int, list[str]]:
+        """(rows shown, how many in all, the files too big to search)."""
         rows: list[str] = []
         total = 0
+        too_big: list[str] = []
         for path in regular_files(base, boundary):
             name = str(path.relative_to(base)) if base.is_dir() else str(path)
             if glob and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(path.name, glob)):
                 continue
             name = shown(name)
             try:
-                if path.stat().st_size > MAX_FILE_BYTES:
-                    continue
-                data = path.read_bytes()
+                hits = _file_hits(path, regex)
+            except _TooBig:
+                too_big.append(name)
+                continue
             except OSError:
                 continue
-            if is_binary(data[:8192]):
-                continue
-            hits = [
-                (n, line)
-                for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1)
-                if regex.search(line)
-            ]
             if not hits:
                 continue
             if mode == "content":
@@ -199,4 +212,43 @@ class Grep(Tool):
                 total += 1
                 if len(rows) < limit:
                     rows.append(name if mode == "files_with_matches" else f"{name}:{len(hits)}")
-        return rows, total
+        return rows, total, too_big
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _file_hits(path: Path, regex: re.Pattern[str]) -> list[tuple[int, str]]:
+    """The matching lines of a text file (none of a binary one), numbered from 1 as
+    read_file numbers them."""
+    # O_NONBLOCK: a file swapped for a FIFO since it was listed must not block the search.
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return []
+        if info.st_size > MAX_FILE_BYTES:
+            raise _TooBig
+        if is_binary(file.read(SNIFF_BYTES)):
+            return []
+        file.seek(0)
+        hits: list[tuple[int, str]] = []
+        for number, piece in _pieces(file):
+            if hits and hits[-1][0] == number:
+                continue  # this line matched already, in an earlier piece
+            line = piece.decode("utf-8", errors="replace")
+            if regex.search(line):
+                hits.append((number, line[:500]))  # all that is shown of it
+        return hits
+
+
+def _pieces(file: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """(line number, piece) for each line without its end, a line longer than PIECE_BYTES
+    in several pieces: memory stays bounded whatever the file and its lines."""
+    number = 1
+    while piece := file.readline(PIECE_BYTES):
+        if piece.endswith(b"\n"):
+            yield number, piece[:-1].removesuffix(b"\r")
+            number += 1
+        else:
+            yield number, piece  # part of a long line, or the last line without its end

@@ -1,5 +1,5 @@
-"""bash: a command in its own process group, output streamed, stopped for good on cancel,
-at its end, and when the server stops or dies (see adapters.tools.processes)."""
+"""bash: a command under its own launcher, output streamed, its whole process tree stopped
+for good on cancel, at its end, and when the server stops or dies (adapters.tools.processes)."""
 
 import asyncio
 import codecs
@@ -11,25 +11,28 @@ from collections.abc import Mapping
 from adapters.secrets import is_secret
 from adapters.tools.base import Limits, Tool, ToolInputError, schema, text_arg, workspace_of
 from adapters.tools.processes import (
-    group_alive,
+    RUN_VARIABLE,
+    end_marked,
     launch_arguments,
+    new_run_id,
     register,
     release,
-    signal_group,
     watch_pipe,
 )
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
 from application.ports.workspace import Chunk, CommandRun
 from domain.tool_call import TerminalOutput, TextOutput, ToolOutput
 
-KILL_GRACE = 2.0
+KILL_GRACE = 2.0  # the launcher gives the shell as long on SIGTERM (launcher.GRACE)
 GONE_BOUND = 30.0  # a killed process dies at once; only a stuck kernel would take this long
 
 
-def _child_environment() -> dict[str, str]:
+def _child_environment(run_id: str) -> dict[str, str]:
     # The server sheds its credentials at start (bootstrap.environment); this holds when
     # it could not, or when someone set one later.
-    return {k: v for k, v in os.environ.items() if not is_secret(k)}
+    environment = {k: v for k, v in os.environ.items() if not is_secret(k)}
+    environment[RUN_VARIABLE] = run_id  # each process of the run inherits it
+    return environment
 
 
 class _Output:
@@ -60,37 +63,36 @@ class _Output:
 
 
 async def _exited(process: asyncio.subprocess.Process) -> None:
-    """Until the shell itself exits. Process.wait() would also wait for its pipes, which a
-    background child can hold open for as long as it lives."""
+    """Until the launcher itself exits. Process.wait() would also wait for its pipes, which
+    a process that escaped it could hold open for as long as it lives."""
     while process.returncode is None:  # noqa: ASYNC110 - no event fires on exit alone
         await asyncio.sleep(0.02)
 
 
-async def _group_gone(group: int) -> None:
-    while group_alive(group):  # noqa: ASYNC110 - the kernel reports no event for it
-        await asyncio.sleep(0.02)
+async def _stop(process: asyncio.subprocess.Process, run_id: str) -> None:
+    """Ask the launcher to end the command's tree (SIGTERM: a grace, then SIGKILL) and wait
+    until it has: it exits only once nothing of the tree is left. Then end whatever of the
+    run outlived its launcher (a command that killed it)."""
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(_exited(process), KILL_GRACE + GONE_BOUND)
+    if process.returncode is None:  # a stuck launcher: what it holds is found by its marker
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(_exited(process), GONE_BOUND)
+    await asyncio.to_thread(end_marked, run_id)
 
 
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the whole group, then SIGKILL what is left after a short grace, and wait
-    until every process of it is really gone (a killed process takes a moment to die)."""
-    signal_group(process.pid, signal.SIGTERM)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(_exited(process), KILL_GRACE)
-    signal_group(process.pid, signal.SIGKILL)  # also stops children that outlived the shell
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(_exited(process), KILL_GRACE)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(_group_gone(process.pid), GONE_BOUND)
-
-
-async def _abandon(starting: "asyncio.Future[asyncio.subprocess.Process]") -> None:
+async def _abandon(starting: "asyncio.Future[asyncio.subprocess.Process]", run_id: str) -> None:
     try:
         process = await starting
     except Exception:  # it did not start: nothing to stop
         return
     try:
-        await _stop(process)
+        await _stop(process, run_id)
     finally:
         release(process.pid)
 
@@ -98,33 +100,34 @@ async def _abandon(starting: "asyncio.Future[asyncio.subprocess.Process]") -> No
 async def run_process(
     command: str, *, cwd: str, seconds: float, output_limit: int, chunk: Chunk
 ) -> CommandRun:
-    """Run `command` here, in its own process group, streaming its output to `chunk`."""
+    """Run `command` here, under its own launcher, streaming its output to `chunk`."""
     # The command may already run before its start returns here: a cancel that came
     # meanwhile must still stop all of it, so the start is not cancelled half-way.
-    starting = asyncio.ensure_future(_start(command, cwd))
+    run_id = new_run_id()
+    starting = asyncio.ensure_future(_start(command, cwd, run_id))
     try:
         process = await asyncio.shield(starting)
     except asyncio.CancelledError:
-        await asyncio.shield(_abandon(starting))
+        await asyncio.shield(_abandon(starting, run_id))
         raise
     try:
-        return await _supervise(process, chunk, seconds=seconds, limit=output_limit)
+        return await _supervise(process, run_id, chunk, seconds=seconds, limit=output_limit)
     finally:
         release(process.pid)
 
 
-async def _start(command: str, cwd: str) -> asyncio.subprocess.Process:
+async def _start(command: str, cwd: str, run_id: str) -> asyncio.subprocess.Process:
     # Forked from the event loop's thread, like every asyncio subprocess.
     reader, writer = watch_pipe()
     try:
         process = await asyncio.create_subprocess_exec(
             *launch_arguments(command),
             cwd=cwd,
-            env=_child_environment(),
-            stdin=reader,  # the watchman's end of the pipe; the command gets /dev/null
+            env=_child_environment(run_id),
+            stdin=reader,  # the launcher's watch pipe; the command gets /dev/null
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,  # its own process group: we can stop all of it
+            start_new_session=True,  # out of the server's group: a ^C to it is for us
         )
     except BaseException:
         os.close(writer)
@@ -136,7 +139,7 @@ async def _start(command: str, cwd: str) -> asyncio.subprocess.Process:
 
 
 async def _supervise(
-    process: asyncio.subprocess.Process, chunk: Chunk, *, seconds: float, limit: int
+    process: asyncio.subprocess.Process, run_id: str, chunk: Chunk, *, seconds: float, limit: int
 ) -> CommandRun:
     output = _Output(limit)
     pump = asyncio.ensure_future(_pump(process, output, chunk))
@@ -147,12 +150,12 @@ async def _supervise(
         timed_out = True
     except BaseException:
         pump.cancel()
-        await asyncio.shield(_stop(process))
+        await asyncio.shield(_stop(process, run_id))
         raise
-    # The shell is done (or out of time): stop whatever it left running in its group,
-    # which also closes the pipe a background child may still hold open.
-    await _stop(process)
-    # A child that left the group (setsid) may hold the pipe open: do not wait for it.
+    # The launcher ended what the shell left running when it exited; out of time, it is
+    # told to now. Either way that closes the pipe a background child held open.
+    await _stop(process, run_id)
+    # A child that escaped its launcher could still hold the pipe: do not wait for it.
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.shield(pump), KILL_GRACE)
     pump.cancel()
