@@ -14,16 +14,25 @@ $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) >&2
 	@$(BIN)/pip install --quiet --upgrade pip >&2
 
+# Two stamps: `make test` (and .ci/run) install the server with its test tools
+# (.installed); `make run` needs only the server (.installed-run), which a test install
+# already holds.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@echo "installing iac-code and its test tools into $(VENV)" >&2
 	@$(BIN)/pip install --quiet -e ".[test]" >&2
+	@touch $@
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	@if [ $(VENV)/.installed -nt pyproject.toml ]; then :; else \
+	  echo "installing iac-code into $(VENV)" >&2; \
+	  $(BIN)/pip install --quiet -e . >&2; fi
 	@touch $@
 
 ## Install, then serve ACP on stdio. Offline by default; IAC_CODE_PROVIDER=anthropic for Claude.
 # `make -C DIR run` makes GNU make print "Entering directory" on stdout before it reads any
 # Makefile, so nothing here can stop it: `make -s -C DIR run` (or the .venv/bin/iac-code
 # command) keeps stdout for the protocol. Said on stderr, where an editor shows it.
-run: $(VENV)/.installed
+run: $(VENV)/.installed-run
 	@case "$(firstword -$(MAKEFLAGS))" in *w*) echo "iac-code: make printed its directory on \
 stdout, which breaks the protocol: use 'make -s -C DIR run' or $(CURDIR)/$(BIN)/iac-code acp" >&2;; \
 	esac

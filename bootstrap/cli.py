@@ -1,7 +1,9 @@
 """The `iac-code` command line."""
 
 import argparse
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,10 +22,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"iac-code {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    acp = commands.add_parser("acp", help="serve the Agent Client Protocol")
-    acp.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    acp.add_argument("--host", default="127.0.0.1")
-    acp.add_argument("--port", type=int, default=8765)
+    _acp_parser(commands)
     db = commands.add_parser("db", help="manage the session database")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="migrate the database to the newest schema")
@@ -42,10 +41,44 @@ def _parser() -> argparse.ArgumentParser:
     importing = session_commands.add_parser(
         "import", help="import the reference system's flat-file sessions"
     )
-    importing.add_argument("--from", dest="source", default="~/.iac-code", type=Path)
+    importing.add_argument(
+        "--from",
+        dest="source",
+        default="~/.iac-code",
+        type=Path,
+        help="the reference system's data directory, which holds projects/ (default: %(default)s)",
+    )
     _permissions_parser(commands)
     _config_parser(commands)
     return parser
+
+
+def _acp_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    acp = commands.add_parser(
+        "acp",
+        help="serve the Agent Client Protocol",
+        description="Serve the Agent Client Protocol: on stdin/stdout for an editor that "
+        "starts the agent, or over the network, where one address serves HTTP + SSE and "
+        "WebSocket (GET /acp with Upgrade: websocket). Settings: IAC_CODE_* variables "
+        "(README.md); a token for the network: IACCODE_ACP_HTTP_TOKEN.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    acp.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio: JSON-RPC lines on stdin/stdout; http: HTTP + SSE and WebSocket on /acp "
+        "at --host:--port",
+    )
+    acp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address --transport http listens on (0.0.0.0: every interface; then set "
+        "IACCODE_ACP_HTTP_TOKEN)",
+    )
+    acp.add_argument(
+        "--port", type=int, default=8765, help="the TCP port --transport http listens on"
+    )
 
 
 def _config_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -54,7 +87,13 @@ def _config_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser
     importing = actions.add_parser(
         "import", help="take the reference system's provider, models and keys into config.toml"
     )
-    importing.add_argument("--from", dest="source", default="~/.iac-code", type=Path)
+    importing.add_argument(
+        "--from",
+        dest="source",
+        default="~/.iac-code",
+        type=Path,
+        help="the reference system's configuration directory (default: %(default)s)",
+    )
     importing.add_argument("--dry-run", action="store_true", help="show it, keys masked")
     importing.add_argument("--force", action="store_true", help="merge into an existing file")
 
@@ -85,6 +124,29 @@ def _permissions_parser(commands: "argparse._SubParsersAction[argparse.ArgumentP
         action.add_argument("--json", action="store_true", help="print JSON")
 
 
+# 128 + SIGPIPE, what a shell reports for a command whose reader went away (`ls | head`
+# under `set -o pipefail`): the listing was cut short, which is not success.
+CLOSED_PIPE = 141
+
+
+def _printing(
+    command: "Callable[[argparse.Namespace, Settings], int]",
+    args: argparse.Namespace,
+    settings: "Settings",
+) -> int:
+    """A command that prints, ended quietly when its reader stops reading (`| head`)."""
+    try:
+        code = command(args, settings)
+        sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
+        return code
+    except BrokenPipeError:
+        # Python flushes stdout once more at exit: into /dev/null, not the closed pipe.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return CLOSED_PIPE
+
+
 def _sessions(args: argparse.Namespace, settings: "Settings") -> int:
     from bootstrap import sessions_cli as cli
 
@@ -100,6 +162,10 @@ def _sessions(args: argparse.Namespace, settings: "Settings") -> int:
                 settings, lambda c: cli.rename_session(c, args.session_id, args.title, out)
             )
     source = args.source.expanduser()
+    problem = cli.not_a_source(source)
+    if problem is not None:  # before the database: nothing to import, nothing created
+        print(f"iac-code: {problem}", file=sys.stderr)
+        return 1
     return cli.run(settings, lambda c: cli.import_sessions(c, settings, source, out))
 
 
@@ -155,9 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 0
     if args.command == "sessions":
-        return _sessions(args, settings)
+        return _printing(_sessions, args, settings)
     if args.command == "permissions":
-        return _permissions(args, settings)
+        return _printing(_permissions, args, settings)
     if args.transport == "http":
         from bootstrap import http
 

@@ -4,6 +4,7 @@ import asyncio
 import gc
 import ipaddress
 import logging
+import socket
 import sys
 from dataclasses import replace
 from typing import Any
@@ -25,6 +26,7 @@ from bootstrap.heavy_imports import (
     loading_in_the_background,
 )
 from bootstrap.http_settings import load_http_config
+from bootstrap.listen import CannotListen, listening_sockets
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings, SettingsError
 from bootstrap.tracing import flush_traces, traced
@@ -132,9 +134,15 @@ def _warm_model(container: Any) -> None:
     warm_model(container)
 
 
-async def serve(settings: Settings, config: HttpConfig, host: str, port: int) -> None:
+async def serve(
+    settings: Settings,
+    config: HttpConfig,
+    host: str,
+    port: int,
+    sockets: "list[socket.socket] | None" = None,
+) -> None:
     """Listen at once and answer `initialize`; the agent loads meanwhile (as over stdio),
-    and /readyz says ready only once it has."""
+    and /readyz says ready only once it has. `sockets`: bound already (bootstrap.listen)."""
     version = package_version()
     agent: asyncio.Future[Dispatcher] = asyncio.get_running_loop().create_future()
     containers: list[Any] = []
@@ -179,7 +187,7 @@ async def serve(settings: Settings, config: HttpConfig, host: str, port: int) ->
     loading = asyncio.create_task(_load_agent(settings, agent, containers))
     loading.add_done_callback(lambda done: _stop_if_failed(done, server))
     try:
-        await server.serve()
+        await server.serve(sockets=sockets)
     finally:
         await asyncio.gather(loading, return_exceptions=True)
         for container in containers:
@@ -212,5 +220,10 @@ def main(settings: Settings, host: str, port: int) -> int:
     if config.allowed_hosts is None and is_loopback(host):
         # Served on loopback: only requests naming a loopback host (no DNS rebinding).
         config = replace(config, allowed_hosts=LOOPBACK_NAMES | {hostname(host)})
-    asyncio.run(serve(settings, config, host, port))
+    try:
+        sockets = listening_sockets(host, port)
+    except CannotListen as exc:
+        print(f"iac-code: {exc}", file=sys.stderr)
+        return 1
+    asyncio.run(serve(settings, config, host, port, sockets))
     return 0

@@ -126,6 +126,18 @@ async def rename_session(container: Container, session_id: str, title: str, out:
     return 0
 
 
+def not_a_source(source: Path) -> str | None:
+    """Why `source` cannot hold the reference system's sessions, if it cannot."""
+    if not source.is_dir():
+        return f"{source}: no such directory (--from names the reference system's data directory)"
+    if not (source / "projects").is_dir():
+        return (
+            f"{source} has no projects/ directory, where the reference system keeps its "
+            "sessions: name its data directory with --from"
+        )
+    return None
+
+
 async def import_sessions(
     container: Container, settings: Settings, source: Path, out: TextIO
 ) -> int:

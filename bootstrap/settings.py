@@ -229,7 +229,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     else:
         data, configs = {}, {}
     for name, variables in _ENV.items():
-        found = next((env[v] for v in variables if env.get(v)), None)
+        # Set but empty (or blank) is unset: compose passes `${IAC_CODE_MODEL:-}` for a
+        # model the user did not name, which must mean the provider's default.
+        found = next((env[v] for v in variables if env.get(v, "").strip()), None)
         if found is not None:
             values[name] = _convert(name, found)
     values.update(_provider_values(env, data, configs, values.get("model")))

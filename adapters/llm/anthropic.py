@@ -5,9 +5,11 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import anthropic
+import httpx2
 from anthropic import AsyncAnthropic
 
 from adapters.llm.anthropic_stream import MessageAssembly, StreamFailed, model_events
+from adapters.llm.attempts import safe_url, send_telling
 from application.errors import (
     ContextOverflow,
     ModelAuthFailed,
@@ -123,15 +125,20 @@ def with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]
 _UNAVAILABLE_TYPES = {"overloaded_error", "api_error"}
 
 
-def translate_error(exc: anthropic.AnthropicError) -> ModelError:
+def translate_error(exc: anthropic.AnthropicError, *, attempts: int | None = None) -> ModelError:
     """SDK errors to ours. Messages carry the provider's reason but never credentials.
 
     The error type in the body decides first: an `event: error` inside a stream arrives
-    with the stream's status, 200, so the status alone would misfile an overload."""
-    if isinstance(exc, anthropic.APITimeoutError):
-        return ModelUnavailable("The provider did not answer in time.")
-    if isinstance(exc, anthropic.APIConnectionError):
-        return ModelUnavailable("Could not reach the provider.")
+    with the stream's status, 200, so the status alone would misfile an overload.
+    `attempts`: how many the SDK made, for an unreachable provider's `data`."""
+    if isinstance(exc, anthropic.APIConnectionError):  # a timeout is one too
+        url = safe_url(exc.request.url)
+        said = "did not answer in time" if isinstance(exc, anthropic.APITimeoutError) else ""
+        message = (
+            f"The provider at {url} {said}." if said else f"Could not reach the provider at {url}."
+        )
+        extra = {"attempts": attempts} if attempts else {}
+        return ModelUnavailable(message, url=url, **extra)
     if not isinstance(exc, anthropic.APIError):
         return ModelError(f"The provider failed: {type(exc).__name__}")
     status = getattr(exc, "status_code", None)
@@ -208,7 +215,7 @@ class AnthropicLLMClient(LLMClient):
                 async for event in model_events(body, assembly):
                     yield event
         except anthropic.AnthropicError as exc:
-            raise translate_error(exc) from exc
+            raise translate_error(exc, attempts=self._client.max_retries + 1) from exc
         except StreamFailed as exc:
             if exc.error_type is None:  # cut short: nothing said why
                 raise ModelUnavailable(f"The provider's answer broke off: {exc}") from exc
@@ -229,6 +236,25 @@ def make_anthropic_client(
 ) -> AsyncAnthropic | None:
     if not api_key:
         return None
-    return AsyncAnthropic(
-        api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+    client = AsyncAnthropic(
+        api_key=api_key,
+        base_url=base_url,
+        max_retries=max_retries,
+        timeout=timeout,
+        http_client=_AttemptsTold(attempts=max_retries + 1),
     )
+    log.info(
+        "model requests go to %s (%d attempts each)", safe_url(client.base_url), max_retries + 1
+    )
+    return client
+
+
+class _AttemptsTold(anthropic.DefaultAsyncHttpxClient):
+    """The SDK's own HTTP client (its defaults kept), telling each failed attempt."""
+
+    def __init__(self, *, attempts: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._attempts = attempts
+
+    async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        return await send_telling(super().send, request, self._attempts, **kwargs)

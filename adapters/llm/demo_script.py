@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 from application.system_prompt import ENVIRONMENT_OPEN
-from domain.content import ContentBlock, TextBlock, ToolResultBlock, ToolUseBlock, plain_text
+from domain.content import ContentBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from domain.message import Message, Role
 from domain.tools import EXIT_PLAN_MODE, title_for
 
@@ -235,13 +235,27 @@ INTENTS: tuple[Intent, ...] = (
         ),
         _search,
     ),
-    Intent("help", (r"(?:help|what\s+can\s+you\s+do|commands|usage)\W*",), _help),
+    Intent("help (this list)", (r"(?:help|what\s+can\s+you\s+do|commands|usage)\W*",), _help),
+)
+
+# What `help` lists, in this fixed order (README.md's): looking first, then changes, then
+# the rest, `help` last. Every intent is listed once (tests/unit/adapters/test_demo_model.py).
+HELP_ORDER: tuple[str, ...] = (
+    "list files [in DIR]",
+    "read FILE",
+    "search TEXT [in DIR]",
+    "create FILE with TEXT (asks permission)",
+    "edit FILE: replace OLD with NEW (asks permission)",
+    "run COMMAND (asks permission)",
+    "fetch URL",
+    "plan TASK",
+    "help (this list)",
 )
 
 HELP = (
     "This is the offline demo model: a scripted agent for trying tools, permission "
     "requests and cancelling without an API key. It understands:\n"
-    + "".join(f"- {intent.usage}\n" for intent in INTENTS if intent.usage != "help")
+    + "".join(f"- {usage}\n" for usage in HELP_ORDER)
     + "For a real model, set IAC_CODE_PROVIDER=anthropic and IAC_CODE_API_KEY."
 )
 
@@ -283,9 +297,12 @@ def _follow_bash(use: ToolUseBlock, result: str) -> str:
     if not ran:
         return f"The command did not run: {_clip(result)}"
     lines = body.splitlines()
-    shown = "\n".join(_clip(line) for line in lines[:10])
+    # Verbatim inside the block (columns, indentation, runs of spaces), only very long lines
+    # cut; the fence is longer than any run of backticks in the output, so none closes it.
+    shown = "\n".join(line if len(line) <= 200 else line[:199] + "…" for line in lines[:10])
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", shown)), default=0))
     more = f"\n({len(lines) - 10} more lines)" if len(lines) > 10 else ""
-    return f"The command finished. {status}\n```\n{shown}\n```{more}"
+    return f"The command finished. {status}\n{fence}\n{shown}\n{fence}{more}"
 
 
 def _follow_fetch(use: ToolUseBlock, result: str) -> str:
@@ -374,11 +391,18 @@ def next_step(messages: Sequence[Message], tools: Collection[str]) -> Step:
 
 
 def _user_words(content: tuple[ContentBlock, ...]) -> str:
-    """What the user said: not the environment block the agent sends with a turn."""
-    said = tuple(
-        b for b in content if not (isinstance(b, TextBlock) and b.text.startswith(ENVIRONMENT_OPEN))
-    )
-    return plain_text(said).strip()
+    """What the user asked last: the last text they typed, not the environment block the
+    agent sends with a turn nor an image's marker. A prompt cancelled before any reply
+    leaves its words in the history, and the next prompt's are merged into the same user
+    message: only the newest request is answered."""
+    typed = [
+        b
+        for b in content
+        if isinstance(b, TextBlock)
+        and not b.text.startswith(ENVIRONMENT_OPEN)
+        and not b.text.startswith("[image: ")
+    ]
+    return typed[-1].text.strip() if typed else ""
 
 
 def _unavailable(name: str) -> Step:

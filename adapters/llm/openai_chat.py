@@ -18,9 +18,11 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import httpx2
 import openai
 from openai import AsyncOpenAI
 
+from adapters.llm.attempts import safe_url, send_telling
 from adapters.llm.providers import Dialect
 from application.errors import (
     ContextOverflow,
@@ -281,14 +283,23 @@ _KEYISH: Final = re.compile(r"\b(?:sk|key)-\S+", re.IGNORECASE)
 
 
 def translate_error(
-    exc: openai.OpenAIError, *, key_env: str | None = None, key: str | None = None
+    exc: openai.OpenAIError,
+    *,
+    key_env: str | None = None,
+    key: str | None = None,
+    attempts: int | None = None,
 ) -> ModelError:
     """SDK errors to ours, with the provider's status and reason but never a key (`key`, the
-    one in use, is struck out wherever the provider quotes it, whatever its shape)."""
-    if isinstance(exc, openai.APITimeoutError):
-        return ModelUnavailable("The provider did not answer in time.")
-    if isinstance(exc, openai.APIConnectionError):
-        return ModelUnavailable("Could not reach the provider.")
+    one in use, is struck out wherever the provider quotes it, whatever its shape).
+    `attempts`: how many the SDK made, for an unreachable provider's `data`."""
+    if isinstance(exc, openai.APIConnectionError):  # a timeout is one too
+        url = safe_url(exc.request.url)
+        said = "did not answer in time" if isinstance(exc, openai.APITimeoutError) else ""
+        message = (
+            f"The provider at {url} {said}." if said else f"Could not reach the provider at {url}."
+        )
+        extra = {"attempts": attempts} if attempts else {}
+        return ModelUnavailable(message, url=url, **extra)
     if not isinstance(exc, openai.APIError):
         return ModelError(f"The provider failed: {type(exc).__name__}")
     status: int | None = getattr(exc, "status_code", None)
@@ -362,7 +373,12 @@ class OpenAIChatClient(LLMClient):
                     for event in answer.take(chunk):
                         yield event
         except openai.OpenAIError as exc:
-            raise translate_error(exc, key_env=self._key_env, key=self._client.api_key) from exc
+            raise translate_error(
+                exc,
+                key_env=self._key_env,
+                key=self._client.api_key,
+                attempts=self._client.max_retries + 1,
+            ) from exc
         except Exception as exc:
             # The SDK's HTTP layer raises its own transport errors (read timeouts, dropped
             # connections) while the body streams; the port promises ModelError only.
@@ -387,4 +403,25 @@ def make_openai_client(
         if not key_optional:
             return None
         api_key = PLACEHOLDER_KEY
-    return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout)
+    client = AsyncOpenAI(
+        api_key=api_key,
+        base_url=base_url,
+        max_retries=max_retries,
+        timeout=timeout,
+        http_client=_AttemptsTold(attempts=max_retries + 1),
+    )
+    log.info(
+        "model requests go to %s (%d attempts each)", safe_url(client.base_url), max_retries + 1
+    )
+    return client
+
+
+class _AttemptsTold(openai.DefaultAsyncHttpxClient):
+    """The SDK's own HTTP client (its defaults kept), telling each failed attempt."""
+
+    def __init__(self, *, attempts: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._attempts = attempts
+
+    async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        return await send_telling(super().send, request, self._attempts, **kwargs)

@@ -65,6 +65,10 @@ class _Reply:
     text: list[str] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
 
+    @property
+    def chunks(self) -> int:
+        return len(self.text) + len(self.thinking)
+
     def seen(self) -> tuple[AssistantBlock, ...]:
         blocks: list[AssistantBlock] = []
         if self.thinking:
@@ -369,7 +373,12 @@ class Prompt:
                 span.set("gen_ai.response.finish_reasons", (str(response.stop),))
                 _record_usage(span, response.usage)
         except TurnCancelled:
-            turn.record_request(Usage())
+            # A cut stream brings no usage of its own: what streamed was produced (and is
+            # billed), one token a chunk.
+            streamed = Usage(output_tokens=reply.chunks)
+            cost = self._meter.cost(request.model, streamed)
+            turn.record_request(streamed, cost)
+            session.charge(streamed, cost)
             await self._keep_partial(session, message_id, reply)
             await self._tools.settle_announced(session, control)
             return None

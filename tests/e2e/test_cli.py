@@ -1,5 +1,7 @@
+import argparse
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -136,3 +138,80 @@ def test_the_cluster_profile_is_postgres_two_replicas_and_nginx_as_tests_cluster
     upstreams = [Replica(name, f"{name}:8765") for name in COMPOSE_REPLICAS]
     assert (ROOT / conf).read_text() == render(upstreams, listen="8080")
     assert set(nginx["depends_on"]) == set(COMPOSE_REPLICAS)
+
+
+def test_finding_15_a_reader_that_stops_reading_ends_sessions_list_quietly(
+    tmp_path: Path,
+) -> None:
+    """`iac-code sessions list | head`: the pipe's reader is gone before anything is
+    written (its end closed up front, so every run is the worst case)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [IAC_CODE, "sessions", "list"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env={"PATH": os.environ["PATH"], "IAC_CODE_CONFIG_DIR": str(tmp_path)},
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 141, result.stderr  # 128 + SIGPIPE, as a shell reports it
+    for noise in ("Traceback", "BrokenPipeError", "Exception ignored"):
+        assert noise not in result.stderr
+
+
+@pytest.mark.parametrize("layout", ["missing", "no-projects"])
+def test_finding_15_import_from_a_directory_without_sessions_fails(
+    tmp_path: Path, layout: str
+) -> None:
+    source = tmp_path / "legacy"
+    if layout == "no-projects":
+        source.mkdir()
+    result = run(
+        "sessions", "import", "--from", str(source), env={"IAC_CODE_CONFIG_DIR": str(tmp_path)}
+    )
+    assert result.returncode == 1
+    assert str(source) in result.stderr
+    assert "imported" not in result.stdout
+    assert not (tmp_path / "iac-code.db").exists()  # nothing created for nothing
+
+
+def test_finding_15_acp_help_describes_every_option_and_its_default() -> None:
+    from bootstrap.cli import _parser
+
+    result = run("acp", "--help", env={})
+    assert result.returncode == 0
+    shown = " ".join(result.stdout.split())
+    assert "HTTP + SSE and WebSocket" in shown
+    [commands] = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    options = [a for a in commands.choices["acp"]._actions if a.dest != "help"]
+    assert {o.dest for o in options} == {"transport", "host", "port"}
+    for option in options:
+        assert option.help and len(option.help.split()) > 3, option.dest
+        assert " ".join(option.help.split()) in shown
+        assert f"(default: {option.default})" in shown
+
+
+def test_finding_15_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run(
+            "acp",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            env={"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_PROVIDER": "demo"},
+        )
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith(f"iac-code: cannot listen on 127.0.0.1:{port}: "), result.stderr
+    assert "--port" in lines[-1]
+    assert "Traceback" not in result.stderr
+    assert "startup complete" not in result.stderr.lower()

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from acp import text_block
 
+from adapters.llm.demo import tokens
 from adapters.llm.demo_script import next_step
 from domain.content import TextBlock
 from tests.e2e.conftest import DEMO, Agent, Spawn, until
@@ -98,3 +99,31 @@ async def test_cancel_stops_a_slow_demo_reply_mid_stream(spawn: Spawn, workdir: 
         seen = agent.client.agent_text()
     assert result.stop_reason == "cancelled"
     assert seen and full.startswith(seen) and seen != full  # cut short, not finished
+
+
+async def test_finding_16_a_cancelled_turn_reports_the_tokens_it_streamed(
+    spawn: Spawn, workdir: Path
+) -> None:
+    """The demo streams one token a chunk; what streamed before the cancel is the turn's
+    output, not zero."""
+    request = "plan a migration of the session store from SQLite to PostgreSQL"
+    step = next_step([MessageFactory.build(content=(TextBlock(text=request),))], ())
+    whole = len(tokens(step.thinking)) + len(tokens(step.text))
+    async with spawn({**DEMO, "IAC_CODE_DEMO_PACE": "10"}) as agent:
+        sid = await start(agent, workdir)
+        prompt = asyncio.create_task(
+            agent.conn.prompt(session_id=sid, prompt=[text_block(request)])
+        )
+        await until(lambda: agent.client.agent_text() != "", agent)
+        await agent.conn.cancel(session_id=sid)
+        result = await asyncio.wait_for(prompt, 30)
+        thought = "".join(
+            u.content.text
+            for _, u in agent.client.updates
+            if u.session_update == "agent_thought_chunk"
+        )
+        seen = len(tokens(thought)) + len(tokens(agent.client.agent_text()))
+    assert result.stop_reason == "cancelled"
+    assert result.usage is not None
+    # Every token shown was counted; at most the one in flight at the cancel was not shown.
+    assert seen <= result.usage.output_tokens <= min(seen + 1, whole - 1)

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bootstrap.settings import load_settings
 from tests.e2e.conftest import IAC_CODE
 from tests.http.container import compose, dockerfile, dockerfile_env, exec_form
 from tests.http.walkthrough import free_port, run_walkthrough, server_process
@@ -137,3 +138,45 @@ def test_the_container_serves_a_mounted_workspace_for_the_walkthrough(
     assert result.returncode == 0, result.stdout + result.stderr
     assert '"id":3,"result":{"stopReason":"end_turn"' in result.stdout
     assert (mounted / "hello.txt").read_text() == "Hello from curl"
+
+
+def interpolated(environment: dict[str, str], shell: dict[str, str]) -> dict[str, str]:
+    """Compose's `${VAR}`, `${VAR:-default}` and `${VAR:?error}` against the shell's
+    variables (`:-` and `:?` treat an empty variable as unset, as compose does)."""
+
+    def one(match: re.Match[str]) -> str:
+        name, how, rest = match.group(1), match.group(2), match.group(3)
+        value = shell.get(name, "")
+        if how == ":-" and not value:
+            return rest
+        if how == ":?" and not value:
+            raise AssertionError(f"compose refuses to start without {name}: {rest}")
+        return value
+
+    pattern = re.compile(r"\$\{(\w+)(:-|:\?)?([^}]*)\}")
+    return {name: pattern.sub(one, value) for name, value in environment.items()}
+
+
+MODEL_SERVICES = [
+    name
+    for name, service in compose()["services"].items()
+    if "IAC_CODE_MODEL" in service.get("environment", {})
+]
+
+
+@pytest.mark.parametrize("service", MODEL_SERVICES)
+@pytest.mark.parametrize(
+    ("provider", "model"), [("openai", "gpt-4.1"), ("anthropic", "claude-sonnet-4-5")]
+)
+def test_finding_13_compose_leaves_the_model_to_the_chosen_provider(
+    tmp_path: Path, service: str, provider: str, model: str
+) -> None:
+    """`IAC_CODE_PROVIDER=openai docker compose up` asks OpenAI for its own default model,
+    not for a Claude model compose named."""
+    environment = compose()["services"][service]["environment"]
+    assert environment["IAC_CODE_MODEL"] == "${IAC_CODE_MODEL:-}"
+    shell = {"IAC_CODE_PROVIDER": provider, "IAC_CODE_API_KEY": "k", "IACCODE_ACP_HTTP_TOKEN": "t"}
+    env = interpolated(environment, shell)
+    settings = load_settings({**env, "IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert (settings.provider, settings.model) == (provider, model)
+    assert len(MODEL_SERVICES) == 3  # iac-code and the two replicas: none is left out

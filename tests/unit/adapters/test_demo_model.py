@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapters.llm.demo import DEMO_MODEL, DemoLLMClient, tokens
-from adapters.llm.demo_script import HELP, INTENTS, MAX_REQUEST, Step, next_step
+from adapters.llm.demo_script import HELP, HELP_ORDER, INTENTS, MAX_REQUEST, Step, next_step
 from adapters.tools.runner import LocalToolRunner
 from application.ports.llm import (
     ModelEvent,
@@ -23,6 +23,7 @@ from application.ports.llm import (
 from application.ports.tools import ToolContext
 from application.use_cases.tool_phase import DENIED
 from domain.content import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from domain.history import provider_view
 from domain.message import Message
 from domain.stop_reason import ModelStop
 from tests.factories import MessageFactory
@@ -143,8 +144,7 @@ def test_help_lists_every_request_and_how_to_get_a_real_model() -> None:
     step = step_for("help")
     assert step.tool is None and step.text == HELP
     for intent in INTENTS:
-        if intent.usage != "help":
-            assert f"- {intent.usage}\n" in HELP
+        assert f"- {intent.usage}\n" in HELP
     assert "IAC_CODE_PROVIDER=anthropic" in HELP and "IAC_CODE_API_KEY" in HELP
 
 
@@ -326,3 +326,35 @@ def test_tokens_join_back_to_the_text(text: str) -> None:
     pieces = tokens(text)
     assert "".join(pieces) == text
     assert all(piece.strip() or piece is pieces[-1] for piece in pieces)
+
+
+def test_finding_16_after_a_prompt_cancelled_before_any_reply_the_latest_request_is_read() -> None:
+    """The cancelled prompt's words stay in the history with no reply after them, so the
+    view the model gets merges them with the next prompt's into one user message."""
+    environment = TextBlock(text="<environment>\ncwd: /p\n</environment>")
+    history = [
+        MessageFactory.build(content=(environment, TextBlock(text="help"))),
+        MessageFactory.build(content=(TextBlock(text="read a.txt"),)),
+    ]
+    [merged] = provider_view(history)
+    step = next_step([merged], NAMES)
+    assert step.tool is not None
+    assert (step.tool.name, step.tool.input) == ("read_file", {"path": "a.txt"})
+
+
+def test_finding_16_a_commands_output_stays_verbatim_in_its_code_block() -> None:
+    output = "total 8\n-rw-r--r--  1 me  staff    5 a.txt\n    indented\tand tabbed\n```inner```"
+    step = next_step(after(use("bash", command="ls -l"), f"{output}\n\nExit code 0."), NAMES)
+    assert step.text == f"The command finished. Exit code 0.\n````\n{output}\n````"
+
+
+def test_finding_16_help_lists_every_request_once_in_its_fixed_order_help_last() -> None:
+    listed = [line[2:] for line in HELP.splitlines() if line.startswith("- ")]
+    assert listed == list(HELP_ORDER)
+    assert sorted(listed) == sorted(intent.usage for intent in INTENTS)
+    assert listed[-1].startswith("help")
+    # README.md names them in the same order.
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    demo = " ".join(readme.split("**The offline demo model.**", 1)[1].split("\n\n", 1)[0].split())
+    named = [demo.index(f"`{usage.split(' (')[0]}`") for usage in HELP_ORDER]
+    assert named == sorted(named)

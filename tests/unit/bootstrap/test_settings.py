@@ -236,3 +236,13 @@ def test_bad_lease_settings_are_refused(tmp_path: Path, name: str, value: str) -
     setting = name.removeprefix("IAC_CODE_").lower()
     with pytest.raises(SettingsError, match=setting):
         load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path), name: value})
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_finding_13_an_empty_model_means_the_providers_default(tmp_path: Path, blank: str) -> None:
+    """Compose passes `IAC_CODE_MODEL: ${IAC_CODE_MODEL:-}`: set, but empty, when the user
+    named no model. Empty (or blank) is unset, like every IAC_CODE_ variable."""
+    env = {"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_MODEL": blank}
+    assert load_settings({**env, "IAC_CODE_PROVIDER": "openai"}).model == "gpt-4.1"
+    assert load_settings({**env, "IAC_CODE_PROVIDER": "deepseek"}).model == "deepseek-chat"
+    assert load_settings({**env, "IAC_CODE_MAX_RETRIES": blank}).max_retries == 4
