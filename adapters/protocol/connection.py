@@ -48,6 +48,14 @@ class AnswerThen:
 
 
 class Dispatcher(Protocol):
+    def accept(
+        self, method: str, params: dict[str, Any] | None, peer: "Connection"
+    ) -> Awaitable[Any]:
+        """Called as the request is read, synchronously and in arrival order; the returned
+        awaitable serves it (in its own task). What must be known before anything read
+        after it runs (a prompt a cancel right behind it must find) is registered here."""
+        return self.handle_request(method, params, peer)
+
     @abstractmethod
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: "Connection"
@@ -96,6 +104,7 @@ class _InFlight:
     request: Request
     task: "asyncio.Task[None] | None" = None
     cancelled: bool = False
+    started: bool = False  # a task cancelled before it starts would never answer
 
 
 class Connection:
@@ -131,7 +140,8 @@ class Connection:
         match incoming:
             case Request():
                 serving = _InFlight(incoming)
-                serving.task = self._spawn(self._serve(serving))
+                work = self._dispatcher.accept(incoming.method, incoming.params, self)
+                serving.task = self._spawn(self._serve(serving, work))
                 if incoming.id is not None:
                     self._in_flight[incoming.id] = serving
             case Notification(method=method) if method == CANCEL_REQUEST:
@@ -239,13 +249,19 @@ class Connection:
             self._spawn(self._notify(Notification(own_cancel, {"sessionId": session_id})))
             return
         serving.cancelled = True
-        serving.task.cancel()
+        if serving.started:
+            serving.task.cancel()  # else it answers "cancelled" as it starts
 
-    async def _serve(self, serving: _InFlight) -> None:
+    async def _serve(self, serving: _InFlight, work: Awaitable[Any]) -> None:
         request = serving.request
+        serving.started = True
         after: Callable[[], Awaitable[None]] | None = None
         try:
-            result = await self._dispatcher.handle_request(request.method, request.params, self)
+            if serving.cancelled:  # `$/cancel_request` read right behind it
+                if asyncio.iscoroutine(work):
+                    work.close()
+                raise asyncio.CancelledError
+            result = await work
             if isinstance(result, AnswerThen):
                 result, after = result.result, result.then
             reply = result_message(request.id, result)

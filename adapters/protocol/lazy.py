@@ -25,6 +25,17 @@ class LazyDispatcher(Dispatcher):
         self._agent = agent
         self._early = early or {}
 
+    def accept(
+        self, method: str, params: dict[str, Any] | None, peer: Connection
+    ) -> Awaitable[Any]:
+        """Once loaded, the agent accepts the request itself (it registers prompts as read)."""
+        if method != "initialize" and self._loaded():
+            return self._agent.result().accept(method, params, peer)
+        return self.handle_request(method, params, peer)
+
+    def _loaded(self) -> bool:
+        return self._agent.done() and not self._agent.cancelled() and not self._agent.exception()
+
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Any:
@@ -45,5 +56,5 @@ class LazyDispatcher(Dispatcher):
         await agent.handle_notification(method, params, peer)
 
     async def peer_closed(self, peer: Connection) -> None:
-        if self._agent.done() and not self._agent.cancelled() and not self._agent.exception():
+        if self._loaded():
             await self._agent.result().peer_closed(peer)
