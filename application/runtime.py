@@ -68,7 +68,9 @@ class ActiveSession:
     briefing: Briefing = field(default_factory=Briefing)
     nested_loaded: set[str] = field(default_factory=set)  # their paths
 
-    def begin_turn(self) -> TurnControl:
+    def begin_turn(self, control: TurnControl | None = None) -> TurnControl:
+        """The turn `control` stands for starts (a new one without): `control` may have been
+        made when its prompt was received, so that a cancel right behind it finds it."""
         if self.closing:
             raise SessionNotFound(
                 f"Session {self.session.id!r} is being closed.", sessionId=self.session.id
@@ -78,7 +80,7 @@ class ActiveSession:
                 "A prompt is already running in this session; cancel it or wait for its answer.",
                 sessionId=self.session.id,
             )
-        self.turn = TurnControl()
+        self.turn = control or TurnControl()
         return self.turn
 
     def end_turn(self, control: TurnControl) -> None:

@@ -29,6 +29,7 @@ from bootstrap.http_settings import load_http_config
 from bootstrap.listen import CannotListen, listening_sockets
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings, SettingsError
+from bootstrap.start_failure import start_failure
 from bootstrap.tracing import flush_traces, traced
 from bootstrap.version import package_version
 
@@ -103,7 +104,7 @@ async def _load_agent(
         await asyncio.to_thread(_warm_model, container)
     except Exception as exc:
         log.error("the agent failed to start: %s", exc, exc_info=True)
-        agent.set_exception(exc)
+        agent.set_exception(start_failure(exc))  # a store it could not open: told as such
         agent.exception()  # told in the log: not "never retrieved" too if nothing waited
         raise
     # Everything loaded so far lives as long as the process: keep it out of the collector's

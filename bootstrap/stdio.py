@@ -22,6 +22,7 @@ from bootstrap.heavy_imports import (
 )
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings
+from bootstrap.start_failure import start_failure
 from bootstrap.tracing import traced
 from bootstrap.version import package_version
 
@@ -57,44 +58,52 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
     loop = asyncio.get_running_loop()
     version = package_version()
     initialize = make_initialize(settings, version)
-    agent: asyncio.Future[Dispatcher] = loop.create_future()
     containers: list[Any] = []
+    builds: list[asyncio.Future[tuple[Dispatcher, Any]]] = []
 
-    def ready(built: "asyncio.Future[tuple[Dispatcher, Any]]") -> None:
-        if built.exception() is not None:
-            log.error("the agent failed to start: %s", built.exception())
-            agent.set_exception(built.exception())  # type: ignore[arg-type]
-            return
-        dispatcher, container = built.result()
-        containers.append(container)
-        agent.set_result(dispatcher)
-        threading.Thread(
-            target=_warm_model, args=(container,), daemon=True, name="warm-model"
-        ).start()
+    def start_agent() -> "asyncio.Future[Dispatcher]":
+        """Load the agent on a worker thread; again when it failed on its database."""
+        agent: asyncio.Future[Dispatcher] = loop.create_future()
 
-    building = loop.run_in_executor(None, _build_agent, settings, version)
+        def ready(built: "asyncio.Future[tuple[Dispatcher, Any]]") -> None:
+            if built.exception() is not None:
+                log.error("the agent failed to start: %s", built.exception())
+                agent.set_exception(start_failure(built.exception()))  # type: ignore[arg-type]
+                agent.exception()  # told in the log: not "never retrieved" if nothing waited
+                return
+            dispatcher, container = built.result()
+            containers.append(container)
+            agent.set_result(dispatcher)
+            threading.Thread(
+                target=_warm_model, args=(container,), daemon=True, name="warm-model"
+            ).start()
+
+        building = loop.run_in_executor(None, _build_agent, settings, version)
+        builds.append(building)
+        building.add_done_callback(ready)
+        return agent
+
+    first = start_agent()
     log.info(
         "iac-code %s serving ACP on stdio (provider %s, database %s)",
         version,
         settings.provider,
         shown(settings.database_url),  # never its password
     )
-    building.add_done_callback(ready)
     stop = _stop_on_signals(loop)
+    lazy = LazyDispatcher(
+        initialize, first, early_answers(settings.database_url), restart=start_agent
+    )
     try:
         await serve(
-            traced(
-                LazyDispatcher(initialize, agent, early_answers(settings.database_url)),
-                settings.traces_exporters,
-            ),
+            traced(lazy, settings.traces_exporters),
             source,
             sink,
             max_line=settings.max_message_bytes,
             stop=stop,
         )
     finally:
-        if not building.done():
-            await asyncio.gather(building, return_exceptions=True)
+        await asyncio.gather(*builds, return_exceptions=True)
         for container in containers:
             from bootstrap.container import release  # loaded with the container
 

@@ -25,7 +25,9 @@ from adapters.protocol.jsonrpc import AUTH_REQUIRED, INVALID_PARAMS, METHOD_NOT_
 from adapters.protocol.methods import ALIASES, METHODS, RENAME_METHOD, Capability
 from adapters.protocol.opening import session_opening
 from adapters.protocol.ownership import NotAttached, Role
+from adapters.protocol.received import ReceivedPrompt, ReceivedPrompts
 from application.errors import ApplicationError, AuthRequired, SessionBusy, SessionNotFound
+from application.runtime import CLOSE_GRACE, TurnControl
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.initialize import Initialize
 from application.use_cases.lifecycle import CancelTurn, CloseSession
@@ -159,6 +161,7 @@ class AcpAgent(Dispatcher):
         self._arriving: collections.Counter[str] = collections.Counter()
         # (True: its last client closed it with session/close, which cancels a turn.)
         self._left_while_arriving: dict[str, bool] = {}
+        self._received = ReceivedPrompts()  # prompts read, not yet answered
         self.routes: dict[str, Route] = self._route(
             {
                 "initialize": (None, self._initialize),
@@ -191,18 +194,33 @@ class AcpAgent(Dispatcher):
             for method, (model, handler) in handlers.items()
         }
 
+    def accept(
+        self, method: str, params: dict[str, Any] | None, peer: Connection
+    ) -> Awaitable[Any]:
+        """A prompt is registered as received at once, in arrival order: a cancel or close
+        read right behind it, even before its task first runs, applies to it."""
+        session_id = (params or {}).get("sessionId")
+        if ALIASES.get(method, method) == "session/prompt" and isinstance(session_id, str):
+            return self._serve_received(self._received.receive(session_id), params, peer)
+        return self.handle_request(method, params, peer)
+
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Any:
         route = self.routes.get(ALIASES.get(method, method))
         if route is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
+        return await _mapped(route.handler(params, peer))
+
+    async def _serve_received(
+        self, received: ReceivedPrompt, params: dict[str, Any] | None, peer: Connection
+    ) -> Any:
         try:
-            return await route.handler(params, peer)
-        except NotAttached as exc:
-            raise _not_open_here(str(exc)) from exc
-        except (ApplicationError, DomainError) as exc:
-            raise to_rpc_error(exc) from exc
+            if received.late:
+                raise _being_closed(received.session_id)
+            return await _mapped(self._prompt(params, peer, received.control))
+        finally:
+            self._received.answered(received)
 
     async def handle_notification(
         self, method: str, params: dict[str, Any] | None, peer: Connection
@@ -211,6 +229,11 @@ class AcpAgent(Dispatcher):
             request = parse_params(acp.CancelNotification, params, method)
             # Any attached client may cancel (anyone, while none is attached).
             if self._channels.ownership.may_cancel(request.session_id, peer):
+                if self._received.cancel(request.session_id):  # begun or not
+                    # Its turn is here (or has not begun): another process's lease is
+                    # not asked, where a late request would cancel the next turn.
+                    self._uc.cancel().execute(request.session_id)
+                    return
                 try:
                     await self._uc.cancel().anywhere(request.session_id)
                 except ApplicationError as exc:  # a notification has no answer to carry it
@@ -421,7 +444,9 @@ class AcpAgent(Dispatcher):
     def _check_may_act(self, session_id: str, peer: Connection) -> None:
         self._channels.ownership.check_may_act(session_id, peer)
 
-    async def _prompt(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+    async def _prompt(
+        self, params: dict[str, Any] | None, peer: Connection, control: TurnControl | None = None
+    ) -> Any:
         request = parse_params(acp.PromptRequest, params, "session/prompt")
         if not request.prompt:
             raise RpcError(
@@ -448,7 +473,7 @@ class AcpAgent(Dispatcher):
         previous = ownership.take_control(session_id, peer) if taking else None
         try:
             result = await self._run_turn(
-                peer, PromptRequest(session_id=session_id, content=content)
+                peer, PromptRequest(session_id=session_id, content=content, control=control)
             )
         except (SessionBusy, AuthRequired, SessionNotFound):  # refused: never accepted
             if taking:
@@ -523,7 +548,9 @@ class AcpAgent(Dispatcher):
             self._left_while_arriving[session_id] = True
             return wire.dump(acp.CloseSessionResponse())
         self._detached.stop(session_id)
-        await self._uc.close().execute(session_id)
+        # Prompts received before the close answer `cancelled` first, however recent.
+        async with self._received.closing(session_id, CLOSE_GRACE):
+            await self._uc.close().execute(session_id)
         return wire.dump(acp.CloseSessionResponse())
 
     async def _list(self, params: dict[str, Any] | None, peer: Connection) -> Any:
@@ -585,6 +612,22 @@ class AcpAgent(Dispatcher):
             )
         self._check_may_act(session_id, peer)
         return {"title": await self._uc.rename_session().execute(session_id, title)}
+
+
+async def _mapped(handling: Awaitable[Any]) -> Any:
+    """A handler's result, its errors as JSON-RPC errors."""
+    try:
+        return await handling
+    except NotAttached as exc:
+        raise _not_open_here(str(exc)) from exc
+    except (ApplicationError, DomainError) as exc:
+        raise to_rpc_error(exc) from exc
+
+
+def _being_closed(session_id: str) -> RpcError:
+    return to_rpc_error(
+        SessionNotFound(f"Session {session_id!r} is being closed.", sessionId=session_id)
+    )
 
 
 def _not_open_here(session_id: str) -> RpcError:

@@ -48,6 +48,14 @@ class AnswerThen:
 
 
 class Dispatcher(Protocol):
+    def accept(
+        self, method: str, params: dict[str, Any] | None, peer: "Connection"
+    ) -> Awaitable[Any]:
+        """Called as the request is read, synchronously and in arrival order; the returned
+        awaitable serves it (in its own task). What must be known before anything read
+        after it runs (a prompt a cancel right behind it must find) is registered here."""
+        return self.handle_request(method, params, peer)
+
     @abstractmethod
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: "Connection"
@@ -89,13 +97,15 @@ class OutgoingCall:
         await self.connection.withdraw(self.id)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _InFlight:
     """A request being served, and whether the client asked to cancel it."""
 
     request: Request
     task: "asyncio.Task[None] | None" = None
     cancelled: bool = False
+    started: bool = False  # a task cancelled before it starts would never answer
+    abandoned: bool = False  # answered for it (the server is shutting down): not again
 
 
 class Connection:
@@ -109,6 +119,7 @@ class Connection:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._in_flight: dict[RequestId, _InFlight] = {}  # by the client's request id
+        self._serving: set[_InFlight] = set()  # every request not answered yet, null ids too
         self._closed = False
         self._yield_at = 0.0
         # `initialize` params' clientCapabilities, as sent (read with the SDK's model where
@@ -131,7 +142,9 @@ class Connection:
         match incoming:
             case Request():
                 serving = _InFlight(incoming)
-                serving.task = self._spawn(self._serve(serving))
+                work = self._dispatcher.accept(incoming.method, incoming.params, self)
+                serving.task = self._spawn(self._serve(serving, work))
+                self._serving.add(serving)
                 if incoming.id is not None:
                     self._in_flight[incoming.id] = serving
             case Notification(method=method) if method == CANCEL_REQUEST:
@@ -198,6 +211,24 @@ class Connection:
                 {"jsonrpc": "2.0", "method": CANCEL_REQUEST, "params": {"requestId": request_id}}
             )
 
+    async def finish(self, bound: float) -> None:
+        """The client sends nothing more but still reads (stdin's EOF): every request it
+        sent is answered, then the connection closes. Its prompts are cancelled (they
+        answer `cancelled`); other requests get their own answer, within `bound` seconds;
+        what still runs then is answered -32603, the server shutting down."""
+        waiting = list(self._serving)
+        for serving in waiting:
+            self._cancel_prompt(serving)
+        if waiting:
+            log.info("answering %d request(s) still running (at most %g s)", len(waiting), bound)
+            tasks = {s.task for s in waiting if s.task is not None}
+            await asyncio.wait(tasks, timeout=bound)
+        for serving in [s for s in waiting if s in self._serving]:
+            serving.abandoned = True
+            self._serving.discard(serving)
+            await self._send(error_message(serving.request.id, _shutting_down(serving, bound)))
+        await self.close()
+
     async def close(self, *, grace: float = 2.0) -> None:
         """Stop: let running calls finish their cancellation, then drop the rest."""
         if self._closed:
@@ -232,20 +263,33 @@ class Connection:
         serving = self._in_flight.get(request_id)
         if serving is None or serving.cancelled or serving.task is None:
             return
+        if self._cancel_prompt(serving):
+            return
+        serving.cancelled = True
+        if serving.started:
+            serving.task.cancel()  # else it answers "cancelled" as it starts
+
+    def _cancel_prompt(self, serving: _InFlight) -> bool:
+        """A request that ends through its own cancel (a prompt: `session/cancel` of its
+        session) is cancelled that way; False for any other."""
         request = serving.request
         own_cancel = _CANCELLED_BY.get(request.method)
         session_id = (request.params or {}).get("sessionId")
-        if own_cancel is not None and isinstance(session_id, str):
-            self._spawn(self._notify(Notification(own_cancel, {"sessionId": session_id})))
-            return
-        serving.cancelled = True
-        serving.task.cancel()
+        if own_cancel is None or not isinstance(session_id, str):
+            return False
+        self._spawn(self._notify(Notification(own_cancel, {"sessionId": session_id})))
+        return True
 
-    async def _serve(self, serving: _InFlight) -> None:
+    async def _serve(self, serving: _InFlight, work: Awaitable[Any]) -> None:
         request = serving.request
+        serving.started = True
         after: Callable[[], Awaitable[None]] | None = None
         try:
-            result = await self._dispatcher.handle_request(request.method, request.params, self)
+            if serving.cancelled:  # `$/cancel_request` read right behind it
+                if asyncio.iscoroutine(work):
+                    work.close()
+                raise asyncio.CancelledError
+            result = await work
             if isinstance(result, AnswerThen):
                 result, after = result.result, result.then
             reply = result_message(request.id, result)
@@ -271,6 +315,9 @@ class Connection:
         finally:
             if self._in_flight.get(request.id) is serving:
                 del self._in_flight[request.id]
+            self._serving.discard(serving)
+        if serving.abandoned:  # already answered: the server is shutting down
+            return
         await self._send(reply)
         if after is not None:
             try:
@@ -303,3 +350,11 @@ class Connection:
             )
         else:
             future.set_result(response.result)
+
+
+def _shutting_down(serving: _InFlight, bound: float) -> RpcError:
+    return RpcError(
+        INTERNAL_ERROR,
+        "Internal error: the server is shutting down before this request finished.",
+        {"method": serving.request.method, "reason": "shutting_down", "waitedSeconds": bound},
+    )

@@ -16,7 +16,12 @@ _ADVERTISED = advertised()
 SESSION_CAPABILITIES: dict[str, dict[str, Any]] = _ADVERTISED["sessionCapabilities"]
 
 
+MAX_PROTOCOL_VERSION = 2**16 - 1  # the schema's ProtocolVersion: an unsigned 16-bit integer
+
+
 def requested_version(params: dict[str, Any] | None) -> int:
+    """The client's protocolVersion; anything but a uint16 is refused, naming the field (any
+    valid version is answered with ours, as the negotiation says)."""
     value = (params or {}).get("protocolVersion")
     if value is None:
         raise RpcError(
@@ -24,8 +29,21 @@ def requested_version(params: dict[str, Any] | None) -> int:
             "Invalid params: protocolVersion is required.",
             {"field": "protocolVersion", "method": "initialize"},
         )
-    # Some clients send date strings; like the reference SDK we read any non-integer as 1.
-    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 0 <= value <= MAX_PROTOCOL_VERSION
+    ):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: protocolVersion must be an integer from 0 to 65535.",
+            {
+                "field": "protocolVersion",
+                "method": "initialize",
+                "received": value if isinstance(value, int | float) else type(value).__name__,
+            },
+        )
+    return value
 
 
 def initialize_result(info: ServerInfo) -> dict[str, Any]:

@@ -1,14 +1,18 @@
 """A dispatcher that answers `initialize` at once and hands everything else to the full
 protocol agent as soon as it has loaded (in the background, right after start). Until
 then, `early` answers may serve some requests from light modules; one that returns None
-leaves its request to the agent."""
+leaves its request to the agent. An agent that could not start because its session store
+failed (a StorageError) is told as that store's error, and, given `restart`, started again
+at the next request (the database may answer by then)."""
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from adapters.protocol.connection import Connection, Dispatcher
+from adapters.protocol.errors import to_rpc_error
 from adapters.protocol.handshake import handle_initialize
+from application.errors import ApplicationError, StorageError
 from application.use_cases.initialize import Initialize
 
 EarlyAnswer = Callable[[dict[str, Any] | None], Awaitable[Any | None]]
@@ -20,10 +24,23 @@ class LazyDispatcher(Dispatcher):
         initialize: Initialize,
         agent: "asyncio.Future[Dispatcher]",
         early: Mapping[str, EarlyAnswer] | None = None,
+        restart: "Callable[[], asyncio.Future[Dispatcher]] | None" = None,
     ) -> None:
         self._initialize = initialize
         self._agent = agent
         self._early = early or {}
+        self._restart = restart
+
+    def accept(
+        self, method: str, params: dict[str, Any] | None, peer: Connection
+    ) -> Awaitable[Any]:
+        """Once loaded, the agent accepts the request itself (it registers prompts as read)."""
+        if method != "initialize" and self._loaded():
+            return self._agent.result().accept(method, params, peer)
+        return self.handle_request(method, params, peer)
+
+    def _loaded(self) -> bool:
+        return self._agent.done() and not self._agent.cancelled() and not self._agent.exception()
 
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: Connection
@@ -35,15 +52,24 @@ class LazyDispatcher(Dispatcher):
             answer = await early(params)
             if answer is not None:
                 return answer
-        agent = await asyncio.shield(self._agent)
+        agent = await self._started()
         return await agent.handle_request(method, params, peer)
 
     async def handle_notification(
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> None:
-        agent = await asyncio.shield(self._agent)
+        agent = await self._started()
         await agent.handle_notification(method, params, peer)
 
+    async def _started(self) -> Dispatcher:
+        failed = self._agent.done() and not self._agent.cancelled() and self._agent.exception()
+        if isinstance(failed, StorageError) and self._restart is not None:
+            self._agent = self._restart()  # requests meanwhile wait for this attempt
+        try:
+            return await asyncio.shield(self._agent)
+        except ApplicationError as exc:
+            raise to_rpc_error(exc) from None
+
     async def peer_closed(self, peer: Connection) -> None:
-        if self._agent.done() and not self._agent.cancelled() and not self._agent.exception():
+        if self._loaded():
             await self._agent.result().peer_closed(peer)

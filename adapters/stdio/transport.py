@@ -26,6 +26,11 @@ _SKIP_PIECE = 2**20
 # Messages that could not be merged and still wait for a client that does not read: past
 # this many, senders wait for the writer (the model stream then waits on its socket).
 MAX_WAITING = 4096
+# After stdin's EOF, how long requests still running get to answer (prompts are cancelled
+# and answer at once; a first session/new may be migrating the database), and after SIGTERM
+# or SIGINT (a supervisor waits a few seconds before it kills). Past it: -32603.
+EOF_ANSWER_BOUND = 30.0
+STOP_ANSWER_BOUND = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,8 +153,10 @@ async def serve(
     for task in waiting:
         task.cancel()
     await asyncio.gather(*waiting, return_exceptions=True)
-    log.info("stdin closed; shutting down" if reading.done() else "stopping on request")
-    await connection.close()
+    eof = reading.done()
+    log.info("stdin closed; shutting down" if eof else "stopping on request")
+    # Every request read is answered: the client may still read after closing our stdin.
+    await connection.finish(EOF_ANSWER_BOUND if eof else STOP_ANSWER_BOUND)
     await transport.close()
 
 

@@ -3,7 +3,7 @@
 so everything the request does (a prompt's turn, its model requests, tool calls and
 storage) lands in the client's trace. Without them the request's span is a new root."""
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 from opentelemetry import trace
@@ -48,12 +48,22 @@ class TracedDispatcher(Dispatcher):
         self._inner = inner
         self._tracer = trace.get_tracer(INSTRUMENTATION, tracer_provider=provider)
 
+    def accept(
+        self, method: str, params: dict[str, Any] | None, peer: Connection
+    ) -> Awaitable[Any]:
+        return self._traced(method, params, self._inner.accept(method, params, peer))
+
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Any:
+        return await self._traced(method, params, self._inner.handle_request(method, params, peer))
+
+    async def _traced(
+        self, method: str, params: dict[str, Any] | None, work: Awaitable[Any]
+    ) -> Any:
         with self._span(method, params) as span:
             try:
-                return await self._inner.handle_request(method, params, peer)
+                return await work
             except RpcError as error:
                 span.set_attribute("rpc.jsonrpc.error_code", error.code)
                 record_failure(span, error)

@@ -56,6 +56,9 @@ from domain.usage import Usage
 class PromptRequest:
     session_id: str
     content: tuple[UserInputBlock, ...]
+    # The turn's control, made as the prompt was received (a cancel or close that came
+    # right behind it has set it already); None: made as the turn begins.
+    control: TurnControl | None = None
 
 
 @dataclass(slots=True)
@@ -144,16 +147,21 @@ class Prompt:
             return result
 
     async def _execute(self, request: PromptRequest) -> PromptResult:
+        if request.control is not None and request.control.cancelled.is_set():
+            # Cancelled (or its session closed) after it was received, before it began.
+            return PromptResult(stop_reason=StopReason.CANCELLED, usage=Usage())
         active = self._registry.require(request.session_id)
         call = self._command_in(request.content)
         if call is None and not self._llm.has_credentials():
             raise AuthRequired(
                 "No API key is configured for the model provider.", methodId="api-key"
             )
-        control = active.begin_turn()
+        control = active.begin_turn(request.control)
         lease = None
         try:
             lease = await self._ownership.begin(active, control) if self._ownership else None
+            if control.cancelled.is_set():  # while the lease was taken: nothing done yet
+                return PromptResult(stop_reason=StopReason.CANCELLED, usage=Usage())
             if call is not None:
                 offered = self._servers.offered(active) if self._servers else None
                 return await self._run_command.execute(

@@ -175,9 +175,11 @@ async def test_ids_keep_their_json_type(raw: RawAgent) -> None:
 
 
 async def test_protocol_version_is_negotiated_to_one(raw: RawAgent) -> None:
-    for asked in (7, "2024-11-05"):
-        reply = await raw.call(1, "initialize", {"protocolVersion": asked})
-        assert reply["result"]["protocolVersion"] == 1
+    reply = await raw.call(1, "initialize", {"protocolVersion": 7})
+    assert reply["result"]["protocolVersion"] == 1
+    # A date string is not the schema's uint16 (issue 25, finding 7): refused, not read as 1.
+    reply = await raw.call(2, "initialize", {"protocolVersion": "2024-11-05"})
+    assert reply["error"]["code"] == -32602
 
 
 async def test_product_document_aliases(raw: RawAgent, workdir: Path) -> None:

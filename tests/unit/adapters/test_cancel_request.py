@@ -153,3 +153,16 @@ async def test_the_agent_withdraws_its_own_request_and_ignores_a_late_answer() -
     await call.withdraw()  # twice: nothing more is sent
     assert [m.get("method") for m in sent] == ["session/request_permission", "$/cancel_request"]
     await connection.close()
+
+
+async def test_finding_5_a_cancel_request_read_right_behind_its_request_is_answered() -> None:
+    connection, agent, sent = await serving()
+    await connection.receive(line({"id": 8, "method": "slow"}))
+    await connection.receive(cancel(8))  # before the request's task first ran
+    await until(lambda: sent)
+    await connection.close()
+
+    assert sent == [
+        {"jsonrpc": "2.0", "id": 8, "error": {"code": -32800, "message": "request cancelled"}}
+    ]
+    assert "slow" not in agent.started  # never served
