@@ -97,7 +97,7 @@ async def test_other_hosts_and_cross_origin_pages_are_refused(serve_fake: Serve)
     assert (host_open, cross_open) == (None, None)
     assert other_host.status_code == cross.status_code == 403
     assert "host 'localhost'" in json.loads(other_host.body)["error"]
-    assert json.loads(cross.body) == {"error": "cross-origin requests are not served"}
+    assert json.loads(cross.body)["error"].startswith("cross-origin requests are not served")
     assert "result" in init
 
 
