@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 from adapters.http.app import create_app
 from tests.http.conftest import FAST, INITIALIZE, FakeAgent, always_ready
-from tests.http.walkthrough import free_port
 from tests.support.ws_client import RawSocket, open_raw
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.integration]
@@ -82,7 +81,6 @@ class Served:
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
     """The app over the fake agent on uvicorn, in a thread with its own event loop."""
-    port = free_port()
     config = replace(FAST, max_body_bytes=MAX_MESSAGE, max_connections=1_000)
     app = create_app(FakeAgent(), config, always_ready)
     from adapters.http.slow_clients import uvicorn_options
@@ -92,7 +90,7 @@ def served() -> Iterator[Served]:
         uvicorn.Config(
             app,
             host="127.0.0.1",
-            port=port,
+            port=0,
             log_config=None,
             access_log=False,
             **(uvicorn_options(config.header_timeout_seconds) | websocket_options(config)),
@@ -106,6 +104,7 @@ def served() -> Iterator[Served]:
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
         time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
     try:
         yield Served(f"ws://127.0.0.1:{port}/acp", trouble)
     finally:

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from adapters.http.log_redaction import redact
 from tests.http.walkthrough import free_port, server_process
 from tests.support.ws_client import open_raw
 
@@ -59,3 +60,14 @@ def test_finding_4_query_strings_never_reach_the_log(tmp_path: Path) -> None:
     assert '"WebSocket /acp?[redacted]" [accepted]' in text
     assert '"path": "/acp", "status": 401' in text
     assert TOKEN not in text
+
+
+def test_finding_4_uvicorns_access_line_and_debug_headers_are_redacted_too() -> None:
+    # The CLI turns uvicorn's access log off; the filter covers it should it be turned on.
+    assert (
+        redact(f'127.0.0.1:5 - "GET /acp?token={TOKEN} HTTP/1.1" 401')
+        == '127.0.0.1:5 - "GET /acp?[redacted] HTTP/1.1" 401'
+    )
+    assert redact(f"< Authorization: Bearer {TOKEN}") == "< Authorization: [redacted]"
+    assert redact("< cookie: s=1") == "< cookie: [redacted]"
+    assert redact('"WebSocket /acp" [accepted]') == '"WebSocket /acp" [accepted]'
