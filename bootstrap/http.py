@@ -13,6 +13,7 @@ from adapters.http.app import create_app
 from adapters.http.config import HttpConfig
 from adapters.http.health import ReadinessCheck
 from adapters.http.host_guard import LOOPBACK_NAMES, hostname
+from adapters.http.log_redaction import redact_uvicorn_logs
 from adapters.http.revival import Revival, RevivalSource
 from adapters.http.slow_clients import uvicorn_options
 from adapters.http.websocket_protocol import websocket_options
@@ -155,6 +156,8 @@ async def serve(
     )
     app = create_app(dispatcher, config, ready, revival=revival_once_loaded(agent, containers))
     import uvicorn
+
+    redact_uvicorn_logs()  # a token in a URL's query must not reach the log
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: Any = None) -> None:

@@ -6,7 +6,7 @@ from dataclasses import fields
 from typing import Any
 
 from adapters.http.config import HttpConfig
-from adapters.http.host_guard import hostname
+from adapters.http.host_guard import ORIGINS_SETTING, hostname, normal_origin
 from bootstrap.settings import SettingsError
 
 # setting -> environment variables, first set wins. The token's name is the product's.
@@ -45,6 +45,23 @@ def _number(name: str, variable: str, raw: str) -> int | float:
     return value
 
 
+def _origins(raw: str) -> frozenset[str]:
+    """`scheme://host[:port]` entries, comma-separated (a trailing `/` is forgiven)."""
+    origins = set()
+    for entry in (e.strip() for e in raw.split(",")):
+        if not entry:
+            continue
+        origin = normal_origin(entry.removesuffix("/"))
+        if origin is None:
+            raise SettingsError(
+                f"{ORIGINS_SETTING}: {entry[:100]!r} is not an origin: write "
+                "scheme://host[:port] with scheme http or https, no path ('null' and '*' "
+                "are not accepted)"
+            )
+        origins.add(origin)
+    return frozenset(origins)
+
+
 def load_http_config(environ: Mapping[str, str] | None = None) -> HttpConfig:
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
@@ -63,6 +80,9 @@ def load_http_config(environ: Mapping[str, str] | None = None) -> HttpConfig:
     if hosts:
         names = (hostname(h.strip()) for h in hosts.split(",") if h.strip())
         values["allowed_hosts"] = frozenset(name for name in names if name)
+    origins = env.get(ORIGINS_SETTING, "").strip()
+    if origins:
+        values["allowed_origins"] = _origins(origins)
     if "reap_interval_seconds" not in values:  # look often enough for short timeouts
         timeouts = (
             values.get(name, getattr(_DEFAULTS, name))

@@ -65,6 +65,8 @@ def create_app(
     app.include_router(acp_router(registry, config))
     app.include_router(websocket_router(registry, dispatcher, config))
     app.include_router(health_router(ready, config.readiness_timeout_seconds))
-    app.add_middleware(HostGuard, allowed=config.allowed_hosts)
+    app.add_middleware(
+        HostGuard, allowed=config.allowed_hosts, allowed_origins=config.allowed_origins
+    )
     app.add_middleware(AccessLog)  # outermost: refused requests are logged too
     return app

@@ -29,6 +29,9 @@ class HttpConfig:
     readiness_timeout_seconds: float = 5.0
     # Host names requests may be addressed to; None accepts any (set for public binds).
     allowed_hosts: frozenset[str] | None = None
+    # Origins (`scheme://host:port`, host_guard.normal_origin) whose pages are served besides
+    # the server's own; any other Origin header, `null` included, gets 403.
+    allowed_origins: frozenset[str] = frozenset()
     # Prefix of the connection ids minted here (`<replica_id>.<random>`): a load balancer
     # routes each request to the replica its id names. None: the bare random id.
     replica_id: str | None = None

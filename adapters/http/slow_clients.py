@@ -7,10 +7,20 @@ authentication) forever. Its h11 protocol is extended here with one timer per co
 armed when the connection opens and after each response; when it fires, the connection is
 closed unless a request's headers are in and its response is under way. The body's own
 deadline is `intake.read_body`'s.
+
+A connection closed with the client's bytes unread (a 408 for a body still coming, a 400, a
+413) is reset by the kernel, and a reset can reach the client before it has read the answer:
+it sees `ConnectionResetError`, not the 408. So closing lingers (`LingeringClose`): the
+answer is written, the server's side shut down (the client reads the answer, then the end),
+and what the client still sends is read and discarded until it closes its side, for at most
+LINGER_SECONDS and LINGER_BYTES; only then is the socket closed. A server shutting down and
+an idle keep-alive connection expiring close at once (nothing is unread there).
 """
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import h11
@@ -29,6 +39,97 @@ def timeout_response(seconds: float) -> bytes:
     ).encode()
 
 
+LINGER_SECONDS = 2.0
+LINGER_BYTES = 2**20
+
+
+class LingeringClose(asyncio.Transport):
+    """The transport uvicorn's h11 protocol and its request cycles see: the real one, but
+    for a `close()` that lingers (see the module's docstring) unless `at_once` says not to."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
+        self.real = transport
+        self._loop = loop
+        self.lingering = False
+        self._at_once = False
+        self._discarded = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def close(self) -> None:
+        if self.lingering or self.real.is_closing():
+            return
+        if self._at_once or not self.real.can_write_eof():
+            self.real.close()
+            return
+        self.lingering = True
+        self.real.write_eof()  # after what is buffered: the client reads the answer, then EOF
+        self.real.resume_reading()  # uvicorn may have paused it: the kernel's buffer must drain
+        self._timer = self._loop.call_later(LINGER_SECONDS, self.real.close)
+
+    @contextlib.contextmanager
+    def at_once(self) -> Iterator[None]:
+        self._at_once = True
+        try:
+            yield
+        finally:
+            self._at_once = False
+
+    def discard(self, data: bytes) -> None:
+        """What the client sends while the close lingers; past LINGER_BYTES, closed."""
+        self._discarded += len(data)
+        if self._discarded > LINGER_BYTES:
+            self.real.close()
+
+    def lost(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    # The rest as the real transport; nothing is written once the close lingers.
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self.lingering:
+            self.real.write(data)
+
+    def writelines(self, list_of_data: Iterable[bytes | bytearray | memoryview]) -> None:
+        if not self.lingering:
+            self.real.writelines(list_of_data)
+
+    def is_closing(self) -> bool:
+        return self.lingering or self.real.is_closing()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self.real.get_extra_info(name, default)
+
+    def pause_reading(self) -> None:
+        if not self.lingering:
+            self.real.pause_reading()
+
+    def resume_reading(self) -> None:
+        self.real.resume_reading()
+
+    def is_reading(self) -> bool:
+        return self.real.is_reading()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self.real.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self.real.get_protocol()
+
+    def abort(self) -> None:
+        self.real.abort()
+
+    def get_write_buffer_size(self) -> int:
+        return self.real.get_write_buffer_size()
+
+    def can_write_eof(self) -> bool:
+        return self.real.can_write_eof()
+
+    def write_eof(self) -> None:
+        self.real.write_eof()
+
+
 def with_header_deadline(seconds: float) -> type[asyncio.Protocol]:
     """uvicorn's h11 protocol, closing connections whose headers are not in after `seconds`
     (with a 408 when part of a request came)."""
@@ -36,10 +137,29 @@ def with_header_deadline(seconds: float) -> type[asyncio.Protocol]:
 
     class HeaderDeadline(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
+        _closing: LingeringClose
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
+            self._closing = LingeringClose(transport, self.loop)
+            super().connection_made(self._closing)
             self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            if self._closing.lingering:
+                self._closing.discard(data)
+                return
+            super().data_received(data)
+
+        def shutdown(self) -> None:
+            with self._closing.at_once():
+                if self._closing.lingering:
+                    self._closing.real.close()
+                    return
+                super().shutdown()
+
+        def timeout_keep_alive_handler(self) -> None:
+            with self._closing.at_once():
+                super().timeout_keep_alive_handler()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -48,10 +168,12 @@ def with_header_deadline(seconds: float) -> type[asyncio.Protocol]:
 
         def handle_websocket_upgrade(self, event: h11.Request) -> None:
             self._disarm()  # the headers are in: the WebSocket protocol takes over
+            self.transport = self._closing.real  # ... with the socket itself
             super().handle_websocket_upgrade(event)
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            self._closing.lost()
             super().connection_lost(exc)
 
         def _arm(self) -> None:

@@ -11,6 +11,8 @@ Everything here leans on uvicorn's protocol internals (`conn`, `transport`, `que
 `close_sent`); tests/http/test_websocket.py covers each use.
 """
 
+import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +29,37 @@ SHUTDOWN_REASON = "the server is shutting down"
 ABORT_DRAIN_SECONDS = 5.0
 
 Abort = Callable[[int, str], None]
+
+INVALID_PAYLOAD = 1007
+INVALID_UTF8_REASON = "a text frame must be valid UTF-8"
+# uvicorn logs a traceback at ERROR for each such frame: one client could fill the log.
+INVALID_UTF8_LOG_INTERVAL_SECONDS = 10.0
+
+log = logging.getLogger(__name__)
+
+
+class RateLimitedWarning:
+    """A WARNING line at most once per `interval` seconds; the next one written says how
+    many were left out meanwhile."""
+
+    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._interval = interval
+        self._clock = clock
+        self._last: float | None = None
+        self._suppressed = 0
+
+    def warn(self, message: str, *args: object) -> None:
+        now = self._clock()
+        if self._last is not None and now - self._last < self._interval:
+            self._suppressed += 1
+            return
+        if self._suppressed:
+            message += f" ({self._suppressed} more since the last such line, not logged)"
+        log.warning(message, *args)
+        self._last, self._suppressed = now, 0
+
+
+invalid_utf8 = RateLimitedWarning(INVALID_UTF8_LOG_INTERVAL_SECONDS)
 
 
 class AcpWebSocketProtocol(WebSocketsSansIOProtocol):
@@ -48,6 +81,31 @@ class AcpWebSocketProtocol(WebSocketsSansIOProtocol):
         self.close_sent = True
         self.transport.close()  # writes what is buffered first ...
         self.loop.call_later(ABORT_DRAIN_SECONDS, self.transport.abort)  # ... for so long
+
+    def send_receive_event_to_app(self) -> None:
+        """As uvicorn's, but for text that is not UTF-8: closed with 1007 and one short
+        WARNING line (rate-limited: `invalid_utf8`), not a traceback at ERROR."""
+        if self.curr_msg_data_type != "text" or self.close_sent:
+            super().send_receive_event_to_app()
+            return
+        data = b"".join(self.frames)
+        self.frames = []
+        try:
+            text = data.decode()
+        except UnicodeDecodeError as exc:
+            client = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+            invalid_utf8.warn(
+                "%s sent a text frame that is not UTF-8 (at byte %d): closed with 1007",
+                client,
+                exc.start,
+            )
+            self.conn.send_close(INVALID_PAYLOAD, INVALID_UTF8_REASON)
+            self.handle_parser_exception()  # tells the app, writes the close, closes
+            return
+        self.queue.put_nowait({"type": "websocket.receive", "text": text})
+        if not self.read_paused:  # as uvicorn's: one message at a time
+            self.read_paused = True
+            self.transport.pause_reading()
 
     def shutdown(self) -> None:
         if self.handshake_complete and not self.close_sent and not self.transport.is_closing():

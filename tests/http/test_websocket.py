@@ -3,6 +3,7 @@ handshake refusals, the close codes, bad frames, keepalive and a slow reader."""
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -13,6 +14,7 @@ import pytest
 from websockets.frames import Opcode
 
 from adapters.http.app import create_app
+from adapters.http.websocket_protocol import RateLimitedWarning
 from tests.http.conftest import FAST, INITIALIZE, FakeAgent, Serve, always_ready, start
 from tests.support.patience import PATIENCE
 from tests.support.ws_client import RawSocket, open_raw
@@ -98,7 +100,7 @@ async def test_other_hosts_and_cross_origin_pages_are_refused(serve_fake: Serve)
     assert (host_open, cross_open) == (None, None)
     assert other_host.status_code == cross.status_code == 403
     assert "host 'localhost'" in json.loads(other_host.body)["error"]
-    assert json.loads(cross.body) == {"error": "cross-origin requests are not served"}
+    assert json.loads(cross.body)["error"].startswith("cross-origin requests are not served")
     assert "result" in init
 
 
@@ -285,3 +287,42 @@ def test_websocket_options_follow_the_config() -> None:
     options = websocket_options(replace(FAST, max_body_bytes=123, ws_ping_interval_seconds=7))
     assert options["ws"] is AcpWebSocketProtocol
     assert (options["ws_max_size"], options["ws_ping_interval"]) == (123, 7)
+
+
+async def test_finding_9_invalid_utf8_text_is_closed_with_1007_and_one_short_line(
+    serve_fake: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    codes = []
+    async with serve_fake() as base:
+        for n in range(20):
+            async with connected(base) as socket:
+                if n % 2:
+                    await initialized(socket)
+                socket.protocol.send_text(b'{"jsonrpc": "2.0", "\xff\xfe": 1}')
+                socket.writer.write(b"".join(socket.protocol.data_to_send()))
+                close = await socket.closed_with()
+                codes.append((close.code, close.reason))
+        async with connected(base) as socket:  # the server serves on
+            init = await initialized(socket)
+    assert codes == [(1007, "a text frame must be valid UTF-8")] * 20
+    assert "result" in init
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) <= 1  # rate-limited (another test's may have been the last)
+    assert all("not UTF-8" in w and "1007" in w and "\n" not in w for w in warnings)
+
+
+def test_finding_9_the_warning_is_written_once_per_interval_with_a_count(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    now = [100.0]
+    limited = RateLimitedWarning(10.0, clock=lambda: now[0])
+    for at in (100.0, 101.0, 105.0, 109.9, 110.5, 111.0, 125.0):
+        now[0] = at
+        limited.warn("bad frame from %s", "c")
+    assert [r.getMessage() for r in caplog.records] == [
+        "bad frame from c",
+        "bad frame from c (3 more since the last such line, not logged)",
+        "bad frame from c (1 more since the last such line, not logged)",
+    ]
