@@ -364,3 +364,20 @@ async def test_bodies_up_to_the_replicas_limit_pass_and_larger_ones_are_refused(
     ]
     await client.close()
     assert [p.status_code for p in posts] == [202, 413]
+
+
+async def test_a_page_of_the_balancers_own_origin_is_served_and_another_port_refused(
+    cluster: Cluster, http: httpx.AsyncClient
+) -> None:
+    # The replicas compare Origin with the Host they are given: nginx must pass the client's
+    # Host as sent, port included ($http_host), or a page served on the balancer's address
+    # (not on port 80) would be refused as cross-origin.
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    auth = {"Authorization": f"Bearer {cluster.token}"}
+    other = cluster.url.rsplit(":", 1)[0] + ":1"
+    own, foreign = [
+        await http.post(f"{cluster.url}/acp", json=init, headers={**auth, "Origin": origin})
+        for origin in (cluster.url, other)
+    ]
+    assert own.status_code == 200, own.text
+    assert foreign.status_code == 403, foreign.text
