@@ -36,11 +36,16 @@ async def test_finding_12_300_unfinished_requests_are_closed_before_authenticati
     serve_fake: Serve, http: httpx.AsyncClient
 ) -> None:
     async with serve_fake(token="s3cret", **SHORT) as base:
-        slow = [await open_raw(base) for _ in range(300)]
-        for n, (_, writer) in enumerate(slow):
-            if n % 3:  # a third send nothing at all, the others part of their headers
+        slow = []
+        for n in range(300):
+            reader, writer = await open_raw(base)
+            # A third send nothing at all, the others part of their headers at once: written
+            # only after all 300 were open, a busy machine could take longer than the
+            # deadline to open them, and a connection then had "sent nothing" when it ended.
+            if n % 3:
                 writer.write(b"POST /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl")
                 await writer.drain()
+            slow.append((reader, writer))
         served = await http.post(
             f"{base}/acp", json=INITIALIZE, headers={"Authorization": "Bearer s3cret"}
         )
