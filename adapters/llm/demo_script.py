@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 from application.system_prompt import ENVIRONMENT_OPEN
-from domain.content import ContentBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from domain.content import ContentBlock, TextBlock, ToolResultBlock, ToolUseBlock, plain_text
 from domain.message import Message, Role
 from domain.tools import EXIT_PLAN_MODE, title_for
 
@@ -391,18 +391,19 @@ def next_step(messages: Sequence[Message], tools: Collection[str]) -> Step:
 
 
 def _user_words(content: tuple[ContentBlock, ...]) -> str:
-    """What the user asked last: the last text they typed, not the environment block the
-    agent sends with a turn nor an image's marker. A prompt cancelled before any reply
-    leaves its words in the history, and the next prompt's are merged into the same user
-    message: only the newest request is answered."""
-    typed = [
-        b
-        for b in content
-        if isinstance(b, TextBlock)
-        and not b.text.startswith(ENVIRONMENT_OPEN)
-        and not b.text.startswith("[image: ")
+    """What the user asked last, without the environment block the agent sends with it.
+
+    Every prompt is stored with its environment block first, and a prompt cancelled before
+    any reply stays in the history with none after it: the view the model gets then merges
+    it and the next prompt into one user message ([environment, "help", environment, "read
+    a.txt"]). Only the newest request, after the last environment block, is answered."""
+    starts = [
+        i
+        for i, block in enumerate(content)
+        if isinstance(block, TextBlock) and block.text.startswith(ENVIRONMENT_OPEN)
     ]
-    return typed[-1].text.strip() if typed else ""
+    newest = content[starts[-1] + 1 :] if starts else content
+    return plain_text(newest).strip()
 
 
 def _unavailable(name: str) -> Step:

@@ -23,7 +23,7 @@ from application.ports.llm import (
 from application.ports.tools import ToolContext
 from application.use_cases.tool_phase import DENIED
 from domain.content import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from domain.history import provider_view
+from domain.context import model_view
 from domain.message import Message
 from domain.stop_reason import ModelStop
 from tests.factories import MessageFactory
@@ -330,13 +330,14 @@ def test_tokens_join_back_to_the_text(text: str) -> None:
 
 def test_finding_16_after_a_prompt_cancelled_before_any_reply_the_latest_request_is_read() -> None:
     """The cancelled prompt's words stay in the history with no reply after them, so the
-    view the model gets merges them with the next prompt's into one user message."""
-    environment = TextBlock(text="<environment>\ncwd: /p\n</environment>")
+    view the model gets merges them with the next prompt's into one user message. Each
+    prompt carries its environment block, as the agent stores it."""
+    environment = "<environment>\ncwd: /p\n</environment>"
     history = [
-        MessageFactory.build(content=(environment, TextBlock(text="help"))),
-        MessageFactory.build(content=(TextBlock(text="read a.txt"),)),
+        MessageFactory.build(content=(TextBlock(text="help"),), context=environment),
+        MessageFactory.build(content=(TextBlock(text="read a.txt"),), context=environment),
     ]
-    [merged] = provider_view(history)
+    [merged] = model_view(history)
     step = next_step([merged], NAMES)
     assert step.tool is not None
     assert (step.tool.name, step.tool.input) == ("read_file", {"path": "a.txt"})
