@@ -135,6 +135,11 @@ def _printing(
     settings: "Settings",
 ) -> int:
     """A command that prints, ended quietly when its reader stops reading (`| head`)."""
+    from bootstrap.heavy_imports import import_heavy_modules
+
+    # The container's imports made as cheap as the server makes them: about 1 s of the 2.5
+    # a listing took went to building pydantic models it never uses.
+    import_heavy_modules(web_hooks=False)
     try:
         code = command(args, settings)
         sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
