@@ -3,8 +3,9 @@ PYTHON ?= python3
 MAKEFLAGS += --no-print-directory  # `make -C dir run` too: stdout is the protocol's
 VENV := .venv
 BIN := $(VENV)/bin
-# pytest-xdist workers, one per core by default: the tests mostly start and drive real processes.
-TEST_WORKERS ?= auto
+# pytest-xdist workers, two per core by default: a test mostly starts real processes and
+# waits on them, so one worker a core leaves the cores idle for much of the run.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
 .PHONY: run test lint bench bench-detail clean
 
@@ -39,8 +40,12 @@ stdout, which breaks the protocol: use 'make -s -C DIR run' or $(CURDIR)/$(BIN)/
 	@IAC_CODE_PROVIDER=$${IAC_CODE_PROVIDER:-demo} $(BIN)/iac-code acp
 
 ## Install, then run every check CI runs: lint, format, import boundaries, all tests.
+# worksteal: a worker that runs out takes tests from another's queue (with plain `load` the
+# slowest end-to-end files were left to one worker while the others stood idle). Bytecode is
+# written even where PYTHONDONTWRITEBYTECODE is set: otherwise every worker rewrites every
+# test module's asserts again, and every server a test starts compiles the project again.
 test: $(VENV)/.installed lint
-	$(BIN)/pytest -q -n $(TEST_WORKERS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
