@@ -5,11 +5,10 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import anthropic
-import httpx2
 from anthropic import AsyncAnthropic
 
 from adapters.llm.anthropic_stream import MessageAssembly, StreamFailed, model_events
-from adapters.llm.attempts import safe_url, send_telling
+from adapters.llm.attempts import TellsAttempts, safe_url
 from application.errors import (
     ContextOverflow,
     ModelAuthFailed,
@@ -249,12 +248,5 @@ def make_anthropic_client(
     return client
 
 
-class _AttemptsTold(anthropic.DefaultAsyncHttpxClient):
+class _AttemptsTold(TellsAttempts, anthropic.DefaultAsyncHttpxClient):
     """The SDK's own HTTP client (its defaults kept), telling each failed attempt."""
-
-    def __init__(self, *, attempts: int, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._attempts = attempts
-
-    async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
-        return await send_telling(super().send, request, self._attempts, **kwargs)

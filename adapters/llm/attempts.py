@@ -76,3 +76,15 @@ async def send_telling(
     if response.status_code in _RETRIED or response.status_code >= 500:
         tell_failure(request, attempts, f"HTTP {response.status_code}")
     return response
+
+
+class TellsAttempts(httpx2.AsyncClient):
+    """Mixed in before an SDK's own HTTP client class (its defaults kept): each failed
+    attempt is told (`send_telling`)."""
+
+    def __init__(self, *, attempts: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._attempts = attempts
+
+    async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        return await send_telling(super().send, request, self._attempts, **kwargs)

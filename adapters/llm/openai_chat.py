@@ -18,11 +18,10 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import httpx2
 import openai
 from openai import AsyncOpenAI
 
-from adapters.llm.attempts import safe_url, send_telling
+from adapters.llm.attempts import TellsAttempts, safe_url
 from adapters.llm.providers import Dialect
 from application.errors import (
     ContextOverflow,
@@ -416,12 +415,5 @@ def make_openai_client(
     return client
 
 
-class _AttemptsTold(openai.DefaultAsyncHttpxClient):
+class _AttemptsTold(TellsAttempts, openai.DefaultAsyncHttpxClient):
     """The SDK's own HTTP client (its defaults kept), telling each failed attempt."""
-
-    def __init__(self, *, attempts: int, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._attempts = attempts
-
-    async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
-        return await send_telling(super().send, request, self._attempts, **kwargs)
