@@ -16,6 +16,7 @@ import pytest
 from acp import text_block
 
 from tests.e2e.conftest import Agent, Spawn, anthropic_env
+from tests.support.processes import survivors
 from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -96,19 +97,6 @@ def escapes(marker: str) -> str:
         f"nohup bash -c 'exec -a {marker}-nohup sleep 1000' >/dev/null 2>&1 & "
         f"until [ \"$(pgrep -cf '^{marker}-')\" = 3 ]; do sleep 0.05; done; echo all-started; "
     )
-
-
-def survivors(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(
-                marker.encode()
-            ):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ import pytest
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
 from application.ports.tools import ToolContext
+from tests.support.processes import survivors
 
 pytestmark = pytest.mark.integration
 
@@ -99,19 +100,6 @@ def test_finding_2_an_ordinary_users_server_is_unreadable_by_its_tools() -> None
     assert after["mem_found"] is False
 
 
-def _survivors(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(
-                marker.encode()
-            ):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 async def test_finding_3_what_outlives_a_killed_launcher_is_found_by_its_marker(
     tmp_path: Path,
 ) -> None:
@@ -126,9 +114,9 @@ async def test_finding_3_what_outlives_a_killed_launcher_is_found_by_its_marker(
             "bash", {"command": command}, ToolContext(cwd=str(tmp_path), model="m"), _nothing
         )
         assert result.raw_output["exitCode"] == -signal.SIGKILL  # the launcher's death
-        assert _survivors(marker) == []  # reparented to init, yet ended by the server
+        assert survivors(marker) == []  # reparented to init, yet ended by the server
     finally:
-        for pid in _survivors(marker):
+        for pid in survivors(marker):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
 
