@@ -166,7 +166,9 @@ async def _poll(condition: Callable[[], bool], bound: float = 30.0) -> bool:
 async def test_finding_3_a_running_command_does_not_outlive_the_server(
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic, how: str
 ) -> None:
-    command = "echo $$ > group; (sleep 4; touch late-child) & sleep 4; touch late-command"
+    # Far longer than any stall of a busy machine between the command's start and the kill
+    # (4 s was not): only a command that outlived the server could finish its work.
+    command = "echo $$ > group; (sleep 60; touch late-child) & sleep 60; touch late-command"
     server.script(
         stream(tool_use("bash", {"command": command}, id="toolu_sh"), stop_reason="tool_use"),
         stream(text("never reached")),
