@@ -1,4 +1,7 @@
-"""One JSON-RPC peer connection: serves the client's calls and makes our own calls to it."""
+"""One JSON-RPC peer connection: serves the client's calls and makes our own calls to it.
+
+It is the client the room holds (application.ports.clients.Client): our calls to it fail
+with that port's errors, which its users (the room's questions, the workspace) read."""
 
 import asyncio
 import itertools
@@ -24,6 +27,7 @@ from adapters.protocol.jsonrpc import (
     parse,
     result_message,
 )
+from application.ports.clients import CallWithdrawn, Client, ClientFailed, ClientGone, PendingCall
 
 log = logging.getLogger(__name__)
 
@@ -71,16 +75,17 @@ class Dispatcher(Protocol):
     async def peer_closed(self, peer: "Connection") -> None: ...
 
 
-class ConnectionClosed(Exception):
+class ConnectionClosed(ClientGone):
     pass
 
 
-class CallWithdrawn(Exception):
-    """We withdrew our own request (`$/cancel_request` sent): no answer is awaited."""
+class CallFailed(RpcError, ClientFailed):
+    """The client answered one of our requests with an error, or its transport could not
+    carry the request: the client port's error, and a JSON-RPC error still."""
 
 
 @dataclass(slots=True)
-class OutgoingCall:
+class OutgoingCall(PendingCall):
     """One of our requests to the client, sent: await its result or withdraw it."""
 
     connection: "Connection"
@@ -108,7 +113,7 @@ class _InFlight:
     abandoned: bool = False  # answered for it (the server is shutting down): not again
 
 
-class Connection:
+class Connection(Client):
     """Each inbound call runs in its own task, so a long prompt never blocks a cancel, and
     replies may interleave. Messages are sent in the order they are produced."""
 
@@ -176,7 +181,8 @@ class Connection:
             await asyncio.sleep(0)
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
-        """Send a request to the client and wait for its result (raises RpcError on error)."""
+        """Send a request to the client and wait for its result (raises CallFailed when it
+        answers with an error, ConnectionClosed when it goes away first)."""
         outgoing = await self.start_call(method, params)
         return await outgoing.result()
 
@@ -192,6 +198,9 @@ class Connection:
             await self._send(
                 {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
             )
+        except RpcError as exc:  # its transport cannot carry it (over the event size limit)
+            self._pending.pop(request_id, None)
+            raise CallFailed(exc.code, exc.message, exc.data) from exc
         except BaseException:
             self._pending.pop(request_id, None)
             raise
@@ -342,7 +351,7 @@ class Connection:
             error = response.error
             code = error.get("code")
             future.set_exception(
-                RpcError(
+                CallFailed(
                     code if isinstance(code, int) else INTERNAL_ERROR,
                     str(error.get("message", "")),
                     error.get("data"),
