@@ -21,20 +21,18 @@ from adapters.persistence.leases import SqlAlchemyTurnLeases
 from adapters.persistence.sqlite import read_only  # an execution option: PostgreSQL ignores it
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.presence import LockFilePresence
-from adapters.protocol.agent import AcpAgent, UseCases
+from adapters.protocol.agent import AcpAgent
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.journal import JournalTerms, UpdateJournal
 from adapters.protocol.permissions import AcpPermissionAsker
-from adapters.protocol.revival import (
-    ConnectionRevival,
-    TurnStates,
-    awaiting_permission,
-    held_elsewhere,
-)
+from adapters.protocol.revival import ConnectionRevival
+from adapters.protocol.use_cases import UseCases
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
 from adapters.workspace.client import AcpWorkspaces
 from adapters.workspace.local import LocalWorkspace
+from application.attachments.room import Attachments
+from application.attachments.turn_state import TurnStates, held_elsewhere
 from application.commands import Command, CommandRegistry
 from application.ports.mcp import McpConnector
 from application.runtime import SessionRegistry
@@ -174,9 +172,15 @@ class Container(containers.DeclarativeContainer):
         now=providers.Callable(lambda clock: clock.now, clock),
         reader=providers.Callable(read_only, engine),
     )
-    channels = providers.Singleton(
-        SessionChannels, update_log=journal, busy=registry.provided.is_busy
+    close = providers.Factory(CloseSession, registry=registry)
+    # The shared sessions' room: who is attached, who controls, what follows as they go.
+    room = providers.Singleton(
+        Attachments,
+        close=close.provided.execute,
+        busy=registry.provided.is_busy,
+        detached_timeout=settings.provided.detached_turn_timeout,
     )
+    channels = providers.Singleton(SessionChannels, room, update_log=journal)
     catalog = providers.Singleton(build_catalog, settings)
     llm = providers.Singleton(build_llm, settings)
     limits = providers.Singleton(
@@ -200,11 +204,11 @@ class Container(containers.DeclarativeContainer):
         max_requests=settings.provided.max_turn_requests,
         max_tokens=settings.provided.max_tokens,
     )
-    permissions = providers.Singleton(AcpPermissionAsker, channels)
+    permissions = providers.Singleton(AcpPermissionAsker, room)
     knowledge = providers.Singleton(LocalProjectKnowledge, config_dir=settings.provided.config_dir)
     briefer = providers.Singleton(Briefer, knowledge=knowledge)
     # The editor's files and terminals where it lends them (ACP fs/*, terminal/*).
-    workspaces = providers.Singleton(AcpWorkspaces, channels, providers.Singleton(LocalWorkspace))
+    workspaces = providers.Singleton(AcpWorkspaces, room, providers.Singleton(LocalWorkspace))
     change_settings = providers.Factory(
         ChangeSettings, uow=uow, sink=channels, clock=clock, catalog=catalog
     )
@@ -345,7 +349,6 @@ class Container(containers.DeclarativeContainer):
         briefer=briefer,
     )
     cancel = providers.Factory(CancelTurn, registry=registry, leasing=leasing)
-    close = providers.Factory(CloseSession, registry=registry)
     set_mode = providers.Factory(SetMode, registry=registry, settings=change_settings)
     set_config_option = providers.Factory(
         SetConfigOption, registry=registry, settings=change_settings
@@ -361,7 +364,6 @@ class Container(containers.DeclarativeContainer):
         resume_session=resume_session.provider,
         fork_session=fork_session.provider,
         delete_session=delete_session.provider,
-        busy=registry.provided.is_busy,
         rename_session=rename_session.provider,
         prompt=prompt.provider,
         cancel=cancel.provider,
@@ -374,9 +376,9 @@ class Container(containers.DeclarativeContainer):
     agent = providers.Singleton(
         AcpAgent,
         use_cases=use_cases,
+        room=room,
         channels=channels,
         max_image_bytes=settings.provided.max_image_bytes,
-        detached_turn_timeout=settings.provided.detached_turn_timeout,
         journal=journal,
     )
     # HTTP connections taken up again after a restart (adapters/http/revival.py).
@@ -388,7 +390,7 @@ class Container(containers.DeclarativeContainer):
         turn_state=providers.Singleton(
             TurnStates,
             busy=registry.provided.is_busy,
-            awaiting=providers.Callable(awaiting_permission, channels),
+            awaiting=room.provided.awaiting_permission,
             holder_elsewhere=providers.Callable(
                 held_elsewhere,
                 leases,

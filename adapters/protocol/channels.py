@@ -1,4 +1,5 @@
-"""Each session's updates, fanned out to every connection attached to it.
+"""Each session's updates, delivered to every client attached to it (who is attached is
+the room's: application.attachments.room).
 
 - A live update goes through the optional `UpdateLog` once (it numbers it), then to every
   attached peer, exactly once and in the order emitted. Peers are sent to concurrently:
@@ -13,24 +14,17 @@
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from adapters.protocol.connection import Connection
 from adapters.protocol.journal import seq_of, with_meta
-from adapters.protocol.ownership import Ownership, Role
 from adapters.protocol.wire import notification_for
+from application.attachments.room import Attachments
+from application.attachments.turn_state import TurnPhase, TurnState
+from application.ports.clients import Client
 from application.ports.event_sink import EventSink
 from domain.events import AgentEvent
 from domain.ids import SessionId
-
-# Called once a peer is live on a session (after its replay and buffer): e.g. to send it
-# its copy of a pending permission request.
-OnLive = Callable[[str, Connection], Awaitable[None]]
-# Called when a peer leaves a session (close, disconnect, delete): e.g. to withdraw its
-# copy of a pending permission request, which it may no longer answer.
-OnLeft = Callable[[str, Connection], None]
 
 
 class UpdateLog(Protocol):
@@ -44,95 +38,46 @@ class UpdateLog(Protocol):
 class _Feed:
     """One peer's view of one session."""
 
-    peer: Connection
+    peer: Client
     buffer: list[dict[str, Any]] | None = None  # not None: attaching, live updates wait here
     told_state: bool = False  # has it had the turn state (on its first update)?
 
 
+def turn_meta(state: TurnState) -> dict[str, Any]:
+    """The turn state as `_meta.iac_code.turn` says it."""
+    if state.phase is TurnPhase.AWAITING_PERMISSION:
+        return {"state": state.phase.value, "toolCallId": state.tool_call_id}
+    return {"state": state.phase.value}
+
+
 class SessionChannels(EventSink):
-    def __init__(
-        self,
-        *,
-        update_log: UpdateLog | None = None,
-        busy: Callable[[str], bool] = lambda _: False,
-    ) -> None:
-        self.ownership: Ownership[Connection] = Ownership()
+    def __init__(self, room: Attachments, *, update_log: UpdateLog | None = None) -> None:
+        self._room = room
         self._log = update_log
-        self._busy = busy
-        self._feeds: dict[tuple[str, Connection], _Feed] = {}
-        self._awaiting: dict[str, str] = {}  # session -> tool call id of its pending permission
-        self._on_live: list[OnLive] = []
-        self._on_left: list[OnLeft] = []
+        self._feeds: dict[tuple[str, Client], _Feed] = {}  # made at a peer's first update
+        room.on_left(self._left)
 
-    # -- attaching and detaching ---------------------------------------------------------
-
-    def attach(self, session_id: str, peer: Connection) -> Role:
-        """Attach `peer` live at once (a session it just created: nothing to replay)."""
-        role = self.ownership.attach(session_id, peer)
-        self._feeds.setdefault((session_id, peer), _Feed(peer))
-        return role
-
-    def begin_attach(self, session_id: str, peer: Connection) -> "Attaching":
-        """Attach `peer`, holding its live updates back until `Attaching.go_live`."""
-        was_attached = self.ownership.is_attached(session_id, peer)
-        self.ownership.attach(session_id, peer)
-        feed = self._feeds.setdefault((session_id, peer), _Feed(peer))
+    def begin_attach(
+        self, session_id: str, peer: Client, *, tell_state: bool = True
+    ) -> "Attaching":
+        """Attach `peer`, holding its live updates back until `Attaching.go_live`. Without
+        `tell_state` its first update carries no turn state (the caller tells it)."""
+        was_attached = self._room.is_attached(session_id, peer)
+        self._room.attach(session_id, peer, live=False)
+        feed = self._feed(session_id, peer)
         if feed.buffer is None:
             feed.buffer = []
-        feed.told_state = False  # what it is told next starts its view afresh
-        return Attaching(self, session_id, feed, was_attached)
-
-    def detach(self, session_id: str, peer: Connection) -> bool:
-        """True when `peer` was the last attached."""
-        self._feeds.pop((session_id, peer), None)
-        was_attached = self.ownership.is_attached(session_id, peer)
-        last = self.ownership.detach(session_id, peer)
-        if was_attached:
-            self._left(session_id, peer)
-        return last
-
-    def forget(self, session_id: str) -> None:
-        for peer in self.ownership.forget(session_id):
-            self._feeds.pop((session_id, peer), None)
-            self._left(session_id, peer)
-
-    def _left(self, session_id: str, peer: Connection) -> None:
-        for listener in self._on_left:
-            listener(session_id, peer)
-
-    def peer_of(self, session_id: str) -> Connection | None:
-        """The controller: whose capabilities (files, terminals) serve the session."""
-        return self.ownership.controller_of(session_id)
-
-    def live_peers(self, session_id: str) -> list[Connection]:
-        """The attached peers already past their replay."""
-        return [
-            peer
-            for peer in self.ownership.peers_of(session_id)
-            if (feed := self._feeds.get((session_id, peer))) is not None and feed.buffer is None
-        ]
-
-    def sessions_of(self, peer: Connection) -> list[str]:
-        return self.ownership.sessions_of(peer)
-
-    def on_live(self, listener: OnLive) -> None:
-        self._on_live.append(listener)
-
-    def on_left(self, listener: OnLeft) -> None:
-        self._on_left.append(listener)
-
-    # -- turn state ----------------------------------------------------------------------
-
-    def set_awaiting(self, session_id: str, tool_call_id: str | None) -> None:
-        if tool_call_id is None:
-            self._awaiting.pop(session_id, None)
-        else:
-            self._awaiting[session_id] = tool_call_id
+        feed.told_state = not tell_state  # what it is told next starts its view afresh
+        return Attaching(self, self._room, session_id, feed, was_attached)
 
     def turn_state(self, session_id: str) -> dict[str, Any]:
-        if (tool_call_id := self._awaiting.get(session_id)) is not None:
-            return {"state": "awaiting_permission", "toolCallId": tool_call_id}
-        return {"state": "running" if self._busy(session_id) else "idle"}
+        return turn_meta(self._room.turn_state(session_id))
+
+    def _feed(self, session_id: str, peer: Client) -> _Feed:
+        return self._feeds.setdefault((session_id, peer), _Feed(peer))
+
+    def _left(self, session_id: str, peer: Client) -> None:
+        self._feeds.pop((session_id, peer), None)
 
     # -- sending -------------------------------------------------------------------------
 
@@ -141,10 +86,8 @@ class SessionChannels(EventSink):
         if self._log is not None:
             params = await self._log.record(session_id, params)
         sends = []
-        for peer in self.ownership.peers_of(session_id):
-            feed = self._feeds.get((session_id, peer))
-            if feed is None:
-                continue
+        for peer in self._room.peers_of(session_id):
+            feed = self._feed(session_id, peer)
             if feed.buffer is not None:
                 feed.buffer.append(params)
             else:
@@ -160,16 +103,13 @@ class SessionChannels(EventSink):
             params = with_meta(params, turn=self.turn_state(session_id))
         await feed.peer.send_notification("session/update", params)
 
-    async def went_live(self, session_id: str, peer: Connection) -> None:
-        for listener in self._on_live:
-            await listener(session_id, peer)
-
 
 @dataclass(slots=True)
 class Attaching(EventSink):
     """A peer being attached: its replay (and announce) go to it alone, then `go_live`."""
 
     channels: SessionChannels
+    room: Attachments
     session_id: str
     feed: _Feed
     was_attached: bool
@@ -203,7 +143,7 @@ class Attaching(EventSink):
             update = {"sessionUpdate": "session_info_update"}
             info = {"sessionId": self.session_id, "update": update}
             await self.channels.deliver(self.session_id, feed, info)
-        await self.channels.went_live(self.session_id, feed.peer)
+        await self.room.went_live(self.session_id, feed.peer)
 
     async def abort(self) -> None:
         """The attach failed: a peer that was not attached before leaves again; one that
@@ -214,4 +154,4 @@ class Attaching(EventSink):
             await self.go_live()
         else:
             self._done = True
-            self.channels.detach(self.session_id, self.feed.peer)
+            self.room.detach(self.session_id, self.feed.peer)

@@ -1,6 +1,10 @@
 """Application and domain errors to JSON-RPC errors: the one table for every transport."""
 
+from collections.abc import Awaitable
+from typing import Any
+
 from adapters.protocol.jsonrpc import AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, RpcError
+from application.attachments.ownership import NotAttached
 from application.errors import (
     ApplicationError,
     AuthRequired,
@@ -33,3 +37,35 @@ def to_rpc_error(exc: ApplicationError | DomainError) -> RpcError:
         data["kind"] = exc.kind
         return RpcError(code, f"Model provider error: {exc}", data)
     return RpcError(code, str(exc), data or None)
+
+
+async def mapped(handling: Awaitable[Any]) -> Any:
+    """A handler's result, its errors as JSON-RPC errors."""
+    try:
+        return await handling
+    except NotAttached as exc:
+        raise not_open_here(str(exc)) from exc
+    except (ApplicationError, DomainError) as exc:
+        raise to_rpc_error(exc) from exc
+
+
+def not_open_here(session_id: str) -> RpcError:
+    return RpcError(
+        INVALID_PARAMS,
+        f"Session {session_id!r} is not open on this connection: load or resume it here first.",
+        {"sessionId": session_id},
+    )
+
+
+def being_closed(session_id: str) -> RpcError:
+    return to_rpc_error(
+        SessionNotFound(f"Session {session_id!r} is being closed.", sessionId=session_id)
+    )
+
+
+def running_elsewhere(session_id: str) -> RpcError:
+    return RpcError(
+        INVALID_PARAMS,
+        f"Session {session_id!r} is running a prompt on another connection.",
+        {"sessionId": session_id},
+    )

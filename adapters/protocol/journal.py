@@ -261,3 +261,20 @@ def cursor_of(params: dict[str, Any] | None) -> int | None:
 
 def expired_error(exc: CursorExpired) -> RpcError:
     return RpcError(INVALID_PARAMS, f"Invalid params: {exc}", exc.data())
+
+
+async def missed_after(
+    journal: UpdateJournal | None, session_id: str, after: int
+) -> list[dict[str, Any]]:
+    """The journaled updates after a load/resume cursor; one the journal cannot serve (or a
+    server keeping none) is refused with -32602."""
+    if journal is None:
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: this server keeps no journal; session/load without a cursor.",
+            {"reason": "cursor_expired", "sessionId": session_id},
+        )
+    try:
+        return await journal.missed(session_id, after)
+    except CursorExpired as exc:
+        raise expired_error(exc) from None

@@ -1,9 +1,11 @@
 """The editor's files and terminals, over ACP (`fs/*`, `terminal/*`), where the client
 advertised them in `initialize`; this machine's otherwise.
 
-Every call looks up the session's controller (the connection that last prompted it, or the
-first attached) and what that client advertised. The editor is asked only about files inside the
-session's directories: it has no business with the rest of the disk.
+Every call asks the room (through application.ports.clients.SessionClients) for the
+session's controller (the client that last prompted it, or the first attached) and reads
+what that client advertised; its requests go through the client port. The editor is asked
+only about files inside the session's directories: it has no business with the rest of
+the disk.
 """
 
 import asyncio
@@ -15,13 +17,10 @@ from typing import Any, TypeVar
 from acp import schema as acp
 from pydantic import BaseModel, ValidationError
 
-from adapters.protocol.channels import SessionChannels
-from adapters.protocol.connection import Connection, ConnectionClosed
-from adapters.protocol.jsonrpc import RpcError
-from adapters.protocol.wire import dump
 from adapters.tools.base import clip
 from adapters.tools.reading import excerpt_of_text
 from adapters.workspace.local import LocalWorkspace
+from application.ports.clients import Client, ClientFailed, ClientGone, SessionClients
 from application.ports.workspace import (
     Chunk,
     CommandRun,
@@ -42,7 +41,7 @@ SHELL = "bash"  # the editor runs `bash -c <command>`, as our own bash tool does
 CLEANUP_BOUND = 10.0  # a kill or release the editor never answers does not hold the turn
 
 
-def client_capabilities(peer: Connection) -> acp.ClientCapabilities:
+def client_capabilities(peer: Client) -> acp.ClientCapabilities:
     """What the client advertised in `initialize`; nothing when absent or unreadable."""
     try:
         return acp.ClientCapabilities.model_validate(peer.client_capabilities or {})
@@ -71,12 +70,12 @@ def _inside(path: str, directories: tuple[str, ...]) -> bool:
 
 
 class AcpWorkspaces(Workspaces):
-    def __init__(self, channels: SessionChannels, local: LocalWorkspace) -> None:
-        self._channels = channels
+    def __init__(self, clients: SessionClients, local: LocalWorkspace) -> None:
+        self._clients = clients
         self._local = local
 
     def for_session(self, session_id: str, directories: tuple[str, ...]) -> Workspace:
-        return ClientWorkspace(session_id, directories, self._channels, self._local)
+        return ClientWorkspace(session_id, directories, self._clients, self._local)
 
 
 class ClientWorkspace(Workspace):
@@ -84,35 +83,35 @@ class ClientWorkspace(Workspace):
         self,
         session_id: str,
         directories: tuple[str, ...],
-        channels: SessionChannels,
+        clients: SessionClients,
         local: LocalWorkspace,
     ) -> None:
         self._session_id = session_id
         self._directories = directories
-        self._channels = channels
+        self._clients = clients
         self._local = local
 
     # -- which side serves a call
 
-    def _client(self) -> tuple[Connection, acp.ClientCapabilities] | None:
-        peer = self._channels.peer_of(self._session_id)
+    def _client(self) -> tuple[Client, acp.ClientCapabilities] | None:
+        peer = self._clients.controller_of(self._session_id)
         return None if peer is None else (peer, client_capabilities(peer))
 
-    def _reader(self, path: str) -> Connection | None:
+    def _reader(self, path: str) -> Client | None:
         found = self._client()
         if found is None or not _inside(path, self._directories):
             return None
         peer, caps = found
         return peer if _fs(caps).read_text_file is True else None
 
-    def _writer(self, path: str) -> Connection | None:
+    def _writer(self, path: str) -> Client | None:
         found = self._client()
         if found is None or not _inside(path, self._directories):
             return None
         peer, caps = found
         return peer if _fs(caps).write_text_file is True else None
 
-    def _terminal(self) -> Connection | None:
+    def _terminal(self) -> Client | None:
         found = self._client()
         return found[0] if found is not None and found[1].terminal is True else None
 
@@ -203,7 +202,7 @@ class ClientWorkspace(Workspace):
             await asyncio.shield(self._quietly(peer, "terminal/release", terminal_id))
 
     async def _follow(
-        self, peer: Connection, terminal_id: str, seconds: float, output_limit: int
+        self, peer: Client, terminal_id: str, seconds: float, output_limit: int
     ) -> CommandRun:
         ids: dict[str, Any] = {"session_id": self._session_id, "terminal_id": terminal_id}
         timed_out = False
@@ -234,7 +233,7 @@ class ClientWorkspace(Workspace):
         )
 
     async def _abandon(
-        self, peer: Connection, creating: "asyncio.Future[acp.CreateTerminalResponse]"
+        self, peer: Client, creating: "asyncio.Future[acp.CreateTerminalResponse]"
     ) -> None:
         try:
             terminal_id = (await creating).terminal_id
@@ -243,7 +242,7 @@ class ClientWorkspace(Workspace):
         await self._quietly(peer, "terminal/kill", terminal_id)
         await self._quietly(peer, "terminal/release", terminal_id)
 
-    async def _quietly(self, peer: Connection, method: str, terminal_id: str) -> None:
+    async def _quietly(self, peer: Client, method: str, terminal_id: str) -> None:
         """Kill or release, as cleanup: a client that cannot any more is left alone."""
         model = acp.KillTerminalRequest if method == "terminal/kill" else acp.ReleaseTerminalRequest
         request = model(session_id=self._session_id, terminal_id=terminal_id)
@@ -251,15 +250,14 @@ class ClientWorkspace(Workspace):
             await asyncio.wait_for(_call(peer, method, request, None), CLEANUP_BOUND)
 
 
-async def _call(
-    peer: Connection, method: str, request: acp.BaseModel, answer: type[M] | None
-) -> Any:
+async def _call(peer: Client, method: str, request: acp.BaseModel, answer: type[M] | None) -> Any:
     """One call to the client; its failures become WorkspaceError, with a clear message."""
+    params = request.model_dump(mode="json", by_alias=True, exclude_none=True)
     try:
-        result = await peer.call(method, dump(request))
-    except ConnectionClosed as exc:
+        result = await peer.call(method, params)
+    except ClientGone as exc:
         raise WorkspaceError(f"The editor disconnected before answering {method}.") from exc
-    except RpcError as exc:
+    except ClientFailed as exc:
         log.info("the client answered %s with error %s: %s", method, exc.code, exc.message)
         raise WorkspaceError(f"The editor could not serve {method}: {exc.message}") from exc
     if answer is None:

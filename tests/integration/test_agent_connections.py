@@ -169,7 +169,7 @@ async def test_a_second_client_attaches_mid_turn_and_follows_it(world) -> None: 
     await a.connection.close()
     again = await b.call("session/prompt", prompt(sid, "still there?"))
     assert again["result"]["stopReason"] == "end_turn"
-    assert container.channels().peer_of(sid) is b.connection
+    assert container.room().controller_of(sid) is b.connection
     await b.connection.close()
 
 
@@ -183,7 +183,7 @@ async def test_an_observer_cancels_and_a_busy_prompt_is_refused(world) -> None: 
     assert resumed["result"]["_meta"]["iac_code"]["role"] == "observer"
     busy = await b.call("session/prompt", prompt(sid, "me too"))
     assert busy["error"]["code"] == -32602 and "already running" in busy["error"]["message"]
-    assert container.channels().peer_of(sid) is a.connection  # still a's
+    assert container.room().controller_of(sid) is a.connection  # still a's
     await b.connection.receive(
         json.dumps({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}})
     )
@@ -201,7 +201,7 @@ async def test_close_detaches_and_only_the_last_close_ends_the_turn(world) -> No
     await b.call("session/resume", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []})
     assert (await a.call("session/close", {"sessionId": sid}))["result"] == {}
     assert container.registry().is_busy(sid)  # b still follows it
-    assert container.channels().peer_of(sid) is b.connection  # and controls it now
+    assert container.room().controller_of(sid) is b.connection  # and controls it now
     assert (await b.call("session/close", {"sessionId": sid}))["result"] == {}
     assert (await asyncio.wait_for(running, 5))["result"]["stopReason"] == "cancelled"
     assert container.registry().find(sid) is None
@@ -320,9 +320,8 @@ class ManualTimers:
 
 
 def timed_agent(container: Container, timers: ManualTimers) -> AcpAgent:
-    return AcpAgent(
-        container.use_cases(), container.channels(), detached_turn_timeout=42.0, schedule=timers
-    )
+    container.room.add_kwargs(detached_timeout=42.0, schedule=timers)
+    return AcpAgent(container.use_cases(), container.room(), container.channels())
 
 
 async def test_a_turn_left_alone_is_cancelled_when_the_detached_timeout_passes(world) -> None:  # type: ignore[no-untyped-def]

@@ -62,7 +62,8 @@ class HeldAgent(AcpAgent):
             inner, load_session=lambda: HeldLoad(inner.load_session(), self.entered, self.gate)
         )
         timing: dict[str, Any] = {"schedule": schedule} if schedule is not None else {}
-        super().__init__(use_cases, container.channels(), detached_turn_timeout=42.0, **timing)
+        container.room.add_kwargs(detached_timeout=42.0, **timing)
+        super().__init__(use_cases, container.room(), container.channels())
 
     async def peer_closed(self, peer: Connection) -> None:
         await super().peer_closed(peer)
@@ -82,11 +83,11 @@ async def test_a_load_finishing_after_its_connection_closed_leaves_nothing_attac
     await asyncio.wait_for(agent.closed.wait(), 5)
     agent.gate.set()  # the load goes on and attaches b
     await asyncio.wait_for(closing, 5)
-    channels = container.channels()
-    assert channels.ownership.peers_of(sid) == [a.connection]
+    room = container.room()
+    assert room.peers_of(sid) == [a.connection]
     # So when a leaves too, nobody is attached and the idle session is closed.
     await a.connection.close()
-    assert channels.ownership.peers_of(sid) == []
+    assert room.peers_of(sid) == []
     assert container.registry().find(sid) is None
 
 
@@ -119,7 +120,7 @@ async def test_a_prompt_on_a_session_left_alone_is_not_cancelled_by_the_old_cloc
     second = await c.start("session/prompt", prompt(sid, "my turn"))
     await asyncio.wait_for(llm.streaming.wait(), 5)
     timers.fire()  # a's deadline passes while c's turn runs
-    await asyncio.gather(*agent._detached._tasks)  # what the deadline does, done
+    await asyncio.gather(*container.room()._detached._tasks)  # what the deadline does, done
     llm.gate.set()
     answer = await asyncio.wait_for(second, 5)
     assert answer["result"]["stopReason"] == "end_turn"
@@ -127,7 +128,7 @@ async def test_a_prompt_on_a_session_left_alone_is_not_cancelled_by_the_old_cloc
     assert [
         u["content"]["text"] for u in c.updates() if u["sessionUpdate"] == "agent_message_chunk"
     ] == ["working ", "done"]
-    assert container.channels().peer_of(sid) is c.connection
+    assert container.room().controller_of(sid) is c.connection
     await c.connection.close()
     assert container.registry().find(sid) is None  # c gone, idle: closed as usual
     await release(container)
@@ -157,7 +158,7 @@ async def test_a_load_under_way_when_the_detached_deadline_passes_gets_a_usable_
     loading = await b.start("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
     await asyncio.wait_for(agent.entered.wait(), 5)
     timers.fire()
-    await asyncio.gather(*agent._detached._tasks)  # the deadline's close, done
+    await asyncio.gather(*container.room()._detached._tasks)  # the deadline's close, done
     agent.gate.set()
     loaded = await asyncio.wait_for(loading, 5)
     assert loaded["result"]["_meta"]["iac_code"]["role"] == "controller"
@@ -235,6 +236,6 @@ async def test_a_prompt_refused_for_want_of_a_key_leaves_the_controller_as_it_wa
     llm.keyed = False
     refused = await b.call("session/prompt", prompt(sid))
     assert refused["error"]["code"] == -32000  # auth required
-    assert container.channels().peer_of(sid) is a.connection
+    assert container.room().controller_of(sid) is a.connection
     await a.connection.close()
     await b.connection.close()

@@ -2,10 +2,12 @@
 private replay of an attaching client, and the turn state on its first update."""
 
 import asyncio
+import contextlib
 from typing import Any
 
-from adapters.protocol.channels import SessionChannels
+from adapters.protocol.channels import SessionChannels, UpdateLog
 from adapters.protocol.connection import Connection, Dispatcher
+from application.attachments.room import Attachments
 from domain.events import TextDelta
 from domain.ids import SessionId
 
@@ -58,11 +60,23 @@ def text(value: str) -> TextDelta:
     return TextDelta(message_id="m1", text=value)
 
 
+async def _never_closed(session_id: str) -> None:
+    raise AssertionError("nothing here closes a session")
+
+
+def channels_over(
+    *, busy: bool = False, update_log: UpdateLog | None = None
+) -> tuple[Attachments, SessionChannels]:
+    """The room (who is attached) and the channels delivering to its clients."""
+    room = Attachments(close=_never_closed, busy=lambda _: busy)
+    return room, SessionChannels(room, update_log=update_log)
+
+
 async def test_every_attached_client_gets_each_update_once_in_order() -> None:
-    channels = SessionChannels(busy=lambda _: True)
+    room, channels = channels_over(busy=True)
     a, b = Client(), Client()
-    channels.attach(SID, a.connection)
-    channels.attach(SID, b.connection)
+    room.attach(SID, a.connection)
+    room.attach(SID, b.connection)
     for word in ("one", "two", "three"):
         await channels.emit(SID, text(word))
     assert a.texts() == b.texts() == ["one", "two", "three"]
@@ -72,10 +86,10 @@ async def test_every_attached_client_gets_each_update_once_in_order() -> None:
 
 async def test_the_update_log_sees_each_live_update_once_and_its_params_are_sent() -> None:
     log = Numbering()
-    channels = SessionChannels(update_log=log)
+    room, channels = channels_over(update_log=log)
     a, b = Client(), Client()
-    channels.attach(SID, a.connection)
-    channels.attach(SID, b.connection)
+    room.attach(SID, a.connection)
+    room.attach(SID, b.connection)
     await channels.emit(SID, text("one"))
     await channels.emit(SID, text("two"))
     assert [p["update"]["content"]["text"] for _, p in log.recorded] == ["one", "two"]
@@ -88,9 +102,9 @@ async def test_the_update_log_sees_each_live_update_once_and_its_params_are_sent
 
 async def test_an_attaching_client_gets_its_replay_alone_then_what_it_missed_then_live() -> None:
     log = Numbering()
-    channels = SessionChannels(update_log=log, busy=lambda _: True)
+    room, channels = channels_over(update_log=log, busy=True)
     a, b = Client(), Client()
-    channels.attach(SID, a.connection)
+    room.attach(SID, a.connection)
     await channels.emit(SID, text("before"))
     attaching = channels.begin_attach(SID, b.connection)
     await attaching.emit(SID, text("history"))  # the replay: b only, not logged
@@ -109,30 +123,35 @@ async def test_an_attaching_client_gets_its_replay_alone_then_what_it_missed_the
 
 
 async def test_an_attach_with_nothing_to_send_still_tells_the_turn_state() -> None:
-    channels = SessionChannels()
-    channels.set_awaiting(SID, "call-1")
+    room, channels = channels_over(busy=True)
+    # A permission request waits for an answer, nobody attached yet.
+    asking = asyncio.ensure_future(room.ask_permission(SID, "call-1", "session/x", {}))
+    await asyncio.sleep(0)
     b = Client()
     attaching = channels.begin_attach(SID, b.connection)
     await attaching.go_live()
     assert b.sent[0]["params"]["update"] == {"sessionUpdate": "session_info_update"}
     assert b.first_turn_state() == {"state": "awaiting_permission", "toolCallId": "call-1"}
+    asking.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await asking
 
 
 async def test_a_failed_attach_leaves_a_new_client_detached() -> None:
-    channels = SessionChannels()
+    room, channels = channels_over()
     a, b = Client(), Client()
-    channels.attach(SID, a.connection)
+    room.attach(SID, a.connection)
     attaching = channels.begin_attach(SID, b.connection)
     await attaching.abort()
     await channels.emit(SID, text("x"))
-    assert channels.ownership.peers_of(SID) == [a.connection]
+    assert room.peers_of(SID) == [a.connection]
     assert b.sent == []
 
 
 async def test_a_slow_client_does_not_hold_the_others_back() -> None:
     """Sends go out concurrently: the fast client has the update while the slow one's
     transport still waits (its own patience bounds that wait)."""
-    channels = SessionChannels()
+    room, channels = channels_over()
     fast = Client()
     gate = asyncio.Event()
     slow_sent: list[dict[str, Any]] = []
@@ -142,8 +161,8 @@ async def test_a_slow_client_does_not_hold_the_others_back() -> None:
         slow_sent.append(message)
 
     slow = Connection(slow_send, Idle())
-    channels.attach(SID, slow)
-    channels.attach(SID, fast.connection)
+    room.attach(SID, slow)
+    room.attach(SID, fast.connection)
     emitting = asyncio.ensure_future(channels.emit(SID, text("one")))
     for _ in range(100):  # a few loop passes: the fast send needs no more
         if fast.sent:
@@ -170,9 +189,9 @@ class Journaling:
 
 async def test_missed_updates_then_held_live_ones_reach_an_attaching_client_once() -> None:
     log = Journaling()
-    channels = SessionChannels(update_log=log)
+    room, channels = channels_over(update_log=log)
     a, b = Client(), Client()
-    channels.attach(SID, a.connection)
+    room.attach(SID, a.connection)
     await channels.emit(SID, text("one "))
     await channels.emit(SID, text("two "))
     attaching = channels.begin_attach(SID, b.connection)

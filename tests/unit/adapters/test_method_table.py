@@ -9,11 +9,13 @@ from adapters.protocol.agent import AcpAgent
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.handshake import initialize_result
 from adapters.protocol.methods import ALIASES, METHODS
+from application.attachments.room import Attachments
 from application.dto import ServerInfo
 
 
 def _agent() -> AcpAgent:
-    return AcpAgent(use_cases=None, channels=SessionChannels())  # type: ignore[arg-type]
+    room = Attachments(close=None, busy=None)  # type: ignore[arg-type]
+    return AcpAgent(use_cases=None, room=room, channels=SessionChannels(room))  # type: ignore[arg-type]
 
 
 def _capabilities() -> dict[str, Any]:

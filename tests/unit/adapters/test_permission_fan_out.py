@@ -10,6 +10,7 @@ import pytest
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.permissions import AcpPermissionAsker
+from application.attachments.room import Attachments
 from application.ports.permissions import PermissionRequest, PermissionUnavailable
 from domain.ids import SessionId, ToolCallId
 from domain.permission import PermissionOption
@@ -76,16 +77,20 @@ async def settle() -> None:
 SELECTED = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
 
 
-def setup(*clients: Client) -> tuple[SessionChannels, AcpPermissionAsker]:
-    channels = SessionChannels(busy=lambda _: True)
+async def _never_closed(session_id: str) -> None:
+    raise AssertionError("nothing here closes a session")
+
+
+def setup(*clients: Client) -> tuple[Attachments, SessionChannels, AcpPermissionAsker]:
+    room = Attachments(close=_never_closed, busy=lambda _: True)
     for client in clients:
-        channels.attach(SID, client.connection)
-    return channels, AcpPermissionAsker(channels)
+        room.attach(SID, client.connection)
+    return room, SessionChannels(room), AcpPermissionAsker(room)
 
 
 async def test_every_client_gets_a_copy_and_the_first_answer_withdraws_the_others() -> None:
     a, b = Client(), Client()
-    channels, asker = setup(a, b)
+    _room, channels, asker = setup(a, b)
     asking = asyncio.ensure_future(asker.ask(SID, REQUEST))
     await asyncio.wait_for(asyncio.gather(a.asked.wait(), b.asked.wait()), 5)
     assert channels.turn_state(SID) == {"state": "awaiting_permission", "toolCallId": "call-1"}
@@ -100,7 +105,7 @@ async def test_every_client_gets_a_copy_and_the_first_answer_withdraws_the_other
 
 async def test_an_error_from_one_client_leaves_the_others_to_answer() -> None:
     a, b = Client(), Client()
-    _, asker = setup(a, b)
+    _, _, asker = setup(a, b)
     asking = asyncio.ensure_future(asker.ask(SID, REQUEST))
     await asyncio.wait_for(asyncio.gather(a.asked.wait(), b.asked.wait()), 5)
     await a.fail()
@@ -112,7 +117,7 @@ async def test_an_error_from_one_client_leaves_the_others_to_answer() -> None:
 
 async def test_an_error_from_the_only_client_makes_the_request_unavailable() -> None:
     a = Client()
-    _, asker = setup(a)
+    _, _, asker = setup(a)
     asking = asyncio.ensure_future(asker.ask(SID, REQUEST))
     await asyncio.wait_for(a.asked.wait(), 5)
     await a.fail()
@@ -121,7 +126,7 @@ async def test_an_error_from_the_only_client_makes_the_request_unavailable() -> 
 
 
 async def test_with_nobody_attached_the_request_waits_for_the_next_client() -> None:
-    channels, asker = setup()
+    _room, channels, asker = setup()
     asking = asyncio.ensure_future(asker.ask(SID, REQUEST))
     await settle()
     assert not asking.done()
@@ -139,10 +144,10 @@ async def test_with_nobody_attached_the_request_waits_for_the_next_client() -> N
 
 async def test_a_client_that_disconnects_leaves_the_request_to_the_next_one() -> None:
     a = Client()
-    channels, asker = setup(a)
+    room, channels, asker = setup(a)
     asking = asyncio.ensure_future(asker.ask(SID, REQUEST))
     await asyncio.wait_for(a.asked.wait(), 5)
-    channels.detach(SID, a.connection)
+    room.detach(SID, a.connection)
     await a.connection.close()
     await settle()
     assert not asking.done()  # not unavailable: someone may still come
@@ -154,7 +159,7 @@ async def test_a_client_that_disconnects_leaves_the_request_to_the_next_one() ->
 
 async def test_a_request_given_up_withdraws_every_copy() -> None:
     a, b = Client(), Client()
-    _, asker = setup(a, b)
+    _, _, asker = setup(a, b)
     asking = asyncio.ensure_future(asker.ask(SID, REQUEST))
     await asyncio.wait_for(asyncio.gather(a.asked.wait(), b.asked.wait()), 5)
     asking.cancel()  # the turn was cancelled, or the permission timeout passed

@@ -10,6 +10,7 @@ from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection
 from adapters.protocol.jsonrpc import RpcError
 from adapters.protocol.permissions import AcpPermissionAsker
+from application.attachments.room import Attachments
 from application.ports.permissions import PermissionUnavailable
 from domain.permission import PermissionOption
 from tests.unit.adapters.test_permission_fan_out import (
@@ -17,6 +18,7 @@ from tests.unit.adapters.test_permission_fan_out import (
     SELECTED,
     SID,
     Client,
+    _never_closed,
     settle,
 )
 
@@ -37,16 +39,16 @@ class SlowClient(Client):
         await super()._send(message)
 
 
-def attached(*clients: Client) -> tuple[SessionChannels, AcpPermissionAsker]:
-    channels = SessionChannels(busy=lambda _: True)
+def attached(*clients: Client) -> tuple[Attachments, SessionChannels, AcpPermissionAsker]:
+    room = Attachments(close=_never_closed, busy=lambda _: True)
     for client in clients:
-        channels.attach(SID, client.connection)
-    return channels, AcpPermissionAsker(channels)
+        room.attach(SID, client.connection)
+    return room, SessionChannels(room), AcpPermissionAsker(room)
 
 
 async def test_a_copy_still_being_sent_when_another_client_answers_is_withdrawn() -> None:
     a, late = Client(), SlowClient()
-    channels, asker = attached(a)
+    _room, channels, asker = attached(a)
     asking = asyncio.ensure_future(asker.ask(SID, REQUEST))
     await asyncio.wait_for(a.asked.wait(), 5)
     # `late` attaches while the request waits: its copy is on its way, slowly.
@@ -63,10 +65,10 @@ async def test_a_copy_still_being_sent_when_another_client_answers_is_withdrawn(
 
 async def test_a_client_that_closed_the_session_cannot_answer_for_it() -> None:
     a, b = Client(), Client()
-    channels, asker = attached(a, b)
+    room, _channels, asker = attached(a, b)
     asking = asyncio.ensure_future(asker.ask(SID, REQUEST))
     await asyncio.wait_for(asyncio.gather(a.asked.wait(), b.asked.wait()), 5)
-    channels.detach(SID, a.connection)  # a's `session/close`: it left the session
+    room.detach(SID, a.connection)  # a's `session/close`: it left the session
     await a.answer(SELECTED)
     await settle()
     # Only attached connections decide; a's copy is withdrawn as it leaves.
@@ -90,14 +92,14 @@ class NarrowClient(Client):
 
 
 async def test_a_request_no_client_can_be_sent_is_unavailable_not_a_crash() -> None:
-    _, asker = attached(NarrowClient())
+    _, _, asker = attached(NarrowClient())
     with pytest.raises(PermissionUnavailable):
         await asyncio.wait_for(asker.ask(SID, REQUEST), 5)
 
 
 async def test_a_client_that_cannot_take_the_request_leaves_it_to_the_others() -> None:
     narrow, b = NarrowClient(), Client()
-    channels, asker = attached(narrow, b)
+    _room, channels, asker = attached(narrow, b)
     asking = asyncio.ensure_future(asker.ask(SID, REQUEST))
     await asyncio.wait_for(b.asked.wait(), 5)
     late = NarrowClient()  # one attaching meanwhile cannot take its copy either

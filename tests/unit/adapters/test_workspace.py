@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import RpcError
 from adapters.tools.base import ToolInputError
 from adapters.tools.files import EditFile
 from adapters.workspace.client import AcpWorkspaces
 from adapters.workspace.local import LocalWorkspace
+from application.attachments.room import Attachments
 from application.ports.tools import ToolContext
 from application.ports.workspace import PathKind, Window, Workspace, WorkspaceError
 from domain.tool_call import DiffOutput, TerminalOutput, ToolOutput
@@ -112,11 +112,16 @@ def local(tmp_path: Path) -> Workspace:
     return LocalWorkspace()
 
 
+def _room() -> Attachments:
+    """Only who controls the session is asked of it here."""
+    return Attachments(close=None, busy=lambda _: False)  # type: ignore[arg-type]
+
+
 def editor(tmp_path: Path, capabilities: object = EVERYTHING) -> tuple[Workspace, ScriptedEditor]:
     scripted = ScriptedEditor(exits={COMMAND: ("one\ntwo\n", 3)})
-    channels = SessionChannels()
-    channels.attach(SID, scripted.connect(capabilities))
-    return AcpWorkspaces(channels, LocalWorkspace()).for_session(SID, (str(tmp_path),)), scripted
+    room = _room()
+    room.attach(SID, scripted.connect(capabilities))
+    return AcpWorkspaces(room, LocalWorkspace()).for_session(SID, (str(tmp_path),)), scripted
 
 
 @pytest.fixture(params=["local", "editor"])
@@ -215,9 +220,9 @@ async def test_files_outside_the_sessions_directories_stay_local(tmp_path: Path)
     inside.mkdir()
     outside.write_text("outside\n")
     scripted = ScriptedEditor()
-    channels = SessionChannels()
-    channels.attach(SID, scripted.connect(EVERYTHING))
-    workspace = AcpWorkspaces(channels, LocalWorkspace()).for_session(SID, (str(inside),))
+    room = _room()
+    room.attach(SID, scripted.connect(EVERYTHING))
+    workspace = AcpWorkspaces(room, LocalWorkspace()).for_session(SID, (str(inside),))
     assert await workspace.read_text(str(outside)) == "outside\n"
     assert scripted.calls == []
 

@@ -12,7 +12,7 @@ last one whose prompt was accepted, is the *controller*; the others *observe*. T
 - prompt: accepted from an attached peer makes it the controller (its capabilities, such as
   the editor's files and terminals, serve the session from then on); a prompt while a turn
   runs is answered busy by the turn itself, whoever sends it. A prompt accepted on a session
-  nobody has attached attaches its sender (the protocol agent does it, with its feed).
+  nobody has attached attaches its sender (the room, application.attachments.room).
 - cancel: any attached peer (or anyone, while nobody is attached).
 - detach (`session/close`, the connection going away): the peer leaves; when it was the
   controller, the longest attached remaining peer takes over. `last_out` says whether nobody

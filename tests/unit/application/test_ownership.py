@@ -2,7 +2,7 @@
 
 import pytest
 
-from adapters.protocol.ownership import NotAttached, Ownership, Role
+from application.attachments.ownership import NotAttached, Ownership, Role
 
 
 def test_the_first_attached_controls_and_later_ones_observe() -> None:

@@ -1,0 +1,94 @@
+"""Reading a method's params: the SDK's model (its errors as -32602 naming each field), and
+the checks the models do not make."""
+
+import os
+from typing import Any, TypeVar
+
+from acp import schema as acp
+from pydantic import BaseModel, ValidationError
+
+from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_params(model: type[M], params: dict[str, Any] | None, method: str) -> M:
+    try:
+        return model.model_validate(params or {})
+    except ValidationError as exc:
+        errors = [
+            {"field": ".".join(str(p) for p in e["loc"]) or "params", "message": e["msg"]}
+            for e in exc.errors(include_url=False, include_input=False)
+        ]
+        summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:3])
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Invalid params for {method}: {summary}",
+            {"method": method, "errors": errors},
+        ) from None
+
+
+def no_mcp_default(params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The product documents (and their curl walkthrough) treat mcpServers as optional;
+    the schema requires it. A missing list means no servers."""
+    if isinstance(params, dict) and "mcpServers" not in params:
+        return {**params, "mcpServers": []}
+    return params
+
+
+def check_cwd(cwd: str) -> None:
+    if not os.path.isabs(cwd):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: cwd must be an absolute path.",
+            {"field": "cwd", "cwd": cwd, "reason": "not absolute"},
+        )
+    if not os.path.isdir(cwd):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: cwd is not an existing directory.",
+            {"field": "cwd", "cwd": cwd, "reason": "no such directory"},
+        )
+
+
+def check_list_cwd(cwd: str | None) -> None:
+    """session/list's optional filter: absolute, but it need not exist any more."""
+    if cwd is not None and not os.path.isabs(cwd):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: cwd must be an absolute path.",
+            {"field": "cwd", "cwd": cwd},
+        )
+
+
+def rename_params(params: dict[str, Any] | None, method: str) -> tuple[str, str]:
+    """The session id and title of the rename extension (no SDK model has them)."""
+    session_id, title = (params or {}).get("sessionId"), (params or {}).get("title")
+    if not isinstance(session_id, str) or not isinstance(title, str):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: sessionId and title must be strings.",
+            {"method": method, "fields": ["sessionId", "title"]},
+        )
+    return session_id, title
+
+
+ConfigOptionRequest = (
+    acp.SetSessionConfigOptionBooleanRequest | acp.SetSessionConfigOptionSelectRequest
+)
+
+
+def config_option_model(params: dict[str, Any] | None) -> type[ConfigOptionRequest]:
+    """session/set_config_option's params are one of two shapes, told by `type`."""
+    if (params or {}).get("type") == "boolean":
+        return acp.SetSessionConfigOptionBooleanRequest
+    return acp.SetSessionConfigOptionSelectRequest
+
+
+def check_prompt(request: acp.PromptRequest) -> None:
+    if not request.prompt:
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: prompt needs at least one block.",
+            {"field": "prompt"},
+        )

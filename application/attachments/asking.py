@@ -1,0 +1,162 @@
+"""One question (a permission request) put to every client attached to a session.
+
+Every live client gets its own copy, and so does one that goes live while the question is
+pending. The first answer wins, whatever it says; the other copies are withdrawn. A copy
+answered with an error leaves the others waiting; when no copy is left and none could be
+answered, the question is unavailable (the tool does not run), as with one client. Copies
+lost with their client are not errors: the question waits for the next client to attach,
+up to the caller's bound (the permission timeout).
+
+What a question says and how its answer reads are the protocol's business: here they are
+a method, its params and the answer as the client sent it.
+"""
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from application.ports.clients import CallWithdrawn, Client, ClientFailed, ClientGone, PendingCall
+from application.ports.permissions import PermissionUnavailable
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True, eq=False)
+class _Question:
+    """One pending question and its copies, one per client."""
+
+    method: str
+    params: dict[str, Any]
+    subject: str  # what it is about (the tool call id): a newly attached client is told
+    answer: "asyncio.Future[Any]"
+    copies: dict[Client, PendingCall | None] = field(default_factory=dict)
+    waiting: set["asyncio.Task[None]"] = field(default_factory=set)
+    errors: int = 0
+    failure: str = ""  # the last copy's error, for the refusal the model is told
+    sending: bool = True  # the first copies are still going out: too early to give up
+
+    async def send_to(self, client: Client) -> None:
+        if client in self.copies or self.answer.done():
+            return
+        self.copies[client] = None  # claimed: a concurrent go-live sends no second copy
+        try:
+            call = await client.start_call(self.method, self.params)
+        except ClientGone:
+            self.copies.pop(client, None)
+            return
+        except ClientFailed as exc:  # its transport cannot carry it (over the event size limit)
+            log.warning("could not send the permission request to a client: %s", exc.message)
+            self.copies.pop(client, None)
+            self.failed(exc.message)
+            return
+        if client not in self.copies or self.answer.done():
+            # Decided (or the client left) while the copy was on its way: withdraw it too,
+            # or that client's dialog waits for an answer nobody reads.
+            self.copies.pop(client, None)
+            await call.withdraw()
+            return
+        self.copies[client] = call
+        task = asyncio.ensure_future(self._read(client, call))
+        self.waiting.add(task)
+        task.add_done_callback(self.waiting.discard)
+
+    async def _read(self, client: Client, call: PendingCall) -> None:
+        try:
+            result = await call.result()
+        except (CallWithdrawn, asyncio.CancelledError):
+            return
+        except ClientGone:
+            self.copies.pop(client, None)  # the next client to attach gets its copy
+            return
+        except ClientFailed as exc:
+            log.warning(
+                "client answered the permission request with error %s: %s", exc.code, exc.message
+            )
+            self.copies.pop(client, None)
+            self.failed(exc.message)
+            return
+        # A copy no longer in `copies` was withdrawn (its client left): its answer is late.
+        if not self.answer.done() and self.copies.get(client) is call:
+            del self.copies[client]  # the winner: nothing to withdraw
+            self.answer.set_result(result)
+
+    def failed(self, reason: str) -> None:
+        self.errors += 1
+        self.failure = reason
+        self.give_up_if_none_left()
+
+    def give_up_if_none_left(self) -> None:
+        """No copy is left to answer and one failed: unavailable (the tool does not run).
+        Not while the first copies are still being sent."""
+        if not self.copies and self.errors and not self.sending and not self.answer.done():
+            self.answer.set_exception(
+                PermissionUnavailable(
+                    f"the client could not show the permission request ({self.failure})"
+                )
+            )
+
+    def leave(self, client: Client) -> "asyncio.Task[None] | None":
+        """`client` left the session: its copy no longer counts (withdrawn, a late answer
+        ignored). The question then waits for the others, or for the next client."""
+        call = self.copies.pop(client, None)
+        if call is None:
+            return None
+        return asyncio.ensure_future(call.withdraw())  # its reader ends with CallWithdrawn
+
+    async def withdraw_rest(self) -> None:
+        for call in list(self.copies.values()):
+            if call is not None:
+                await call.withdraw()
+        self.copies.clear()
+        for task in list(self.waiting):
+            task.cancel()
+
+
+class Questions:
+    """The pending question of each session (one at a time: a turn asks one by one)."""
+
+    def __init__(self, live: Callable[[str], list[Client]]) -> None:
+        self._live = live  # the session's clients past their replay
+        self._pending: dict[str, _Question] = {}
+        self._leaving: set[asyncio.Task[None]] = set()
+
+    async def ask(self, session_id: str, subject: str, method: str, params: dict[str, Any]) -> Any:
+        """The first answer, as its client sent it. Raises PermissionUnavailable when no
+        client could be asked; cancelled, it withdraws every copy."""
+        question = _Question(method, params, subject, asyncio.get_running_loop().create_future())
+        self._pending[session_id] = question
+        try:
+            for client in self._live(session_id):
+                await question.send_to(client)
+            question.sending = False
+            question.give_up_if_none_left()
+            return await question.answer
+        finally:
+            if self._pending.get(session_id) is question:
+                del self._pending[session_id]
+            await asyncio.shield(question.withdraw_rest())
+
+    def subject(self, session_id: str) -> str | None:
+        """What the session's pending question is about (its tool call id), if one is."""
+        question = self._pending.get(session_id)
+        return None if question is None else question.subject
+
+    async def went_live(self, session_id: str, client: Client) -> None:
+        """A client attached while a question is pending: it gets its own copy."""
+        question = self._pending.get(session_id)
+        if question is not None:
+            await question.send_to(client)
+
+    def left(self, session_id: str, client: Client) -> None:
+        question = self._pending.get(session_id)
+        task = question.leave(client) if question is not None else None
+        if task is not None:
+            self._leaving.add(task)
+            task.add_done_callback(self._withdrawn)
+
+    def _withdrawn(self, task: "asyncio.Task[None]") -> None:
+        self._leaving.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.warning("withdrawing a permission copy failed: %r", exc)
