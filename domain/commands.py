@@ -4,6 +4,8 @@ application's registry; this module only reads a prompt's text."""
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from domain.content import TextBlock, UserInputBlock
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandSpec:
@@ -20,19 +22,75 @@ class CommandCall:
     argument: str  # the rest of the prompt's first text block, trimmed
 
 
-def parse_command(text: str, known: Collection[str]) -> CommandCall | None:
-    """The command a prompt's first text block calls, or None when it is not one.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Invocation:
+    """A prompt whose first text block reads `/name argument`, read once. Whether `name`
+    is a command depends on who asks (the built-in commands, the MCP prompts, the project's
+    skills): any other name reaches the model as typed."""
 
-    Only a known name counts: clients send paths and regexes that start with "/", and
-    those go to the model unchanged."""
+    name: str
+    argument: str  # the rest of the block, trimmed
+    # Typed `//name …`: how a user sends `/name …` to the model when `name` is a command.
+    escaped: bool
+    blocks: tuple[UserInputBlock, ...]  # the whole prompt
+    at: int  # where its first text block is in `blocks`
+
+    @property
+    def text(self) -> str:
+        """The first text block as the user typed it."""
+        block = self.blocks[self.at]
+        assert isinstance(block, TextBlock)
+        return block.text
+
+    def call(self, known: Collection[str]) -> CommandCall | None:
+        """The call of one of the `known` commands this is, or None."""
+        if self.escaped or self.name not in known:
+            return None
+        return CommandCall(name=self.name, argument=self.argument)
+
+    def unescaped(self, known: Collection[str]) -> tuple[UserInputBlock, ...]:
+        """The prompt as the model gets it: `//name …` as `/name …` when `name` is known."""
+        if not self.escaped or self.name not in known:
+            return self.blocks
+        return self.with_text(self.text[1:])
+
+    def with_text(self, text: str) -> tuple[UserInputBlock, ...]:
+        """The prompt with its first text block replaced (by what a command stands for)."""
+        return (*self.blocks[: self.at], TextBlock(text=text), *self.blocks[self.at + 1 :])
+
+
+def invocation_in(blocks: tuple[UserInputBlock, ...]) -> Invocation | None:
+    """The prompt's first text block read as `/name …` or `//name …`, or None when it
+    reads as neither."""
+    at = next((i for i, b in enumerate(blocks) if isinstance(b, TextBlock)), None)
+    if at is None:
+        return None
+    block = blocks[at]
+    assert isinstance(block, TextBlock)
+    escaped = block.text.startswith("//")
+    call = _read(block.text[1:] if escaped else block.text)
+    if call is None:
+        return None
+    return Invocation(name=call.name, argument=call.argument, escaped=escaped, blocks=blocks, at=at)
+
+
+def _read(text: str) -> CommandCall | None:
+    """`/name argument` for any name."""
     body = text[1:] if text.startswith("/") else ""
     if not body or body[0].isspace():
         return None
     # The name ends at any whitespace: a space, a tab, or a line break of any platform.
     name, *rest = body.split(maxsplit=1)
-    if name not in known:
-        return None
     return CommandCall(name=name, argument=rest[0].strip() if rest else "")
+
+
+def parse_command(text: str, known: Collection[str]) -> CommandCall | None:
+    """The command a prompt's first text block calls, or None when it is not one.
+
+    Only a known name counts: clients send paths and regexes that start with "/", and
+    those go to the model unchanged."""
+    call = _read(text)
+    return call if call is not None and call.name in known else None
 
 
 def unescape(text: str, known: Collection[str]) -> str:

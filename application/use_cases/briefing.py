@@ -8,7 +8,7 @@ from application.runtime import ActiveSession
 from application.system_prompt import environment_context
 from application.use_cases.prompt_commands import INIT, init_prompt, skill_prompt, skill_specs
 from application.use_cases.shared_knowledge import SharedKnowledge
-from domain.commands import CommandCall, CommandSpec, parse_command
+from domain.commands import CommandCall, CommandSpec, Invocation
 from domain.knowledge import Briefing, Environment, InstructionFile
 
 
@@ -58,10 +58,10 @@ class Briefer:
         return (INIT, *skill_specs(active.briefing.skills, taken))
 
     def call_in(
-        self, active: ActiveSession, text: str, taken: frozenset[str]
+        self, active: ActiveSession, invocation: Invocation, taken: frozenset[str]
     ) -> CommandCall | None:
-        names = {spec.name for spec in self.offered(active, taken)}
-        return parse_command(text, names)
+        """The project command (`/init`, `/<skill> …`) the prompt calls, if any."""
+        return invocation.call({spec.name for spec in self.offered(active, taken)})
 
     async def expand(self, active: ActiveSession, call: CommandCall) -> str:
         """The text the model is sent for `/init` or `/<skill> …`. Raises

@@ -34,7 +34,7 @@ from application.use_cases.session_log import SessionLog
 from application.use_cases.session_servers import SessionServers
 from application.use_cases.tool_phase import ToolPhase
 from application.use_cases.turn_ownership import TurnOwnership
-from domain.commands import CommandCall, parse_command, unescape
+from domain.commands import CommandCall, Invocation, invocation_in, unescape
 from domain.content import (
     AssistantBlock,
     TextBlock,
@@ -59,6 +59,10 @@ class PromptRequest:
     # The turn's control, made as the prompt was received (a cancel or close that came
     # right behind it has set it already); None: made as the turn begins.
     control: TurnControl | None = None
+
+
+class _Told(Exception):
+    """A prompt command's text could not be made; the user was told why."""
 
 
 @dataclass(slots=True)
@@ -151,7 +155,8 @@ class Prompt:
             # Cancelled (or its session closed) after it was received, before it began.
             return PromptResult(stop_reason=StopReason.CANCELLED, usage=Usage())
         active = self._registry.require(request.session_id)
-        call = self._command_in(request.content)
+        invocation = invocation_in(request.content)  # read once: every step below asks it
+        call = invocation.call(self._commands.names) if invocation is not None else None
         if call is None and not self._llm.has_credentials():
             raise AuthRequired(
                 "No API key is configured for the model provider.", methodId="api-key"
@@ -168,21 +173,22 @@ class Prompt:
                     active.session, control, call, request.content, offered
                 )
             try:
-                content = await self._prepared(active, control, request.content)
+                expansion = await self._prepared(active, control, invocation)
             except TurnCancelled:
                 return PromptResult(stop_reason=StopReason.CANCELLED, usage=Usage())
-            if content is None:
+            except _Told:
                 return PromptResult(stop_reason=StopReason.END_TURN, usage=Usage())
             names = self._commands.names | {p.name for p in SessionServers.prompts(active)}
-            # An expanded prompt command is stored with the words the user typed.
-            typed = _first_text(request.content) if content is not request.content else None
             context = Briefer.context(active.briefing) if self._briefer else None
+            if expansion is None:  # as typed
+                content = invocation.unescaped(names) if invocation else request.content
+                return await self._run(active.session, control, content, context=context)
+            assert invocation is not None, "only a prompt command expands"
+            # An expanded prompt command is stored with the words the user typed. Its text
+            # is unescaped as the user's would be (an MCP prompt may start `//name`).
+            content = invocation.with_text(unescape(expansion, names))
             return await self._run(
-                active.session,
-                control,
-                _unescaped(content, names),
-                typed=typed,
-                context=context,
+                active.session, control, content, typed=invocation.text, context=context
             )
         finally:
             if lease is not None:
@@ -190,77 +196,68 @@ class Prompt:
             active.end_turn(control)
 
     async def _prepared(
-        self, active: ActiveSession, control: TurnControl, content: tuple[UserInputBlock, ...]
-    ) -> tuple[UserInputBlock, ...] | None:
-        """The prompt as the model gets it: MCP servers ready, the turn's briefing read, a
-        prompt command expanded. None when a prompt command failed (the user is told)."""
-        expanded = await self._with_servers(active, control, content)
-        if expanded is None or self._briefer is None:
-            return expanded
+        self, active: ActiveSession, control: TurnControl, invocation: Invocation | None
+    ) -> str | None:
+        """Readies the turn: MCP servers ready, the turn's briefing read. Returns the text
+        a prompt command stands for, None when the prompt calls none; raises _Told when
+        that text could not be made (the user is told why)."""
+        expansion = await self._with_servers(active, control, invocation)
+        if self._briefer is None:
+            return expansion
         await control.guard(self._briefer.gather(active))
-        if expanded is not content:
-            return expanded  # an MCP prompt: not also a project command
-        return await self._with_project_command(active, control, content)
+        if expansion is not None:
+            return expansion  # an MCP prompt: not also a project command
+        return await self._project_command(active, control, invocation)
 
-    async def _with_project_command(
-        self, active: ActiveSession, control: TurnControl, content: tuple[UserInputBlock, ...]
-    ) -> tuple[UserInputBlock, ...] | None:
-        """`/init` or `/<skill> …` replaced by the text it stands for."""
+    async def _project_command(
+        self, active: ActiveSession, control: TurnControl, invocation: Invocation | None
+    ) -> str | None:
+        """The text `/init` or `/<skill> …` stands for."""
         assert self._briefer is not None
-        first = _first_text(content)
         taken = self._commands.names | {p.name for p in SessionServers.prompts(active)}
-        call = self._briefer.call_in(active, first, taken) if first is not None else None
+        call = self._briefer.call_in(active, invocation, taken) if invocation else None
         if call is None:
-            return content
+            return None
         making = self._briefer.expand(active, call)
-        return await self._expanded(active, control, content, call, making, PromptCommandFailed)
+        return await self._expanded(active, control, call, making, PromptCommandFailed)
 
     async def _with_servers(
-        self, active: ActiveSession, control: TurnControl, content: tuple[UserInputBlock, ...]
-    ) -> tuple[UserInputBlock, ...] | None:
-        """The prompt once the session's MCP servers are ready (each within its connect
-        timeout), with an MCP prompt command (`/mcp__server__prompt …`) replaced by the
-        prompt's text. None when that prompt could not be fetched (the user is told)."""
+        self, active: ActiveSession, control: TurnControl, invocation: Invocation | None
+    ) -> str | None:
+        """Waits for the session's MCP servers (each within its connect timeout). Returns
+        the text of the MCP prompt the prompt calls (`/mcp__server__prompt …`), if any."""
         if self._servers is None:
-            return content
+            return None
         # The connector may still be loading (the MCP SDK's import): a cancel does not wait
         # for it, and the servers still open, shielded, for the session's next prompt.
         await control.guard(asyncio.shield(self._servers.connect(active)))
         if active.mcp is not None:
             await control.guard(active.mcp.ready())
-        first = _first_text(content)
-        found = self._servers.prompt_call(active, first) if first is not None else None
+        found = self._servers.prompt_call(active, invocation) if invocation else None
         if found is None:
-            return content
+            return None
         prompt, call = found
         making = self._servers.expand(active, prompt, call)
-        return await self._expanded(active, control, content, call, making, McpPromptError)
+        return await self._expanded(active, control, call, making, McpPromptError)
 
     async def _expanded(
         self,
         active: ActiveSession,
         control: TurnControl,
-        content: tuple[UserInputBlock, ...],
         call: CommandCall,
         making: Awaitable[str],
         failure: type[Exception],
-    ) -> tuple[UserInputBlock, ...] | None:
-        """The prompt with its first text replaced by what a prompt command stands for;
-        None (the user told why) when that text could not be made."""
+    ) -> str:
+        """What a prompt command stands for. Raises _Told (the user told why) when that
+        text could not be made."""
         try:
-            text = await control.guard(making)
+            return await control.guard(making)
         except failure as exc:
             await self._sink.emit(
                 active.session.id,
                 Notice(message_id=self._ids.message_id(), text=f"/{call.name} failed: {exc}"),
             )
-            return None
-        index = next(i for i, b in enumerate(content) if isinstance(b, TextBlock))
-        return (*content[:index], TextBlock(text=text), *content[index + 1 :])
-
-    def _command_in(self, content: tuple[UserInputBlock, ...]) -> CommandCall | None:
-        first = next((b for b in content if isinstance(b, TextBlock)), None)
-        return parse_command(first.text, self._commands.names) if first else None
+            raise _Told from exc
 
     async def _run(
         self,
@@ -522,20 +519,3 @@ def _record_usage(span: Span, usage: Usage) -> None:
     span.set("gen_ai.usage.output_tokens", usage.output_tokens)
     span.set("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
     span.set("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
-
-
-def _first_text(content: tuple[UserInputBlock, ...]) -> str | None:
-    return next((b.text for b in content if isinstance(b, TextBlock)), None)
-
-
-def _unescaped(
-    content: tuple[UserInputBlock, ...], commands: frozenset[str]
-) -> tuple[UserInputBlock, ...]:
-    """`//name` in the first text block reaches the model as `/name` (name: a command)."""
-    for index, block in enumerate(content):
-        if isinstance(block, TextBlock):
-            text = unescape(block.text, commands)
-            if text == block.text:
-                return content
-            return (*content[:index], TextBlock(text=text), *content[index + 1 :])
-    return content

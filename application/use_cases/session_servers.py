@@ -9,7 +9,7 @@ from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
 from application.ports.mcp import McpConnector, McpPrompt, McpServers, StateChanged
 from application.runtime import ActiveSession
-from domain.commands import CommandCall, CommandSpec, parse_command
+from domain.commands import CommandCall, CommandSpec, Invocation
 from domain.events import CommandsAvailable, McpServersChanged, Notice
 from domain.mcp import McpServerState, McpStatus
 
@@ -169,10 +169,12 @@ class SessionServers:
     def prompts(active: ActiveSession) -> tuple[McpPrompt, ...]:
         return active.mcp.prompts() if active.mcp is not None else ()
 
-    def prompt_call(self, active: ActiveSession, text: str) -> tuple[McpPrompt, CommandCall] | None:
-        """The MCP prompt a prompt's first text calls (`/mcp__server__prompt …`), if any."""
+    def prompt_call(
+        self, active: ActiveSession, invocation: Invocation
+    ) -> tuple[McpPrompt, CommandCall] | None:
+        """The MCP prompt the prompt calls (`/mcp__server__prompt …`), if any."""
         prompts = {p.name: p for p in self.prompts(active)}
-        call = parse_command(text, prompts.keys())
+        call = invocation.call(prompts.keys())
         return (prompts[call.name], call) if call else None
 
     @staticmethod
