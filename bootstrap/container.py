@@ -50,6 +50,8 @@ from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.model_request import RequestBuilder, TurnLimits
 from application.use_cases.new_session import NewSession
+from application.use_cases.permission_desk import PermissionDesk
+from application.use_cases.plan_exit import PlanExit
 from application.use_cases.prompt import Prompt
 from application.use_cases.session_log import SessionLog
 from application.use_cases.session_opening import OpenWith
@@ -62,6 +64,10 @@ from application.use_cases.sessions import (
     ResumeSession,
 )
 from application.use_cases.subagent import SubAgentTools
+from application.use_cases.tool_call_log import ToolCallLog
+from application.use_cases.tool_catalogue import ToolCatalogue
+from application.use_cases.tool_execution import ToolExecution
+from application.use_cases.tool_permissions import PermissionFlow
 from application.use_cases.tool_phase import ToolPhase
 from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
 from application.use_cases.turn_ownership import TurnOwnership
@@ -212,20 +218,45 @@ class Container(containers.DeclarativeContainer):
     change_settings = providers.Factory(
         ChangeSettings, uow=uow, sink=channels, clock=clock, catalog=catalog
     )
-    tool_phase = providers.Factory(
-        ToolPhase,
-        uow=uow,
+    # The tool phase, by job: the session's tools, what is shown and stored of each call,
+    # the permission decision, leaving plan mode, running an allowed call.
+    tool_catalogue = providers.Factory(
+        ToolCatalogue,
         runner=tools,
-        asker=permissions,
-        sink=channels,
-        clock=clock,
-        permission_timeout=settings.provided.permission_timeout,
         catalog=catalog,
-        settings=change_settings,
         registry=registry,
         workspaces=workspaces,
         knowledge=knowledge,
-        briefer=briefer,
+    )
+    tool_calls = providers.Factory(ToolCallLog, sink=channels, uow=uow)
+    permission_desk = providers.Factory(
+        PermissionDesk,
+        asker=permissions,
+        uow=uow,
+        clock=clock,
+        timeout=settings.provided.permission_timeout,
+    )
+    tool_phase = providers.Factory(
+        ToolPhase,
+        catalogue=tool_catalogue,
+        calls=tool_calls,
+        permissions=providers.Factory(
+            PermissionFlow, desk=permission_desk, catalogue=tool_catalogue, clock=clock
+        ),
+        plan_exit=providers.Factory(
+            PlanExit,
+            desk=permission_desk,
+            settings=change_settings,
+            catalogue=tool_catalogue,
+            calls=tool_calls,
+        ),
+        execution=providers.Factory(
+            ToolExecution,
+            catalogue=tool_catalogue,
+            calls=tool_calls,
+            registry=registry,
+            briefer=briefer,
+        ),
         tracer=tracer,
     )
 
@@ -274,7 +305,7 @@ class Container(containers.DeclarativeContainer):
     meter = providers.Singleton(ContextMeter, catalog=catalog, policy=policy)
     log = providers.Factory(SessionLog, uow=uow, sink=channels)
     requests = providers.Factory(
-        RequestBuilder, catalog=catalog, tools=tool_phase, limits=limits, registry=registry
+        RequestBuilder, catalog=catalog, tools=tool_catalogue, limits=limits, registry=registry
     )
     compactor = providers.Factory(
         Compactor, llm=llm, log=log, sink=channels, clock=clock, ids=ids, meter=meter
@@ -327,6 +358,7 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         ids=ids,
         tools=tool_phase,
+        calls=tool_calls,
         requests=requests,
         log=log,
         meter=meter,

@@ -5,7 +5,7 @@ from application.ports.tools import ToolDefinition
 from application.runtime import SessionRegistry
 from application.system_prompt import system_prompt
 from application.use_cases.context_meter import overhead
-from application.use_cases.tool_phase import ToolPhase
+from application.use_cases.tool_catalogue import ToolCatalogue
 from domain.config import Catalog
 from domain.context import model_view
 from domain.knowledge import Briefing
@@ -27,7 +27,7 @@ class RequestBuilder:
         self,
         *,
         catalog: Catalog,
-        tools: ToolPhase,
+        tools: ToolCatalogue,
         limits: TurnLimits,
         registry: SessionRegistry | None = None,
     ) -> None:

@@ -32,6 +32,7 @@ from application.use_cases.context_meter import ContextMeter
 from application.use_cases.model_request import RequestBuilder
 from application.use_cases.session_log import SessionLog
 from application.use_cases.session_servers import SessionServers
+from application.use_cases.tool_call_log import ToolCallLog
 from application.use_cases.tool_phase import ToolPhase
 from application.use_cases.turn_ownership import TurnOwnership
 from domain.commands import CommandCall, Invocation, invocation_in, unescape
@@ -111,6 +112,7 @@ class Prompt:
         clock: Clock,
         ids: IdGenerator,
         tools: ToolPhase,
+        calls: ToolCallLog,
         requests: RequestBuilder,
         log: SessionLog,
         meter: ContextMeter,
@@ -128,6 +130,7 @@ class Prompt:
         self._clock = clock
         self._ids = ids
         self._tools = tools
+        self._calls = calls
         self._requests = requests
         self._log = log
         self._meter = meter
@@ -385,10 +388,10 @@ class Prompt:
             turn.record_request(streamed, cost)
             session.charge(streamed, cost)
             await self._keep_partial(session, message_id, reply)
-            await self._tools.settle_announced(session, control)
+            await self._calls.settle_announced(session, control)
             return None
         except ContextOverflow:
-            await self._tools.settle_announced(session, control)
+            await self._calls.settle_announced(session, control)
             if reply.seen():  # not a refusal up front: the stream had begun
                 await self._keep_partial(session, message_id, reply)
                 raise ModelRequestRejected(
@@ -397,7 +400,7 @@ class Prompt:
             raise
         except ModelError:
             await self._keep_partial(session, message_id, reply)
-            await self._tools.settle_announced(session, control)
+            await self._calls.settle_announced(session, control)
             raise
         return message_id, request.model, response
 
@@ -465,7 +468,7 @@ class Prompt:
                         session.id, ThinkingDelta(message_id=message_id, text=text)
                     )
                 case ToolUseStarted(id=call_id, name=name):
-                    await self._tools.announce(session, control, call_id, name)
+                    await self._calls.announce(session, control, call_id, name)
                 case ModelResponse():
                     content = tuple(valid_block(b) for b in event.content)
                     return replace(event, content=content)
@@ -486,9 +489,6 @@ class Prompt:
 
     async def _run_tools(self, session: Session, control: TurnControl, turn: Turn) -> None:
         uses = session.messages[-1].tool_uses if session.messages else ()
-        if not uses:
-            await self._tools.settle_announced(session, control)
-            return
         # On the last allowed request, the model could never see what the tools did:
         # they are not run, so nothing changes behind the user's back.
         refusal = (
@@ -496,19 +496,19 @@ class Prompt:
             if turn.may_request
             else (f"Not run: this turn reached its limit of {turn.max_requests} model requests.")
         )
-        results = await self._tools.run(session, control, uses, refusal=refusal)
-        await self._tools.settle_announced(session, control)
-        spent, self._tools.spent = self._tools.spent, Usage()
-        if spent != Usage():  # a sub-agent's requests count in this turn
-            cost = self._meter.cost(session.model, spent)
-            turn.add_usage(spent, cost)
-            session.charge(spent, cost)
+        ran = await self._tools.run(session, control, uses, refusal=refusal)
+        if not uses:
+            return  # nothing to answer; calls shown early are settled
+        if ran.spent != Usage():  # a sub-agent's requests count in this turn
+            cost = self._meter.cost(session.model, ran.spent)
+            turn.add_usage(ran.spent, cost)
+            session.charge(ran.spent, cost)
         await self._log.append(
             session,
             Message(
                 id=self._ids.message_id(),
                 role=Role.USER,
-                content=results,
+                content=ran.results,
                 created_at=self._clock.now(),
             ),
         )

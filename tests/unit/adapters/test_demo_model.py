@@ -21,7 +21,7 @@ from application.ports.llm import (
     ToolUseStarted,
 )
 from application.ports.tools import ToolContext
-from application.use_cases.tool_phase import DENIED
+from application.use_cases.tool_permissions import DENIED
 from domain.content import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from domain.context import model_view
 from domain.message import Message

@@ -2,7 +2,7 @@ import pytest
 
 from adapters.protocol.permissions import read_outcome
 from application.ports.permissions import PermissionRequest
-from application.use_cases.tool_phase import LEAVE_PLAN_IDS, LEAVE_PLAN_OPTIONS
+from application.use_cases.plan_exit import LEAVE_PLAN_IDS, LEAVE_PLAN_OPTIONS
 from domain.ids import ToolCallId
 from domain.permission import PermissionOption as O
 from domain.tool_call import ToolKind

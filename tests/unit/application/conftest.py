@@ -16,6 +16,8 @@ from application.use_cases.lifecycle import CancelTurn, CloseSession
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.model_request import RequestBuilder, TurnLimits
 from application.use_cases.new_session import NewSession
+from application.use_cases.permission_desk import PermissionDesk
+from application.use_cases.plan_exit import PlanExit
 from application.use_cases.prompt import Prompt
 from application.use_cases.session_log import SessionLog
 from application.use_cases.session_opening import OpenWith
@@ -23,6 +25,10 @@ from application.use_cases.session_servers import SessionServers
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
 from application.use_cases.sessions import ForkSession, RenameSession, ResumeSession
 from application.use_cases.shared_knowledge import SharedKnowledge
+from application.use_cases.tool_call_log import ToolCallLog
+from application.use_cases.tool_catalogue import ToolCatalogue
+from application.use_cases.tool_execution import ToolExecution
+from application.use_cases.tool_permissions import PermissionFlow
 from application.use_cases.tool_phase import ToolPhase
 from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
 from application.use_cases.turn_ownership import TurnOwnership
@@ -77,19 +83,32 @@ class World:
     presence: FakePresence = field(default_factory=FakePresence)
 
     def tool_phase(self) -> ToolPhase:
+        catalogue, calls = self.tool_catalogue(), self.tool_calls()
+        desk = PermissionDesk(
+            asker=self.asker, uow=self.uow, clock=self.clock, timeout=self.permission_timeout
+        )
         return ToolPhase(
-            uow=self.uow,
+            catalogue=catalogue,
+            calls=calls,
+            permissions=PermissionFlow(desk=desk, catalogue=catalogue, clock=self.clock),
+            plan_exit=PlanExit(
+                desk=desk, settings=self.settings(), catalogue=catalogue, calls=calls
+            ),
+            execution=ToolExecution(
+                catalogue=catalogue, calls=calls, registry=self.registry, briefer=self.briefer()
+            ),
+        )
+
+    def tool_catalogue(self) -> ToolCatalogue:
+        return ToolCatalogue(
             runner=self.tools,
-            asker=self.asker,
-            sink=self.sink,
-            clock=self.clock,
-            permission_timeout=self.permission_timeout,
             catalog=self.catalog,
-            settings=self.settings(),
             registry=self.registry,
             knowledge=self.knowledge if self.briefed else None,
-            briefer=self.briefer(),
         )
+
+    def tool_calls(self) -> ToolCallLog:
+        return ToolCallLog(sink=self.sink, uow=self.uow)
 
     def briefer(self) -> Briefer | None:
         return Briefer(knowledge=self.knowledge, shared=self.shared) if self.briefed else None
@@ -142,7 +161,7 @@ class World:
     def requests(self) -> RequestBuilder:
         limits = TurnLimits(max_turn_requests=self.max_turn_requests, max_tokens=1000)
         return RequestBuilder(
-            catalog=self.catalog, tools=self.tool_phase(), limits=limits, registry=self.registry
+            catalog=self.catalog, tools=self.tool_catalogue(), limits=limits, registry=self.registry
         )
 
     def log(self) -> SessionLog:
@@ -195,6 +214,7 @@ class World:
             clock=self.clock,
             ids=self.ids,
             tools=self.tool_phase(),
+            calls=self.tool_calls(),
             requests=self.requests(),
             log=self.log(),
             meter=self.meter(),

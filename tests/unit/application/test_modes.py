@@ -6,9 +6,10 @@ import pytest
 
 from application.ports.tools import ToolResult
 from application.use_cases.new_session import NewSessionRequest
+from application.use_cases.plan_exit import KEEP_PLANNING
 from application.use_cases.prompt import PromptRequest
 from application.use_cases.session_settings import SetConfigOptionRequest, SetModeRequest
-from application.use_cases.tool_phase import KEEP_PLANNING, PLANNING
+from application.use_cases.tool_permissions import PLANNING
 from domain.content import TextBlock
 from domain.errors import InvalidConfigValue, UnknownConfigOption
 from domain.events import ConfigOptionsChanged, ModeChanged

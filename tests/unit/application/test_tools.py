@@ -7,7 +7,7 @@ from application.ports.permissions import PermissionUnavailable
 from application.ports.tools import ToolPlan, ToolResult
 from application.use_cases.new_session import NewSessionRequest
 from application.use_cases.prompt import PromptRequest
-from application.use_cases.tool_phase import DENIED
+from application.use_cases.tool_permissions import DENIED
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
 from domain.events import ToolCallStarted, ToolCallUpdated
 from domain.history import provider_view

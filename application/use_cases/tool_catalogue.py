@@ -1,0 +1,116 @@
+"""Which tools a session has, and what they are given to work with."""
+
+from dataclasses import replace
+
+from application.ports.knowledge import ProjectKnowledge
+from application.ports.tools import (
+    Progress,
+    ToolContext,
+    ToolDefinition,
+    ToolPlan,
+    ToolResult,
+    ToolRunner,
+)
+from application.ports.workspace import Workspaces
+from application.runtime import ActiveSession, SessionRegistry
+from application.use_cases.plan_tool import TODO_WRITE_TOOL, check_plan
+from application.use_cases.session_tools import SessionTools
+from application.use_cases.skill_tools import SkillTools
+from domain.config import Catalog
+from domain.content import ToolUseBlock
+from domain.knowledge import Briefing
+from domain.modes import ModeId
+from domain.plan import TODO_WRITE
+from domain.session import Session
+from domain.tool_call import ToolCallRecord
+from domain.tools import EXIT_PLAN_MODE
+
+EXIT_PLAN_TOOL = ToolDefinition(
+    name=EXIT_PLAN_MODE,
+    description=(
+        "Present your plan to the user and ask to leave plan mode. Call it when the plan is "
+        "complete: the user approves it (the session then leaves plan mode and you carry it "
+        "out) or asks you to keep planning."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "plan": {
+                "type": "string",
+                "description": "The plan, in markdown: concise, step by step, naming files.",
+            }
+        },
+        "required": ["plan"],
+    },
+)
+
+
+class ToolCatalogue:
+    """The tools of one session, as its mode and turn make them.
+
+    - The built-in tools, the session's MCP servers' tools, `load_skill` when the turn has
+      skills, and our own `todo_write`; `exit_plan_mode` too while in plan mode.
+    - A call is looked at and run by the tool it names, with the session's directories,
+      briefing and workspace (the editor's files where it lends them).
+    """
+
+    def __init__(
+        self,
+        *,
+        runner: ToolRunner,
+        catalog: Catalog,
+        registry: SessionRegistry | None = None,
+        workspaces: Workspaces | None = None,  # None: the runner's own (local) files
+        knowledge: ProjectKnowledge | None = None,
+    ) -> None:
+        self._runner = runner
+        self._catalog = catalog
+        self._registry = registry
+        self._workspaces = workspaces
+        self._knowledge = knowledge
+
+    def mode_of(self, session: Session) -> str:
+        return self._catalog.usable_mode(session.mode_id)
+
+    def definitions(self, session: Session) -> tuple[ToolDefinition, ...]:
+        tools = (*self._tools(session).definitions(), TODO_WRITE_TOOL)
+        return (*tools, EXIT_PLAN_TOOL) if self.mode_of(session) == ModeId.PLAN else tools
+
+    async def look(self, session: Session, use: ToolUseBlock) -> ToolPlan:
+        """The call looked at before anything happens; our own tools here, the rest by
+        the runner."""
+        if use.name == EXIT_PLAN_MODE:
+            return ToolPlan()
+        if use.name == TODO_WRITE:
+            return check_plan(use.input)
+        return await self._tools(session).plan(use.name, use.input, self._context(session))
+
+    async def run(self, session: Session, call: ToolCallRecord, progress: Progress) -> ToolResult:
+        tools = self._tools(session)
+        return await tools.run(call.name, call.arguments, self._context(session), progress)
+
+    def _active(self, session: Session) -> ActiveSession | None:
+        return self._registry.find(session.id) if self._registry is not None else None
+
+    def _tools(self, session: Session) -> ToolRunner:
+        """The built-in tools, this session's MCP servers' tools, and load_skill when the
+        turn has skills."""
+        active = self._active(session)
+        tools: ToolRunner = SessionTools(self._runner, active.mcp if active else None)
+        if self._knowledge is not None and active is not None:
+            tools = SkillTools(tools, self._knowledge, active.briefing.skills)
+        return tools
+
+    def _context(self, session: Session) -> ToolContext:
+        active = self._active(session)
+        context = ToolContext(
+            cwd=session.cwd,
+            model=session.model,
+            session_id=session.id,
+            roots=session.additional_directories,
+            briefing=active.briefing if active is not None else Briefing(),
+        )
+        if self._workspaces is None:
+            return context
+        directories = (context.cwd, *context.roots)
+        return replace(context, workspace=self._workspaces.for_session(session.id, directories))

@@ -1,0 +1,106 @@
+"""Running an allowed tool call: its live output shown, its result recorded."""
+
+from dataclasses import dataclass, field, replace
+
+from application.ports.tools import ToolResult
+from application.runtime import SessionRegistry, TurnCancelled, TurnControl
+from application.use_cases.briefing import Briefer
+from application.use_cases.plan_tool import plan_written
+from application.use_cases.tool_call_log import ToolCallLog
+from application.use_cases.tool_catalogue import ToolCatalogue
+from domain.content import ToolResultBlock
+from domain.events import PlanUpdated, ToolCallUpdated
+from domain.plan import TODO_WRITE, read_plan
+from domain.session import Session
+from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolOutput
+from domain.usage import Usage
+
+CANCELLED = "Cancelled by the user before the tool finished; its result was discarded."
+# Tools whose paths bring a subdirectory's instructions (AGENTS.md) into the context.
+WORKS_IN_DIRECTORIES = frozenset({"read_file", "write_file", "edit_file", "list_files"})
+PROGRESS_TAIL = 16_000  # characters of live output re-sent with each progress update
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome:
+    """What one call came to: the result the model gets, and what the tool's own model
+    requests used (a sub-agent's), which the turn pays for too."""
+
+    result: ToolResultBlock
+    spent: Usage = field(default_factory=Usage)
+
+
+class ToolExecution:
+    """Runs a call the session allowed, through the tool it names.
+
+    - The call is in progress while it runs; its output is streamed as it comes (the last
+      PROGRESS_TAIL characters), or shown at once when the tool shows something itself.
+    - Cancelling the turn stops the tool; its result is discarded.
+    - A file tool working in a subdirectory brings that directory's instructions with its
+      result, the first time.
+    - `todo_write` runs here: it completes at once and sends the whole plan (PlanUpdated).
+    """
+
+    def __init__(
+        self,
+        *,
+        catalogue: ToolCatalogue,
+        calls: ToolCallLog,
+        registry: SessionRegistry | None = None,
+        briefer: Briefer | None = None,
+    ) -> None:
+        self._catalogue = catalogue
+        self._calls = calls
+        self._registry = registry
+        self._briefer = briefer
+
+    async def run(self, session: Session, control: TurnControl, call: ToolCallRecord) -> Outcome:
+        if call.name == TODO_WRITE:
+            return Outcome(result=await self._write_plan(session, call))
+        await self._calls.emit(
+            session, ToolCallUpdated(tool_call_id=call.id, status=ToolCallStatus.IN_PROGRESS)
+        )
+        tail = ""
+
+        async def progress(chunk: str | ToolOutput) -> None:
+            nonlocal tail
+            if not isinstance(chunk, str):  # e.g. the editor's terminal, shown at once
+                await self._calls.emit(
+                    session, ToolCallUpdated(tool_call_id=call.id, output=(chunk,))
+                )
+                return
+            tail = (tail + chunk)[-PROGRESS_TAIL:]  # bounded: cost stays flat as output grows
+            await self._calls.emit(
+                session, ToolCallUpdated(tool_call_id=call.id, output=(TextOutput(text=tail),))
+            )
+
+        try:
+            result = await control.guard(self._catalogue.run(session, call, progress))
+        except TurnCancelled:
+            cancelled = ToolResult(text=CANCELLED, is_error=True)
+            block = await self._calls.finish(session, call, ToolCallStatus.CANCELLED, cancelled)
+            return Outcome(result=block)
+        status = ToolCallStatus.FAILED if result.is_error else ToolCallStatus.COMPLETED
+        if not result.is_error and call.name in WORKS_IN_DIRECTORIES:
+            result = replace(result, text=result.text + await self._nested(session, call))
+        block = await self._calls.finish(session, call, status, result)
+        return Outcome(result=block, spent=result.usage)
+
+    async def _write_plan(self, session: Session, call: ToolCallRecord) -> ToolResultBlock:
+        """The model's plan, checked when the call was looked at: the call completes, then
+        the client gets the whole plan (the order a load replays it in)."""
+        entries = read_plan(call.arguments)
+        await self._calls.emit(
+            session, ToolCallUpdated(tool_call_id=call.id, status=ToolCallStatus.IN_PROGRESS)
+        )
+        result = ToolResult(text=plan_written(entries))
+        block = await self._calls.finish(session, call, ToolCallStatus.COMPLETED, result)
+        await self._calls.emit(session, PlanUpdated(entries=entries))
+        return block
+
+    async def _nested(self, session: Session, call: ToolCallRecord) -> str:
+        """A subdirectory's instructions, the first time the agent works there."""
+        active = self._registry.find(session.id) if self._registry is not None else None
+        if self._briefer is None or active is None:
+            return ""
+        return await self._briefer.nested(active, call.locations)
