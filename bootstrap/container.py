@@ -39,20 +39,25 @@ from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.briefing import Briefer
 from application.use_cases.commands.context import ClearCommand, CompactCommand
+from application.use_cases.commands.dispatch import BuiltInCommands
 from application.use_cases.commands.info import HelpCommand, UsageCommand
 from application.use_cases.commands.memory import MemoryCommand
 from application.use_cases.commands.run import RunCommand
 from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
 from application.use_cases.compaction import Compactor
 from application.use_cases.context_meter import CompactionPolicy, ContextMeter
+from application.use_cases.context_room import ContextRoom
 from application.use_cases.lifecycle import CancelTurn, CloseSession
 from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.model_request import RequestBuilder, TurnLimits
+from application.use_cases.model_turn import ModelTurn
 from application.use_cases.new_session import NewSession
 from application.use_cases.permission_desk import PermissionDesk
 from application.use_cases.plan_exit import PlanExit
 from application.use_cases.prompt import Prompt
+from application.use_cases.prompt_preparation import PromptPreparation
+from application.use_cases.reply_stream import ReplyStream
 from application.use_cases.session_log import SessionLog
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_servers import SessionServers
@@ -71,6 +76,7 @@ from application.use_cases.tool_permissions import PermissionFlow
 from application.use_cases.tool_phase import ToolPhase
 from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
 from application.use_cases.turn_ownership import TurnOwnership
+from application.use_cases.turn_parts import ModelSide, TurnOutput
 from bootstrap.model_clients import build_llm, make_initialize, offered
 from bootstrap.settings import Settings
 from bootstrap.tracing import make_tracer
@@ -350,23 +356,35 @@ class Container(containers.DeclarativeContainer):
     run_command = providers.Factory(
         RunCommand, registry=commands, log=log, sink=channels, clock=clock, ids=ids
     )
+    # The prompt turn, by job: the built-in commands it may call, the prompt made ready,
+    # the model's loop (room in the context, each reply streamed, the tool rounds).
+    model_side = providers.Factory(ModelSide, llm=llm, requests=requests, meter=meter)
+    turn_output = providers.Factory(TurnOutput, log=log, sink=channels, clock=clock, ids=ids)
     prompt = providers.Factory(
         Prompt,
         registry=registry,
-        llm=llm,
-        sink=channels,
-        clock=clock,
-        ids=ids,
-        tools=tool_phase,
-        calls=tool_calls,
-        requests=requests,
-        log=log,
-        meter=meter,
-        compactor=compactor,
-        commands=commands,
-        run_command=run_command,
-        servers=servers,
-        briefer=briefer,
+        commands=providers.Factory(
+            BuiltInCommands, registry=commands, runner=run_command, servers=servers
+        ),
+        preparation=providers.Factory(
+            PromptPreparation,
+            commands=commands,
+            output=turn_output,
+            servers=servers,
+            briefer=briefer,
+        ),
+        turn=providers.Factory(
+            ModelTurn,
+            model=model_side,
+            output=turn_output,
+            tools=tool_phase,
+            room=providers.Factory(
+                ContextRoom, model=model_side, compactor=compactor, output=turn_output
+            ),
+            replies=providers.Factory(
+                ReplyStream, model=model_side, output=turn_output, calls=tool_calls, tracer=tracer
+            ),
+        ),
         ownership=ownership,
         tracer=tracer,
     )

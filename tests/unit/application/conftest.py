@@ -7,18 +7,23 @@ from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.briefing import Briefer
 from application.use_cases.commands.context import ClearCommand, CompactCommand
+from application.use_cases.commands.dispatch import BuiltInCommands
 from application.use_cases.commands.info import HelpCommand, UsageCommand
 from application.use_cases.commands.run import RunCommand
 from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
 from application.use_cases.compaction import Compactor
 from application.use_cases.context_meter import CompactionPolicy, ContextMeter
+from application.use_cases.context_room import ContextRoom
 from application.use_cases.lifecycle import CancelTurn, CloseSession
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.model_request import RequestBuilder, TurnLimits
+from application.use_cases.model_turn import ModelTurn
 from application.use_cases.new_session import NewSession
 from application.use_cases.permission_desk import PermissionDesk
 from application.use_cases.plan_exit import PlanExit
 from application.use_cases.prompt import Prompt
+from application.use_cases.prompt_preparation import PromptPreparation
+from application.use_cases.reply_stream import ReplyStream
 from application.use_cases.session_log import SessionLog
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_servers import SessionServers
@@ -32,6 +37,7 @@ from application.use_cases.tool_permissions import PermissionFlow
 from application.use_cases.tool_phase import ToolPhase
 from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
 from application.use_cases.turn_ownership import TurnOwnership
+from application.use_cases.turn_parts import ModelSide, TurnOutput
 from domain.config import Catalog
 from domain.models import ModelInfo
 from domain.modes import offered_modes
@@ -206,27 +212,29 @@ class World:
     def prompt(self, max_turn_requests: int | None = None) -> Prompt:
         if max_turn_requests is not None:
             self.max_turn_requests = max_turn_requests
-        commands = self.commands()
+        commands, servers, output = self.commands(), self.servers(), self.output()
+        model = ModelSide(llm=self.llm, requests=self.requests(), meter=self.meter())
+        runner = RunCommand(
+            registry=commands, log=self.log(), sink=self.sink, clock=self.clock, ids=self.ids
+        )
         return Prompt(
             registry=self.registry,
-            llm=self.llm,
-            sink=self.sink,
-            clock=self.clock,
-            ids=self.ids,
-            tools=self.tool_phase(),
-            calls=self.tool_calls(),
-            requests=self.requests(),
-            log=self.log(),
-            meter=self.meter(),
-            compactor=self.compactor(),
-            commands=commands,
-            run_command=RunCommand(
-                registry=commands, log=self.log(), sink=self.sink, clock=self.clock, ids=self.ids
+            commands=BuiltInCommands(registry=commands, runner=runner, servers=servers),
+            preparation=PromptPreparation(
+                commands=commands, output=output, servers=servers, briefer=self.briefer()
             ),
-            servers=self.servers(),
-            briefer=self.briefer(),
+            turn=ModelTurn(
+                model=model,
+                output=output,
+                tools=self.tool_phase(),
+                room=ContextRoom(model=model, compactor=self.compactor(), output=output),
+                replies=ReplyStream(model=model, output=output, calls=self.tool_calls()),
+            ),
             ownership=self.ownership(),
         )
+
+    def output(self) -> TurnOutput:
+        return TurnOutput(log=self.log(), sink=self.sink, clock=self.clock, ids=self.ids)
 
     def leasing(self) -> TurnLeasing | None:
         if self.leases is None:

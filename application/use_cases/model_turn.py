@@ -1,0 +1,166 @@
+"""The agent loop of one prompt turn: model requests and tool rounds until a stop reason."""
+
+from application.dto import PromptResult
+from application.errors import ContextOverflow, ModelError
+from application.runtime import TurnCancelled, TurnControl
+from application.use_cases.context_room import ContextRoom
+from application.use_cases.prompt_preparation import PreparedPrompt
+from application.use_cases.reply_stream import ReplyStream
+from application.use_cases.tool_phase import ToolPhase
+from application.use_cases.turn_parts import ModelSide, TurnOutput
+from domain.message import Message, Role
+from domain.session import Session
+from domain.stop_reason import ModelStop, StopReason
+from domain.turn import Turn
+from domain.usage import Usage
+
+
+class ModelTurn:
+    """Runs a prepared prompt through the model until it stops.
+
+    - Every message is committed as it completes, in its own short transaction; no
+      transaction is open while the model streams.
+    - Before each model request the context is made room in (ContextRoom). A request the
+      provider refuses as too long is compacted and retried once.
+    - Cancellation ends the turn with CANCELLED; what the user saw of the reply is kept.
+    - A provider failure is shown to the user as a notice, then raised as ModelError; the
+      turn's usage is recorded whatever happens.
+    - Tool uses run in order through the ToolPhase (permissions included); their results
+      are committed before the next model call. On the turn's last allowed request they
+      are not run.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: ModelSide,
+        output: TurnOutput,
+        tools: ToolPhase,
+        room: ContextRoom,
+        replies: ReplyStream,
+    ) -> None:
+        self._model = model
+        self._output = output
+        self._tools = tools
+        self._room = room
+        self._replies = replies
+
+    def has_credentials(self) -> bool:
+        """Whether the model can be asked at all (a slash command does not need it)."""
+        return self._model.llm.has_credentials()
+
+    async def run(
+        self, session: Session, control: TurnControl, prompt: PreparedPrompt
+    ) -> PromptResult:
+        out = self._output
+        limits = self._model.requests.limits
+        turn = Turn(started_at=out.clock.now(), max_requests=limits.max_turn_requests)
+        # The thought level holds for the whole turn: the provider requires every assistant
+        # message of a tool loop to start with thinking once thinking is on, so it may not
+        # switch on halfway.
+        thought_level = session.thought_level
+        await out.log.append_prompt(
+            session,
+            out.ids.message_id(),
+            prompt.content,
+            at=turn.started_at,
+            typed=prompt.typed,
+            context=prompt.context,
+        )
+        error: str | None = None
+        try:
+            stop = await self._loop(session, control, turn, thought_level)
+        except ModelError as exc:
+            error = str(exc)
+            await out.tell(session.id, f"\n\n[model provider error: {exc}]")
+            raise
+        finally:
+            # Also on failure or outside cancellation: the turn's usage is never lost.
+            await out.log.record(session, turn, error)
+        return PromptResult(stop_reason=stop, usage=turn.usage)
+
+    async def _loop(
+        self, session: Session, control: TurnControl, turn: Turn, thought_level: str
+    ) -> StopReason:
+        while True:
+            if control.cancelled.is_set():
+                stop = StopReason.CANCELLED
+                break
+            if not turn.may_request:
+                stop = StopReason.MAX_TURN_REQUESTS
+                break
+            outcome = await self._request(session, control, turn, thought_level)
+            if outcome is None:
+                stop = StopReason.CANCELLED
+                break
+            if not outcome.continues_turn:
+                stop = outcome.as_stop_reason()
+                break
+            if outcome is ModelStop.TOOL_USE:
+                await self._run_tools(session, control, turn)
+        turn.finish(stop, at=self._output.clock.now())
+        return stop
+
+    async def _request(
+        self, session: Session, control: TurnControl, turn: Turn, thought_level: str
+    ) -> ModelStop | None:
+        """One model call (compacting first if needed). Returns its stop, or None when the
+        turn was cancelled meanwhile."""
+        try:
+            if not await self._room.make(session, control, turn, thought_level):
+                return ModelStop.END_TURN
+            try:
+                streamed = await self._replies.stream(session, control, turn, thought_level)
+            except ContextOverflow:
+                # The estimate was short of the provider's count: compact, then once more.
+                if not await self._room.make(session, control, turn, thought_level, force=True):
+                    return ModelStop.END_TURN
+                streamed = await self._replies.stream(session, control, turn, thought_level)
+        except TurnCancelled:
+            return None
+        if streamed is None:
+            return None
+        response, meter = streamed.response, self._model.meter
+        # Priced as the model that answered: the session's may have changed meanwhile.
+        cost = meter.cost(streamed.model, response.usage)
+        turn.record_request(response.usage, cost)
+        session.charge(response.usage, cost)
+        if response.content:
+            await self._output.log.append(
+                session,
+                Message(
+                    id=streamed.message_id,
+                    role=Role.ASSISTANT,
+                    content=response.content,
+                    created_at=self._output.clock.now(),
+                    context_tokens=response.usage.total_tokens,
+                ),
+            )
+        await self._output.sink.emit(session.id, meter.report(session, response.usage.total_tokens))
+        return response.stop
+
+    async def _run_tools(self, session: Session, control: TurnControl, turn: Turn) -> None:
+        uses = session.messages[-1].tool_uses if session.messages else ()
+        # On the last allowed request, the model could never see what the tools did:
+        # they are not run, so nothing changes behind the user's back.
+        refusal = (
+            None
+            if turn.may_request
+            else (f"Not run: this turn reached its limit of {turn.max_requests} model requests.")
+        )
+        ran = await self._tools.run(session, control, uses, refusal=refusal)
+        if not uses:
+            return  # nothing to answer; calls shown early are settled
+        if ran.spent != Usage():  # a sub-agent's requests count in this turn
+            cost = self._model.meter.cost(session.model, ran.spent)
+            turn.add_usage(ran.spent, cost)
+            session.charge(ran.spent, cost)
+        await self._output.log.append(
+            session,
+            Message(
+                id=self._output.ids.message_id(),
+                role=Role.USER,
+                content=ran.results,
+                created_at=self._output.clock.now(),
+            ),
+        )
