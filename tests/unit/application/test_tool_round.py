@@ -1,0 +1,90 @@
+"""One round of tool uses through the ToolPhase alone (no model, no prompt): what it gives
+back to the turn."""
+
+from collections.abc import Mapping
+
+from application.ports.permissions import PermissionUnavailable
+from application.ports.tools import ToolResult
+from application.runtime import TurnControl
+from application.use_cases.new_session import NewSessionRequest
+from application.use_cases.plan_exit import KEEP_PLANNING
+from application.use_cases.tool_call_log import NOT_RUN
+from domain.content import ToolResultBlock, ToolUseBlock
+from domain.events import ToolCallUpdated
+from domain.modes import ModeId
+from domain.session import Session
+from domain.tool_call import ToolCallStatus
+from domain.usage import Usage
+from tests.unit.application.conftest import World
+
+
+async def sub_agent(arguments: Mapping[str, object]) -> ToolResult:
+    return ToolResult(text="found it", usage=Usage(input_tokens=100, output_tokens=10))
+
+
+def use(name: str, index: int = 0, **arguments: object) -> ToolUseBlock:
+    return ToolUseBlock(id=f"toolu_{index}", name=name, input=arguments)
+
+
+async def open_session(world: World, mode: ModeId = ModeId.DEFAULT) -> Session:
+    state = await world.new_session().execute(NewSessionRequest(cwd="/work"))
+    session = world.registry.require(state.session_id).session
+    session.mode_id = mode
+    return session
+
+
+async def test_what_the_tools_own_requests_used_comes_back_with_the_results(
+    world: World,
+) -> None:
+    world.tools.tools = {"agent": sub_agent}
+    session = await open_session(world, ModeId.BYPASS)
+    uses = (use("agent", 0, task="a"), use("agent", 1, task="b"))
+
+    phase = world.tool_phase()
+    ran = await phase.run(session, TurnControl(), uses)
+
+    assert ran.results == (
+        ToolResultBlock(tool_use_id="toolu_0", content="found it"),
+        ToolResultBlock(tool_use_id="toolu_1", content="found it"),
+    )
+    assert ran.spent == Usage(input_tokens=200, output_tokens=20)
+    # Nothing is carried over: the next round starts again from nothing.
+    again = await phase.run(session, TurnControl(), ())
+    assert again.spent == Usage()
+
+
+async def test_a_round_settles_the_calls_shown_early_that_never_came(world: World) -> None:
+    session = await open_session(world)
+    control = TurnControl()
+    await world.tool_calls().announce(session, control, "toolu_9", "bash")
+
+    ran = await world.tool_phase().run(session, control, ())
+
+    assert ran.results == ()
+    (settled,) = world.sink.of_type(ToolCallUpdated)
+    assert (settled.tool_call_id, settled.status) == ("toolu_9", ToolCallStatus.CANCELLED)
+    assert control.announced == set()
+
+
+async def test_a_cancelled_turn_answers_every_use_unrun(world: World) -> None:
+    world.tools.tools = {"agent": sub_agent}
+    session = await open_session(world, ModeId.BYPASS)
+    control = TurnControl()
+    control.cancelled.set()
+
+    ran = await world.tool_phase().run(session, control, (use("agent", task="a"),))
+
+    assert ran.results == (ToolResultBlock(tool_use_id="toolu_0", content=NOT_RUN, is_error=True),)
+    assert world.tools.ran == []
+
+
+async def test_a_plan_nobody_could_approve_keeps_the_session_planning(world: World) -> None:
+    world.asker.answers = [PermissionUnavailable("the client is gone")]
+    session = await open_session(world, ModeId.PLAN)
+
+    ran = await world.tool_phase().run(
+        session, TurnControl(), (use("exit_plan_mode", plan="1. Write a."),)
+    )
+
+    assert ran.results == (ToolResultBlock(tool_use_id="toolu_0", content=KEEP_PLANNING),)
+    assert session.mode_id == ModeId.PLAN
