@@ -163,7 +163,7 @@ class World:
             project_commands=briefer.offered if (briefer := self.briefer()) else None,
         )
 
-    # The prompt's graph, wired as bootstrap/container.py wires it.
+    # The prompt's graph, wired as bootstrap/containers/ wires it.
     def requests(self) -> RequestBuilder:
         limits = TurnLimits(max_turn_requests=self.max_turn_requests, max_tokens=1000)
         return RequestBuilder(

@@ -1,0 +1,61 @@
+"""What a turn calls out to: the model, the tools (and the sub-agent over them), the local
+workspace, the project's knowledge, MCP servers."""
+
+import asyncio
+
+from dependency_injector import containers, providers
+
+from adapters.knowledge.local import LocalProjectKnowledge
+from adapters.tools.base import Limits
+from adapters.tools.runner import LocalToolRunner
+from adapters.workspace.local import LocalWorkspace
+from application.ports.mcp import McpConnector
+from application.use_cases.subagent import SubAgentTools
+from bootstrap.model_clients import build_llm
+from bootstrap.settings import Settings
+
+
+class OnDemand:
+    """The MCP connector, made in a worker thread when a session first has servers:
+    importing the MCP SDK takes ~0.9 s of CPU, which most sessions never need, and which
+    would hold up every stream if done on the event loop."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._made: McpConnector | None = None
+
+    async def __call__(self) -> McpConnector:
+        if self._made is None:
+            self._made = await asyncio.to_thread(self._make)
+        return self._made
+
+    def _make(self) -> McpConnector:
+        from adapters.mcp.servers import SdkMcpConnector
+
+        return SdkMcpConnector(connect_timeout=self._settings.mcp_connect_timeout)
+
+
+class Gateways(containers.DeclarativeContainer):
+    core = providers.DependenciesContainer()
+
+    llm = providers.Singleton(build_llm, core.settings)
+    tool_limits = providers.Singleton(
+        Limits,
+        bash_timeout=core.settings.provided.bash_timeout,
+        bash_max_timeout=core.settings.provided.bash_max_timeout,
+    )
+    local_tools = providers.Singleton(LocalToolRunner, tool_limits)
+    tools = providers.Singleton(
+        SubAgentTools,
+        inner=local_tools,
+        llm=llm,
+        clock=core.clock,
+        ids=core.ids,
+        max_requests=core.settings.provided.max_turn_requests,
+        max_tokens=core.settings.provided.max_tokens,
+    )
+    local_workspace = providers.Singleton(LocalWorkspace)
+    knowledge = providers.Singleton(
+        LocalProjectKnowledge, config_dir=core.settings.provided.config_dir
+    )
+    mcp_connector = providers.Singleton(OnDemand, core.settings)

@@ -1,0 +1,100 @@
+"""The session lifecycle's use cases: open, load, list, resume, fork, rename, delete,
+settings, cancel, close; and the turn leases they hold."""
+
+from dependency_injector import containers, providers
+
+from application.use_cases.lifecycle import CancelTurn, CloseSession
+from application.use_cases.listing import ListSessions
+from application.use_cases.load_session import LoadSession, StoredSessions
+from application.use_cases.new_session import NewSession
+from application.use_cases.session_opening import OpenWith
+from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
+from application.use_cases.sessions import (
+    DeleteSession,
+    ForkSession,
+    RenameSession,
+    ResumeSession,
+)
+from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
+
+
+class Sessions(containers.DeclarativeContainer):
+    core = providers.DependenciesContainer()
+    storage = providers.DependenciesContainer()
+    gateways = providers.DependenciesContainer()
+    clients = providers.DependenciesContainer()
+
+    lease_terms = providers.Singleton(
+        LeaseTerms,
+        holder=core.settings.provided.replica_id,
+        seconds=core.settings.provided.lease_seconds,
+        poll=core.settings.provided.lease_poll_seconds,
+    )
+    leasing = providers.Singleton(
+        TurnLeasing,
+        leases=storage.leases,
+        clock=core.clock,
+        terms=lease_terms,
+        presence=storage.presence,
+    )
+    change_settings = providers.Factory(
+        ChangeSettings,
+        uow=storage.uow,
+        sink=clients.channels,
+        clock=core.clock,
+        catalog=core.catalog,
+    )
+    open_with = providers.Factory(OpenWith, uow=storage.uow, registry=core.registry)
+    new_session = providers.Factory(
+        NewSession,
+        uow=storage.uow,
+        registry=core.registry,
+        llm=gateways.llm,
+        clock=core.clock,
+        ids=core.ids,
+        catalog=core.catalog,
+        open_with=open_with,
+        default_model=core.settings.provided.default_model,
+        key_variable=core.settings.provided.key_hint,
+    )
+    stored = providers.Factory(
+        StoredSessions, uow=storage.uow, registry=core.registry, leasing=leasing
+    )
+    load_session = providers.Factory(
+        LoadSession,
+        stored=stored,
+        sink=clients.channels,
+        catalog=core.catalog,
+        open_with=open_with,
+    )
+    list_sessions = providers.Factory(ListSessions, uow=storage.uow)
+    resume_session = providers.Factory(
+        ResumeSession, stored=stored, catalog=core.catalog, open_with=open_with
+    )
+    fork_session = providers.Factory(
+        ForkSession,
+        uow=storage.uow,
+        stored=stored,
+        registry=core.registry,
+        ids=core.ids,
+        clock=core.clock,
+        catalog=core.catalog,
+        open_with=open_with,
+    )
+    rename_session = providers.Factory(
+        RenameSession,
+        uow=storage.uow,
+        stored=stored,
+        registry=core.registry,
+        sink=clients.channels,
+        clock=core.clock,
+    )
+    delete_session = providers.Factory(
+        DeleteSession, uow=storage.uow, registry=core.registry, clock=core.clock
+    )
+    set_mode = providers.Factory(SetMode, registry=core.registry, settings=change_settings)
+    set_config_option = providers.Factory(
+        SetConfigOption, registry=core.registry, settings=change_settings
+    )
+    cancel = providers.Factory(CancelTurn, registry=core.registry, leasing=leasing)
+    close = providers.Factory(CloseSession, registry=core.registry)
