@@ -19,8 +19,8 @@ def migrated_container(settings: Settings, version: str) -> Container:
     container = Container(settings=settings, version=version)
     container.storage.presence().here()  # before any lease is taken
     # A command added later (e.g. from an MCP server) reaches every open session.
-    prompting = container.prompting
-    prompting.commands().subscribe(lambda: prompting.announce().commands_changed())
+    announce = container.prompting.announce
+    container.commands.registry().subscribe(lambda: announce().commands_changed())
     return container
 
 

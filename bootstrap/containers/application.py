@@ -6,6 +6,7 @@ from dependency_injector import containers, providers
 
 from bootstrap.containers.acp import Acp
 from bootstrap.containers.clients import Clients
+from bootstrap.containers.commands import Commands
 from bootstrap.containers.core import Core
 from bootstrap.containers.gateways import Gateways
 from bootstrap.containers.prompting import Prompting
@@ -29,8 +30,17 @@ class Container(containers.DeclarativeContainer):
     turn = providers.Container(
         Turn, core=core, storage=storage, gateways=gateways, clients=clients, sessions=sessions
     )
+    commands = providers.Container(
+        Commands, core=core, gateways=gateways, clients=clients, sessions=sessions, turn=turn
+    )
     prompting = providers.Container(
-        Prompting, core=core, gateways=gateways, clients=clients, sessions=sessions, turn=turn
+        Prompting,
+        core=core,
+        gateways=gateways,
+        clients=clients,
+        sessions=sessions,
+        turn=turn,
+        commands=commands,
     )
     acp = providers.Container(
         Acp,

@@ -1,0 +1,64 @@
+"""The built-in slash commands, and the registry /help lists them from."""
+
+from collections.abc import Callable
+
+from dependency_injector import containers, providers
+
+from application.commands import Command, CommandRegistry
+from application.use_cases.commands.context import ClearCommand, CompactCommand
+from application.use_cases.commands.info import HelpCommand, UsageCommand
+from application.use_cases.commands.memory import MemoryCommand
+from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
+
+
+def build_commands(*makers: Callable[[], Command]) -> CommandRegistry:
+    """The built-in slash commands, in the order /help lists them."""
+    return CommandRegistry(makers)
+
+
+class Commands(containers.DeclarativeContainer):
+    core = providers.DependenciesContainer()
+    gateways = providers.DependenciesContainer()
+    clients = providers.DependenciesContainer()
+    sessions = providers.DependenciesContainer()
+    turn = providers.DependenciesContainer()
+
+    compact_command = providers.Factory(
+        CompactCommand, compactor=turn.compactor, meter=turn.meter, requests=turn.requests
+    )
+    clear_command = providers.Factory(
+        ClearCommand,
+        log=turn.log,
+        sink=clients.channels,
+        clock=core.clock,
+        meter=turn.meter,
+        requests=turn.requests,
+    )
+    rename_command = providers.Factory(RenameCommand, rename=sessions.rename_session)
+    model_command = providers.Factory(
+        ModelCommand, settings=sessions.change_settings, catalog=core.catalog
+    )
+    mode_command = providers.Factory(
+        ModeCommand, settings=sessions.change_settings, catalog=core.catalog
+    )
+    usage_command = providers.Factory(
+        UsageCommand, meter=turn.meter, requests=turn.requests, sink=clients.channels
+    )
+    help_command = providers.Factory(HelpCommand)
+    memory_command = providers.Factory(
+        MemoryCommand,
+        knowledge=gateways.knowledge,
+        registry=core.registry,
+        config_dir=providers.Callable(str, core.settings.provided.config_dir),
+    )
+    registry = providers.Singleton(
+        build_commands,
+        compact_command.provider,
+        clear_command.provider,
+        rename_command.provider,
+        model_command.provider,
+        mode_command.provider,
+        usage_command.provider,
+        memory_command.provider,
+        help_command.provider,
+    )
