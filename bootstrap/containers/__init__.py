@@ -1,2 +1,3 @@
 """The composition root, one container per role (core, storage, gateways, clients,
-sessions, turn, prompting, acp), assembled in application.py."""
+sessions, turn, commands, prompting, acp), assembled in application.py; see the
+"composition root" section of docs/architecture.md."""
