@@ -3,13 +3,10 @@ every transport hands messages to, and the revival of HTTP connections after a r
 
 from dependency_injector import containers, providers
 
-from adapters.protocol.agent import AcpAgent, UseCases
-from adapters.protocol.revival import (
-    ConnectionRevival,
-    TurnStates,
-    awaiting_permission,
-    held_elsewhere,
-)
+from adapters.protocol.agent import AcpAgent
+from adapters.protocol.revival import ConnectionRevival
+from adapters.protocol.use_cases import UseCases
+from application.attachments.turn_state import TurnStates, held_elsewhere
 from bootstrap.model_clients import make_initialize
 
 
@@ -32,11 +29,10 @@ class Acp(containers.DeclarativeContainer):
         resume_session=sessions.resume_session.provider,
         fork_session=sessions.fork_session.provider,
         delete_session=sessions.delete_session.provider,
-        busy=core.registry.provided.is_busy,
         rename_session=sessions.rename_session.provider,
         prompt=prompting.prompt.provider,
         cancel=sessions.cancel.provider,
-        close=sessions.close.provider,
+        close=clients.close.provider,
         set_mode=sessions.set_mode.provider,
         set_config_option=sessions.set_config_option.provider,
         announce=prompting.announce.provider,
@@ -45,9 +41,9 @@ class Acp(containers.DeclarativeContainer):
     agent = providers.Singleton(
         AcpAgent,
         use_cases=use_cases,
+        room=clients.room,
         channels=clients.channels,
         max_image_bytes=core.settings.provided.max_image_bytes,
-        detached_turn_timeout=core.settings.provided.detached_turn_timeout,
         journal=clients.journal,
     )
     # HTTP connections taken up again after a restart (adapters/http/revival.py).
@@ -59,7 +55,7 @@ class Acp(containers.DeclarativeContainer):
         turn_state=providers.Singleton(
             TurnStates,
             busy=core.registry.provided.is_busy,
-            awaiting=providers.Callable(awaiting_permission, clients.channels),
+            awaiting=clients.room.provided.awaiting_permission,
             holder_elsewhere=providers.Callable(
                 held_elsewhere, storage.leases, core.now, core.settings.provided.replica_id
             ),

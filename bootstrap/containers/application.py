@@ -57,6 +57,7 @@ class Container(containers.DeclarativeContainer):
     agent = acp.agent
     use_cases = acp.use_cases
     revival = acp.revival
+    room = clients.room
     channels = clients.channels
     registry = core.registry
     catalog = core.catalog

@@ -1,5 +1,6 @@
-"""What reaches the connected clients: every session/update journaled and delivered,
-permission asks, the editor's files and terminals where it lends them."""
+"""What reaches the connected clients: the room of the shared sessions, every
+session/update journaled and delivered, permission asks, the editor's files and terminals
+where it lends them."""
 
 from dependency_injector import containers, providers
 
@@ -7,6 +8,8 @@ from adapters.protocol.channels import SessionChannels
 from adapters.protocol.journal import JournalTerms, UpdateJournal
 from adapters.protocol.permissions import AcpPermissionAsker
 from adapters.workspace.client import AcpWorkspaces
+from application.attachments.room import Attachments
+from application.use_cases.lifecycle import CloseSession
 
 
 class Clients(containers.DeclarativeContainer):
@@ -26,9 +29,17 @@ class Clients(containers.DeclarativeContainer):
             keep_seconds=core.settings.provided.journal_keep_seconds,
         ),
     )
-    channels = providers.Singleton(
-        SessionChannels, update_log=journal, busy=core.registry.provided.is_busy
+    # Here, not with the other session use cases: the room closes a session its last
+    # client left, and the use cases' event sink (the channels) needs the room.
+    close = providers.Factory(CloseSession, registry=core.registry)
+    # The shared sessions' room: who is attached, who controls, what follows as they go.
+    room = providers.Singleton(
+        Attachments,
+        close=close.provided.execute,
+        busy=core.registry.provided.is_busy,
+        detached_timeout=core.settings.provided.detached_turn_timeout,
     )
-    permissions = providers.Singleton(AcpPermissionAsker, channels)
+    channels = providers.Singleton(SessionChannels, room, update_log=journal)
+    permissions = providers.Singleton(AcpPermissionAsker, room)
     # The editor's files and terminals where it lends them (ACP fs/*, terminal/*).
-    workspaces = providers.Singleton(AcpWorkspaces, channels, gateways.local_workspace)
+    workspaces = providers.Singleton(AcpWorkspaces, room, gateways.local_workspace)

@@ -5,10 +5,16 @@ which commands it has."""
 from dependency_injector import containers, providers
 
 from application.use_cases.announce import AnnounceSession
+from application.use_cases.commands.dispatch import BuiltInCommands
 from application.use_cases.commands.run import RunCommand
+from application.use_cases.context_room import ContextRoom
+from application.use_cases.model_turn import ModelTurn
 from application.use_cases.prompt import Prompt
+from application.use_cases.prompt_preparation import PromptPreparation
+from application.use_cases.reply_stream import ReplyStream
 from application.use_cases.session_servers import SessionServers
 from application.use_cases.turn_ownership import TurnOwnership
+from application.use_cases.turn_parts import ModelSide, TurnOutput
 
 
 class Prompting(containers.DeclarativeContainer):
@@ -36,22 +42,43 @@ class Prompting(containers.DeclarativeContainer):
         ids=core.ids,
     )
     ownership = providers.Factory(TurnOwnership, leasing=sessions.leasing, stored=sessions.stored)
+    # The prompt turn, by job: the built-in commands it may call, the prompt made ready,
+    # the model's loop (room in the context, each reply streamed, the tool rounds).
+    model_side = providers.Factory(
+        ModelSide, llm=gateways.llm, requests=turn.requests, meter=turn.meter
+    )
+    turn_output = providers.Factory(
+        TurnOutput, log=turn.log, sink=clients.channels, clock=core.clock, ids=core.ids
+    )
     prompt = providers.Factory(
         Prompt,
         registry=core.registry,
-        llm=gateways.llm,
-        sink=clients.channels,
-        clock=core.clock,
-        ids=core.ids,
-        tools=turn.tool_phase,
-        requests=turn.requests,
-        log=turn.log,
-        meter=turn.meter,
-        compactor=turn.compactor,
-        commands=commands.registry,
-        run_command=run_command,
-        servers=servers,
-        briefer=turn.briefer,
+        commands=providers.Factory(
+            BuiltInCommands, registry=commands.registry, runner=run_command, servers=servers
+        ),
+        preparation=providers.Factory(
+            PromptPreparation,
+            commands=commands.registry,
+            output=turn_output,
+            servers=servers,
+            briefer=turn.briefer,
+        ),
+        turn=providers.Factory(
+            ModelTurn,
+            model=model_side,
+            output=turn_output,
+            tools=turn.tool_phase,
+            room=providers.Factory(
+                ContextRoom, model=model_side, compactor=turn.compactor, output=turn_output
+            ),
+            replies=providers.Factory(
+                ReplyStream,
+                model=model_side,
+                output=turn_output,
+                calls=turn.tool_calls,
+                tracer=core.tracer,
+            ),
+        ),
         ownership=ownership,
         tracer=core.tracer,
     )

@@ -1,9 +1,9 @@
 """The session lifecycle's use cases: open, load, list, resume, fork, rename, delete,
-settings, cancel, close; and the turn leases they hold."""
+settings, cancel (close is with the room, in clients.py); and the turn leases they hold."""
 
 from dependency_injector import containers, providers
 
-from application.use_cases.lifecycle import CancelTurn, CloseSession
+from application.use_cases.lifecycle import CancelTurn
 from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.new_session import NewSession
@@ -97,4 +97,3 @@ class Sessions(containers.DeclarativeContainer):
         SetConfigOption, registry=core.registry, settings=change_settings
     )
     cancel = providers.Factory(CancelTurn, registry=core.registry, leasing=leasing)
-    close = providers.Factory(CloseSession, registry=core.registry)

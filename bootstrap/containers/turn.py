@@ -7,7 +7,13 @@ from application.use_cases.briefing import Briefer
 from application.use_cases.compaction import Compactor
 from application.use_cases.context_meter import CompactionPolicy, ContextMeter
 from application.use_cases.model_request import RequestBuilder, TurnLimits
+from application.use_cases.permission_desk import PermissionDesk
+from application.use_cases.plan_exit import PlanExit
 from application.use_cases.session_log import SessionLog
+from application.use_cases.tool_call_log import ToolCallLog
+from application.use_cases.tool_catalogue import ToolCatalogue
+from application.use_cases.tool_execution import ToolExecution
+from application.use_cases.tool_permissions import PermissionFlow
 from application.use_cases.tool_phase import ToolPhase
 
 
@@ -19,20 +25,45 @@ class Turn(containers.DeclarativeContainer):
     sessions = providers.DependenciesContainer()
 
     briefer = providers.Singleton(Briefer, knowledge=gateways.knowledge)
-    tool_phase = providers.Factory(
-        ToolPhase,
-        uow=storage.uow,
+    # The tool phase, by job: the session's tools, what is shown and stored of each call,
+    # the permission decision, leaving plan mode, running an allowed call.
+    tool_catalogue = providers.Factory(
+        ToolCatalogue,
         runner=gateways.tools,
-        asker=clients.permissions,
-        sink=clients.channels,
-        clock=core.clock,
-        permission_timeout=core.settings.provided.permission_timeout,
         catalog=core.catalog,
-        settings=sessions.change_settings,
         registry=core.registry,
         workspaces=clients.workspaces,
         knowledge=gateways.knowledge,
-        briefer=briefer,
+    )
+    tool_calls = providers.Factory(ToolCallLog, sink=clients.channels, uow=storage.uow)
+    permission_desk = providers.Factory(
+        PermissionDesk,
+        asker=clients.permissions,
+        uow=storage.uow,
+        clock=core.clock,
+        timeout=core.settings.provided.permission_timeout,
+    )
+    tool_phase = providers.Factory(
+        ToolPhase,
+        catalogue=tool_catalogue,
+        calls=tool_calls,
+        permissions=providers.Factory(
+            PermissionFlow, desk=permission_desk, catalogue=tool_catalogue, clock=core.clock
+        ),
+        plan_exit=providers.Factory(
+            PlanExit,
+            desk=permission_desk,
+            settings=sessions.change_settings,
+            catalogue=tool_catalogue,
+            calls=tool_calls,
+        ),
+        execution=providers.Factory(
+            ToolExecution,
+            catalogue=tool_catalogue,
+            calls=tool_calls,
+            registry=core.registry,
+            briefer=briefer,
+        ),
         tracer=core.tracer,
     )
     limits = providers.Singleton(
@@ -43,7 +74,7 @@ class Turn(containers.DeclarativeContainer):
     requests = providers.Factory(
         RequestBuilder,
         catalog=core.catalog,
-        tools=tool_phase,
+        tools=tool_catalogue,
         limits=limits,
         registry=core.registry,
     )
