@@ -2,18 +2,16 @@
 both run. Each call is one short transaction; a batch of updates is one INSERT with many
 rows (executemany), so a streaming turn costs a transaction per batch, not per chunk."""
 
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import and_, delete, func, select
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adapters.persistence.failures import storage_error
+from adapters.persistence.dialect import insert_or_update
 from adapters.persistence.tables import http_connections, session_updates
+from adapters.persistence.transactions import Transactions
 from application.ports.update_journal import (
     ConnectionRecord,
     ConnectionRecords,
@@ -25,7 +23,6 @@ from application.ports.update_journal import (
 
 _u = session_updates.c
 _c = http_connections.c
-_INSERTS = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 _COLUMNS = "session_updates (session_id, seq, created_at, params)"
 _APPEND = {  # each driver's own placeholders
     "sqlite": f"INSERT INTO {_COLUMNS} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -40,25 +37,7 @@ def _stored_time(dialect: str, at: datetime) -> Any:
     return naive.strftime("%Y-%m-%d %H:%M:%S.%f") if dialect == "sqlite" else naive
 
 
-class _Transactions:
-    def __init__(self, engine: AsyncEngine, reader: AsyncEngine | None, what: str) -> None:
-        self._engine = engine
-        self._reader = reader or engine  # reads take no write lock (SQLite)
-        self._what = what
-
-    @asynccontextmanager
-    async def _transaction(self, *, reading: bool = False) -> AsyncIterator[AsyncConnection]:
-        try:
-            async with (self._reader if reading else self._engine).begin() as connection:
-                yield connection
-        except (SQLAlchemyError, OSError) as exc:
-            raise storage_error(exc, f"The {self._what} could not be read or written.") from exc
-
-    def _insert(self, db: AsyncConnection) -> Any:
-        return _INSERTS[db.dialect.name]
-
-
-class SqlAlchemyUpdateJournalStore(_Transactions, UpdateJournalStore):
+class SqlAlchemyUpdateJournalStore(Transactions, UpdateJournalStore):
     def __init__(self, engine: AsyncEngine, reader: AsyncEngine | None = None) -> None:
         super().__init__(engine, reader, "session journal")
 
@@ -124,7 +103,7 @@ class SqlAlchemyUpdateJournalStore(_Transactions, UpdateJournalStore):
             )
 
 
-class SqlAlchemyConnectionRecords(_Transactions, ConnectionRecords):
+class SqlAlchemyConnectionRecords(Transactions, ConnectionRecords):
     def __init__(self, engine: AsyncEngine, now: Any, reader: AsyncEngine | None = None) -> None:
         super().__init__(engine, reader, "HTTP connection record")
         self._now = now
@@ -140,13 +119,7 @@ class SqlAlchemyConnectionRecords(_Transactions, ConnectionRecords):
             },
         }
         async with self._transaction() as db:
-            statement = self._insert(db)(http_connections).values(row)
-            await db.execute(
-                statement.on_conflict_do_update(
-                    index_elements=["id"],
-                    set_={"updated_at": row["updated_at"], "record": row["record"]},
-                )
-            )
+            await db.execute(insert_or_update(db, http_connections, row, keys=("id",)))
 
     async def get(self, connection_id: str) -> ConnectionRecord | None:
         async with self._transaction(reading=True) as db:

@@ -5,8 +5,6 @@ turns a concurrent taker's INSERT into an IntegrityError, read as "held elsewher
 call is one short transaction of its own; a failed INSERT ends it (PostgreSQL aborts the
 transaction on an error), so nothing follows it there."""
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
@@ -22,18 +20,21 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from adapters.persistence.failures import storage_error
 from adapters.persistence.tables import session_leases, sessions
+from adapters.persistence.transactions import Transactions
 from application.ports.leases import LeaseState, TurnLeases
 from domain.ids import SessionId
 
 _lease = session_leases.c
 
 
-class SqlAlchemyTurnLeases(TurnLeases):
+class SqlAlchemyTurnLeases(Transactions, TurnLeases):
+    # A concurrent taker's INSERT fails on the primary key: `acquire` reads it as an answer.
+    passed_through = (IntegrityError,)
+
     def __init__(
         self,
         engine: AsyncEngine,
@@ -41,8 +42,7 @@ class SqlAlchemyTurnLeases(TurnLeases):
         *,
         database_clock: bool = False,
     ) -> None:
-        self._engine = engine
-        self._reader = reader or engine  # for the reads: one that takes no write lock
+        super().__init__(engine, reader, "session's turn lease")
         # Replicas on several machines: each one's own clock would let one running ahead
         # take live leases, so moments are the database's (the caller's lease length kept).
         self._database_clock = database_clock
@@ -53,18 +53,6 @@ class SqlAlchemyTurnLeases(TurnLeases):
             return now
         moment: datetime = (await db.execute(select(func.now()))).scalar_one()
         return moment
-
-    @asynccontextmanager
-    async def _transaction(self, *, reading: bool = False) -> AsyncIterator[AsyncConnection]:
-        try:
-            async with (self._reader if reading else self._engine).begin() as connection:
-                yield connection
-        except IntegrityError:
-            raise
-        except (SQLAlchemyError, OSError) as exc:  # OSError: a connection refused, unwrapped
-            raise storage_error(
-                exc, "The session's turn lease could not be read or written."
-            ) from exc
 
     async def acquire(
         self,

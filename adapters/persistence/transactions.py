@@ -1,0 +1,34 @@
+"""One short transaction per call, for the stores that work on connections rather than
+on the unit of work's session (the journal, the HTTP connection records, the leases)."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from adapters.persistence.failures import storage_error
+
+
+class Transactions:
+    """`_transaction()` begins on the writer, `_transaction(reading=True)` on the reader,
+    and turns a database failure into the StorageError that names `what` failed.
+    Exceptions in `passed_through` reach the caller as they are: a store that reads one
+    as an answer (a lease's IntegrityError: "held elsewhere") catches it itself."""
+
+    passed_through: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, engine: AsyncEngine, reader: AsyncEngine | None, what: str) -> None:
+        self._engine = engine
+        self._reader = reader or engine  # reads take no write lock (SQLite)
+        self._what = what
+
+    @asynccontextmanager
+    async def _transaction(self, *, reading: bool = False) -> AsyncIterator[AsyncConnection]:
+        try:
+            async with (self._reader if reading else self._engine).begin() as connection:
+                yield connection
+        except self.passed_through:
+            raise
+        except (SQLAlchemyError, OSError) as exc:  # OSError: a connection refused, unwrapped
+            raise storage_error(exc, f"The {self._what} could not be read or written.") from exc
