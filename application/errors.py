@@ -1,14 +1,10 @@
 from typing import ClassVar
 
+from domain.errors import DetailedError
 
-class ApplicationError(Exception):
-    """A use case could not do what was asked. `details` go into error payloads."""
 
-    default_message: ClassVar[str] = "The request could not be served."
-
-    def __init__(self, message: str | None = None, **details: object) -> None:
-        super().__init__(message or self.default_message)
-        self.details = details
+class ApplicationError(DetailedError):
+    """A use case could not do what was asked."""
 
 
 class SessionNotFound(ApplicationError):

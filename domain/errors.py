@@ -1,14 +1,21 @@
 from typing import ClassVar
 
 
-class DomainError(Exception):
-    """A domain rule was violated. `details` name what was wrong, for error payloads."""
+class DetailedError(Exception):
+    """An error whose `details` name what was wrong, for error payloads; each kind says its
+    default message. The domain's and the application's errors are both of this shape."""
 
-    default_message: ClassVar[str] = "Domain rule violated."
+    default_message: ClassVar[str] = "The request could not be served."
 
     def __init__(self, message: str | None = None, **details: object) -> None:
         super().__init__(message or self.default_message)
         self.details = details
+
+
+class DomainError(DetailedError):
+    """A domain rule was violated."""
+
+    default_message = "Domain rule violated."
 
 
 class InvalidWorkingDirectory(DomainError):

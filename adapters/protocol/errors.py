@@ -6,7 +6,6 @@ from typing import Any
 from adapters.protocol.jsonrpc import AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from application.attachments.ownership import NotAttached
 from application.errors import (
-    ApplicationError,
     AuthRequired,
     InvalidCursor,
     ModelAuthFailed,
@@ -15,7 +14,7 @@ from application.errors import (
     SessionNotFound,
     StorageError,
 )
-from domain.errors import DomainError
+from domain.errors import DetailedError, DomainError
 
 _CODES: list[tuple[type[Exception], int]] = [
     (SessionNotFound, INVALID_PARAMS),
@@ -30,7 +29,7 @@ _CODES: list[tuple[type[Exception], int]] = [
 ]
 
 
-def to_rpc_error(exc: ApplicationError | DomainError) -> RpcError:
+def to_rpc_error(exc: DetailedError) -> RpcError:
     code = next((c for kind, c in _CODES if isinstance(exc, kind)), INTERNAL_ERROR)
     data = dict(exc.details)
     if isinstance(exc, ModelError):
@@ -45,7 +44,7 @@ async def mapped(handling: Awaitable[Any]) -> Any:
         return await handling
     except NotAttached as exc:
         raise not_open_here(str(exc)) from exc
-    except (ApplicationError, DomainError) as exc:
+    except DetailedError as exc:
         raise to_rpc_error(exc) from exc
 
 
