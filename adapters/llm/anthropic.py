@@ -9,12 +9,10 @@ from anthropic import AsyncAnthropic
 
 from adapters.llm.anthropic_stream import MessageAssembly, StreamFailed, model_events
 from adapters.llm.attempts import TellsAttempts, safe_url
+from adapters.llm.status_errors import ProviderFailure, model_error
 from application.errors import (
-    ContextOverflow,
     ModelAuthFailed,
     ModelError,
-    ModelRateLimited,
-    ModelRequestRejected,
     ModelUnavailable,
 )
 from application.ports.llm import (
@@ -148,17 +146,17 @@ def translate_error(exc: anthropic.AnthropicError, *, attempts: int | None = Non
 def classified(status: int | None, error_type: str | None, detail: str) -> ModelError:
     """Our error for the provider's status and error type (a stream's `error` event has
     no status of its own)."""
-    cause = status or error_type or "no reason given"
-    if error_type in _UNAVAILABLE_TYPES or (status is not None and status >= 500):
-        return ModelUnavailable(f"The provider failed ({cause}): {detail}", status=status)
-    if error_type == "rate_limit_error" or status == 429:
-        return ModelRateLimited(f"Rate limited by the provider: {detail}", status=status)
-    if status in (401, 403) or error_type in ("authentication_error", "permission_error"):
-        return ModelAuthFailed(f"The provider rejected the credentials ({cause}).", status=status)
-    if _is_overflow(detail):
-        return ContextOverflow(f"The request is too long for the model: {detail}", status=status)
-    return ModelRequestRejected(
-        f"The provider rejected the request ({cause}): {detail}", status=status
+    return model_error(
+        ProviderFailure(
+            status,
+            detail,
+            cause=str(status or error_type or "no reason given"),
+            server_failed=error_type in _UNAVAILABLE_TYPES,
+            auth_failed=error_type in ("authentication_error", "permission_error"),
+            rate_limited=error_type == "rate_limit_error",
+            overflow=_is_overflow(detail),
+            unexplained=status is None and error_type is None,
+        )
     )
 
 

@@ -23,12 +23,10 @@ from openai import AsyncOpenAI
 
 from adapters.llm.attempts import TellsAttempts, safe_url
 from adapters.llm.providers import Dialect
+from adapters.llm.status_errors import ProviderFailure, model_error
 from application.errors import (
-    ContextOverflow,
     ModelAuthFailed,
     ModelError,
-    ModelRateLimited,
-    ModelRequestRejected,
     ModelUnavailable,
 )
 from application.ports.llm import (
@@ -306,20 +304,15 @@ def translate_error(
     if key:
         detail = detail.replace(key, "[redacted]")
     detail = _KEYISH.sub("[redacted]", detail)
-    if status in (401, 403):
-        where = f"the key in {key_env}" if key_env else "the key"
-        return ModelAuthFailed(f"The provider rejected {where} ({status}): {detail}", status=status)
-    if status == 429:
-        return ModelRateLimited(f"Rate limited by the provider: {detail}", status=status)
-    if (status is None or status < 500) and _is_overflow(exc.code, detail):
-        return ContextOverflow(f"The request is too long for the model: {detail}", status=status)
-    if status is None or status >= 500:
-        # No status: an error sent inside a 200 stream, after the SDK's retries could help.
-        return ModelUnavailable(
-            f"The provider failed ({status or 'mid-stream'}): {detail}", status=status
+    return model_error(
+        ProviderFailure(
+            status,
+            detail,
+            cause=str(status or "mid-stream"),
+            overflow=_is_overflow(exc.code, detail),
+            unexplained=status is None,
+            credentials=f"the key in {key_env}" if key_env else "the key",
         )
-    return ModelRequestRejected(
-        f"The provider rejected the request ({status}): {detail}", status=status
     )
 
 
