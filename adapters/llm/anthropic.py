@@ -22,14 +22,10 @@ from application.ports.llm import (
     ModelResponse,
 )
 from application.ports.tools import ToolDefinition
+from domain.block_dicts import turn_block_dict
 from domain.content import (
     ContentBlock,
     ImageBlock,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
 )
 from domain.message import Message
 from domain.stop_reason import ModelStop
@@ -48,24 +44,11 @@ _STOPS = {
 
 
 def block_to_api(block: ContentBlock) -> dict[str, Any]:
-    match block:
-        case TextBlock(text=text):
-            return {"type": "text", "text": text}
-        case ThinkingBlock(thinking=thinking, signature=signature):
-            return {"type": "thinking", "thinking": thinking, "signature": signature or ""}
-        case RedactedThinkingBlock(data=data):
-            return {"type": "redacted_thinking", "data": data}
-        case ToolUseBlock(id=id_, name=name, input=input_):
-            return {"type": "tool_use", "id": id_, "name": name, "input": dict(input_)}
-        case ToolResultBlock(tool_use_id=tid, content=content, is_error=is_error):
-            return {
-                "type": "tool_result",
-                "tool_use_id": tid,
-                "content": content,
-                "is_error": is_error,
-            }
-        case ImageBlock(mime_type=mime, data=str() as data):
-            return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
+    if (common := turn_block_dict(block, no_signature="")) is not None:
+        return common
+    if isinstance(block, ImageBlock) and isinstance(block.data, str):
+        source = {"type": "base64", "media_type": block.mime_type, "data": block.data}
+        return {"type": "image", "source": source}
     raise TypeError(f"{type(block).__name__} must be turned into text before the request")
 
 

@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from application.ports.session_store import TurnRecord
+from domain.block_dicts import turn_block_dict
 from domain.content import (
     AudioBlock,
     ContentBlock,
@@ -33,22 +34,9 @@ from domain.usage import Usage
 
 
 def block_to_json(block: ContentBlock) -> dict[str, Any]:
+    if (common := turn_block_dict(block)) is not None:
+        return common
     match block:
-        case TextBlock(text=text):
-            return {"type": "text", "text": text}
-        case ThinkingBlock(thinking=thinking, signature=signature):
-            return {"type": "thinking", "thinking": thinking, "signature": signature}
-        case RedactedThinkingBlock(data=data):
-            return {"type": "redacted_thinking", "data": data}
-        case ToolUseBlock(id=id_, name=name, input=input_):
-            return {"type": "tool_use", "id": id_, "name": name, "input": dict(input_)}
-        case ToolResultBlock(tool_use_id=tid, content=content, is_error=is_error):
-            return {
-                "type": "tool_result",
-                "tool_use_id": tid,
-                "content": content,
-                "is_error": is_error,
-            }
         case ImageBlock(mime_type=mime, uri=uri, data=data):
             return {"type": "image", "mime_type": mime, "uri": uri, "data": data}
         case AudioBlock(mime_type=mime):
