@@ -74,7 +74,11 @@ class SessionChannels(EventSink):
         return turn_meta(self._room.turn_state(session_id))
 
     def _feed(self, session_id: str, peer: Client) -> _Feed:
-        return self._feeds.setdefault((session_id, peer), _Feed(peer))
+        # Called for every update of a streaming turn: no new _Feed unless it is missing.
+        feed = self._feeds.get((session_id, peer))
+        if feed is None:
+            feed = self._feeds[(session_id, peer)] = _Feed(peer)
+        return feed
 
     def _left(self, session_id: str, peer: Client) -> None:
         self._feeds.pop((session_id, peer), None)
