@@ -4,7 +4,7 @@ The model keys live in this process's heap (bootstrap.environment), and every to
 process runs as the same user: any of them could read `/proc/<server>/mem`, or look at the
 server's open files under `/proc/<server>/fd`, as long as the server is dumpable. A
 non-dumpable process allows that only to a holder of CAP_SYS_PTRACE, which the tools'
-launcher drops (adapters/tools/launcher.py) for when the server runs as root.
+launcher drops (adapters/workspace/launcher.py) for when the server runs as root.
 """
 
 import sys

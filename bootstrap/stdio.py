@@ -12,7 +12,7 @@ from typing import Any, BinaryIO
 from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from adapters.stdio.transport import serve
-from adapters.tools.processes import stop_all_process_groups
+from adapters.workspace.processes import stop_all_process_groups
 from bootstrap.database_url import shown
 from bootstrap.early import early_answers
 from bootstrap.heavy_imports import (

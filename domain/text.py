@@ -5,6 +5,7 @@ JSON allows `"\\ud800"`, and Python keeps undecodable file-name bytes as surroga
 makes every later store, send or model request fail. Text is repaired where it enters.
 """
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from typing import TypeVar, cast
@@ -51,3 +52,27 @@ def _map(value: object, change: Callable[[str], str]) -> object:
             return value
         return type(value)(mapped)
     return value
+
+
+def shown(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
+    """A file name as text the model can use. Bytes that are not UTF-8 (kept by Python as
+    lone surrogates, which no JSON encoder accepts) are written as `\\xNN` escapes, e.g.
+    `caf\\xe9.txt`: exact and readable, and what bash's `$'caf\\xe9.txt'` names."""
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that no file name bytes map to
+        return valid_text(os.fsdecode(path))
+
+
+def clip(text: str, limit: int, hint: str = "") -> str:
+    """Keep the head and the tail of long output, with a marker saying what was cut."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
+    cut = len(text) - len(head) - len(tail)
+    return f"{head}\n\n[... {cut} characters truncated{hint} ...]\n\n{tail}"
+
+
+def is_binary(sample: bytes) -> bool:
+    """A file's first bytes holding a NUL: not text, never shown or changed as text."""
+    return b"\0" in sample

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
 from application.ports.workspace import Workspace
-from domain.text import valid_text
 
 
 class ToolInputError(ValueError):
@@ -66,23 +65,13 @@ def locate(cwd: str, raw: str, roots: tuple[str, ...] = ()) -> Located:
     return Located(path=path, outside=not inside)
 
 
-def shown(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
-    """A file name as text the model can use. Bytes that are not UTF-8 (kept by Python as
-    lone surrogates, which no JSON encoder accepts) are written as `\\xNN` escapes, e.g.
-    `caf\\xe9.txt`: exact and readable, and what bash's `$'caf\\xe9.txt'` names."""
-    try:
-        return os.fsencode(path).decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:  # a surrogate that no file name bytes map to
-        return valid_text(os.fsdecode(path))
-
-
-def clip(text: str, limit: int, hint: str = "") -> str:
-    """Keep the head and the tail of long output, with a marker saying what was cut."""
-    if len(text) <= limit:
-        return text
-    head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
-    cut = len(text) - len(head) - len(tail)
-    return f"{head}\n\n[... {cut} characters truncated{hint} ...]\n\n{tail}"
+def target(
+    arguments: Mapping[str, object], context: ToolContext, *, default: str | None = None
+) -> Located:
+    """Where a call's `path` argument points: read and resolved the same way when the call
+    is planned (inside or outside, with the session's extra directories) and when it runs."""
+    raw = text_arg(arguments, "path", required=default is None) or default or ""
+    return locate(context.cwd, raw, context.roots)
 
 
 def workspace_of(context: ToolContext) -> Workspace:
@@ -90,10 +79,6 @@ def workspace_of(context: ToolContext) -> Workspace:
     if context.workspace is None:
         raise RuntimeError("the tool context has no workspace")
     return context.workspace
-
-
-def is_binary(sample: bytes) -> bool:
-    return b"\0" in sample
 
 
 class Tool(ABC):

@@ -7,15 +7,14 @@ from adapters.tools.base import (
     Tool,
     ToolInputError,
     int_arg,
-    is_binary,
-    locate,
     schema,
-    shown,
+    target,
     text_arg,
     workspace_of,
 )
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
 from application.ports.workspace import PathKind, Window, Workspace
+from domain.text import is_binary, shown
 from domain.tool_call import DiffOutput, TextOutput
 
 PATH: dict[str, object] = {
@@ -61,14 +60,14 @@ class ReadFile(Tool):
         self._limits = limits
 
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
-        located = locate(context.cwd, text_arg(arguments, "path") or "", context.roots)
+        located = target(arguments, context)
         _lines_asked(arguments)  # validates early: bad input fails without asking
         return ToolPlan(locations=(str(located.path),), outside_cwd=located.outside)
 
     async def run(
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
-        path = locate(context.cwd, text_arg(arguments, "path") or "").path
+        path = target(arguments, context).path
         start, end = _lines_asked(arguments)
         window = Window(lines=self._limits.read_lines, chars=self._limits.output_chars)
         excerpt = await workspace_of(context).read_lines(str(path), start, end, window)
@@ -96,14 +95,13 @@ class ListFiles(Tool):
         self._limits = limits
 
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
-        raw = text_arg(arguments, "path", required=False) or "."
-        located = locate(context.cwd, raw, context.roots)
+        located = target(arguments, context, default=".")
         return ToolPlan(locations=(str(located.path),), outside_cwd=located.outside)
 
     async def run(
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
-        path = locate(context.cwd, text_arg(arguments, "path", required=False) or ".").path
+        path = target(arguments, context, default=".").path
         workspace = workspace_of(context)
         if await workspace.kind(str(path)) is not PathKind.DIRECTORY:
             return ToolResult(text=f"{shown(path)} is not a directory.", is_error=True)
@@ -127,7 +125,7 @@ class WriteFile(Tool):
     )
 
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
-        located = locate(context.cwd, text_arg(arguments, "path") or "", context.roots)
+        located = target(arguments, context)
         content = text_arg(arguments, "content", allow_empty=True) or ""
         workspace = workspace_of(context)
         if await workspace.kind(str(located.path)) is PathKind.DIRECTORY:
@@ -142,7 +140,7 @@ class WriteFile(Tool):
     async def run(
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
-        path = locate(context.cwd, text_arg(arguments, "path") or "").path
+        path = target(arguments, context).path
         content = text_arg(arguments, "content", allow_empty=True) or ""
         workspace = workspace_of(context)
         old = await _current_text(workspace, str(path))
@@ -172,7 +170,7 @@ class EditFile(Tool):
     )
 
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
-        located = locate(context.cwd, text_arg(arguments, "path") or "", context.roots)
+        located = target(arguments, context)
         old, new = await self._edit(workspace_of(context), str(located.path), arguments)
         return ToolPlan(
             locations=(str(located.path),),
@@ -183,7 +181,7 @@ class EditFile(Tool):
     async def run(
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
-        path = locate(context.cwd, text_arg(arguments, "path") or "").path
+        path = target(arguments, context).path
         workspace = workspace_of(context)
         # Again: the file may have changed meanwhile.
         old, new = await self._edit(workspace, str(path), arguments)

@@ -3,12 +3,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 
-from adapters.tools.base import Limits, Tool, ToolInputError, shown
+from adapters.tools.base import Limits, Tool, ToolInputError
 from adapters.tools.files import EditFile, ListFiles, ReadFile, WriteFile
 from adapters.tools.search import Glob, Grep
 from adapters.tools.shell import Bash
 from adapters.tools.web import WebFetch
-from adapters.workspace.local import LocalWorkspace
 from application.ports.tools import (
     Progress,
     ToolContext,
@@ -17,8 +16,8 @@ from application.ports.tools import (
     ToolResult,
     ToolRunner,
 )
-from application.ports.workspace import WorkspaceError
-from domain.text import valid_data, valid_text
+from application.ports.workspace import Workspace, WorkspaceError
+from domain.text import shown, valid_data, valid_text
 from domain.tool_call import DiffOutput, TerminalOutput, TextOutput, ToolOutput
 
 log = logging.getLogger(__name__)
@@ -27,9 +26,11 @@ log = logging.getLogger(__name__)
 class LocalToolRunner(ToolRunner):
     """The local tools. Bad input and OS errors become error results for the model."""
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, local: Workspace | None = None) -> None:
         limits = limits or Limits()
-        self._local = LocalWorkspace()  # for a context that brings no workspace
+        # For a context that brings no workspace (the catalogue always gives one; the
+        # composition root lends this machine's for the rest).
+        self._local = local
         tools: list[Tool] = [
             ReadFile(limits),
             ListFiles(limits),
@@ -62,7 +63,9 @@ class LocalToolRunner(ToolRunner):
         return valid_result(await self._run(name, arguments, context, valid_progress))
 
     def _with_workspace(self, context: ToolContext) -> ToolContext:
-        return context if context.workspace else replace(context, workspace=self._local)
+        if context.workspace or self._local is None:
+            return context
+        return replace(context, workspace=self._local)
 
     async def _plan(
         self, name: str, arguments: Mapping[str, object], context: ToolContext

@@ -13,12 +13,9 @@ from adapters.tools.base import (
     Limits,
     Tool,
     ToolInputError,
-    clip,
     int_arg,
-    is_binary,
-    locate,
     schema,
-    shown,
+    target,
     text_arg,
 )
 from adapters.tools.tree import (
@@ -29,6 +26,7 @@ from adapters.tools.tree import (
     walk,
 )
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
+from domain.text import clip, is_binary, shown
 from domain.tool_call import TextOutput
 
 # Files are streamed line by line, so their size costs time, not memory: a line is taken
@@ -43,11 +41,6 @@ DIR: dict[str, object] = {
 }
 
 
-def _base(arguments: Mapping[str, object], cwd: str, roots: tuple[str, ...]) -> tuple[Path, bool]:
-    located = locate(cwd, text_arg(arguments, "path", required=False) or ".", roots)
-    return located.path, located.outside
-
-
 class Glob(Tool):
     definition = ToolDefinition(
         name="glob",
@@ -60,13 +53,13 @@ class Glob(Tool):
 
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
         self._pattern(arguments)
-        base, outside = _base(arguments, context.cwd, context.roots)
-        return ToolPlan(locations=(str(base),), outside_cwd=outside)
+        located = target(arguments, context, default=".")
+        return ToolPlan(locations=(str(located.path),), outside_cwd=located.outside)
 
     async def run(
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
-        base, _ = _base(arguments, context.cwd, context.roots)
+        base = target(arguments, context, default=".").path
         pattern = text_arg(arguments, "pattern") or ""
         matches = await asyncio.to_thread(
             self._find, base, boundary_for(base, context.cwd), self._pattern(arguments)
@@ -132,13 +125,13 @@ class Grep(Tool):
         mode = arguments.get("output_mode", "content")
         if mode not in ("content", "files_with_matches", "count"):
             raise ToolInputError("output_mode must be content, files_with_matches or count.")
-        base, outside = _base(arguments, context.cwd, context.roots)
-        return ToolPlan(locations=(str(base),), outside_cwd=outside)
+        located = target(arguments, context, default=".")
+        return ToolPlan(locations=(str(located.path),), outside_cwd=located.outside)
 
     async def run(
         self, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
-        base, _ = _base(arguments, context.cwd, context.roots)
+        base = target(arguments, context, default=".").path
         limit = min(
             int_arg(arguments, "max_results") or self._limits.search_results,
             self._limits.search_results * 10,

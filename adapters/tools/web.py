@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from adapters.tools.base import Limits, Tool, ToolInputError, clip, int_arg, schema, text_arg
+from adapters.tools.base import Limits, Tool, ToolInputError, int_arg, schema, text_arg
 from adapters.tools.network import (
     Classify,
     Resolve,
@@ -16,6 +16,7 @@ from adapters.tools.network import (
     resolve_host,
 )
 from application.ports.tools import Progress, ToolContext, ToolDefinition, ToolPlan, ToolResult
+from domain.text import clip
 from domain.tool_call import TextOutput
 
 if TYPE_CHECKING:

@@ -17,9 +17,8 @@ from typing import Any, TypeVar
 from acp import schema as acp
 from pydantic import BaseModel, ValidationError
 
-from adapters.tools.base import clip
-from adapters.tools.reading import excerpt_of_text
 from adapters.workspace.local import LocalWorkspace
+from adapters.workspace.reading import excerpt_of_text
 from application.ports.clients import Client, ClientFailed, ClientGone, SessionClients
 from application.ports.workspace import (
     Chunk,
@@ -32,6 +31,7 @@ from application.ports.workspace import (
     WorkspaceError,
     Workspaces,
 )
+from domain.text import clip
 from domain.tool_call import TerminalOutput
 
 log = logging.getLogger(__name__)

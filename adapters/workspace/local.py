@@ -3,9 +3,8 @@
 import asyncio
 from pathlib import Path
 
-from adapters.tools.base import ToolInputError, is_binary, shown
-from adapters.tools.reading import read_excerpt
-from adapters.tools.shell import run_process
+from adapters.workspace.commands import run_process
+from adapters.workspace.reading import read_excerpt
 from application.ports.workspace import (
     Chunk,
     CommandRun,
@@ -14,7 +13,9 @@ from application.ports.workspace import (
     Show,
     Window,
     Workspace,
+    WorkspaceError,
 )
+from domain.text import is_binary, shown
 
 
 def _kind(path: Path) -> PathKind:
@@ -30,7 +31,7 @@ def _read_text(path: Path) -> str | None:
         return None
     data = path.read_bytes()
     if is_binary(data[:8192]):
-        raise ToolInputError(f"{path} is a binary file ({len(data)} bytes); not shown.")
+        raise WorkspaceError(f"{path} is a binary file ({len(data)} bytes); not shown.")
     return data.decode("utf-8", errors="replace")
 
 
@@ -41,7 +42,7 @@ def _write_text(path: Path, text: str) -> None:
 
 def _list_dir(path: Path) -> tuple[str, ...]:
     if not path.is_dir():
-        raise ToolInputError(f"{shown(path)} is not a directory.")
+        raise WorkspaceError(f"{shown(path)} is not a directory.")
     return tuple(shown(e.name) + ("/" if e.is_dir() else "") for e in path.iterdir())
 
 

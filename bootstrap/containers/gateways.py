@@ -44,7 +44,8 @@ class Gateways(containers.DeclarativeContainer):
         bash_timeout=core.settings.provided.bash_timeout,
         bash_max_timeout=core.settings.provided.bash_max_timeout,
     )
-    local_tools = providers.Singleton(LocalToolRunner, tool_limits)
+    local_workspace = providers.Singleton(LocalWorkspace)
+    local_tools = providers.Singleton(LocalToolRunner, tool_limits, local_workspace)
     tools = providers.Singleton(
         SubAgentTools,
         inner=local_tools,
@@ -54,7 +55,6 @@ class Gateways(containers.DeclarativeContainer):
         max_requests=core.settings.provided.max_turn_requests,
         max_tokens=core.settings.provided.max_tokens,
     )
-    local_workspace = providers.Singleton(LocalWorkspace)
     knowledge = providers.Singleton(
         LocalProjectKnowledge, config_dir=core.settings.provided.config_dir
     )

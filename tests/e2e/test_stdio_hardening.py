@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError, text_block
 
-from adapters.tools.processes import group_alive
+from adapters.workspace.processes import group_alive
 from tests.e2e.conftest import DEMO, Agent, Spawn, anthropic_env
 from tests.support.scripted_anthropic import (
     ScriptedAnthropic,

@@ -21,6 +21,7 @@ import pytest
 
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
+from adapters.workspace.local import LocalWorkspace
 from application.ports.tools import ToolContext
 from tests.support.processes import survivors
 
@@ -31,6 +32,8 @@ LAUNCHER = ROOT / "adapters" / "tools" / "launcher.py"
 PROBE = ROOT / "tests" / "support" / "memory_probe.py"
 UID = 10001
 SECRET = "sk-ordinary-user-secret"
+
+LOCAL = LocalWorkspace()  # the runner's workspace for contexts that bring none
 
 
 def _python_for_others() -> str | None:
@@ -110,7 +113,7 @@ async def test_finding_3_what_outlives_a_killed_launcher_is_found_by_its_marker(
         "kill -9 $PPID; exec -a " + marker + "-shell sleep 1000"
     )
     try:
-        result = await LocalToolRunner(Limits()).run(
+        result = await LocalToolRunner(Limits(), LOCAL).run(
             "bash", {"command": command}, ToolContext(cwd=str(tmp_path), model="m"), _nothing
         )
         assert result.raw_output["exitCode"] == -signal.SIGKILL  # the launcher's death

@@ -11,11 +11,14 @@ import pytest
 
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
+from adapters.workspace.local import LocalWorkspace
 from application.ports.tools import ToolContext, ToolResult
 from domain.tool_call import DiffOutput
 from tests.support.patience import PATIENCE
 
 pytestmark = pytest.mark.integration
+
+LOCAL = LocalWorkspace()  # the runner's workspace for contexts that bring none
 
 
 @pytest.fixture
@@ -42,7 +45,8 @@ def runner() -> LocalToolRunner:
             bash_max_timeout=10,
             fetch_chars=500,
             fetch_bytes=4_096,
-        )
+        ),
+        LOCAL,
     )
 
 

@@ -17,9 +17,10 @@ import pytest
 
 from adapters.tools.base import Limits, ToolInputError
 from adapters.tools.network import address_kind
-from adapters.tools.processes import group_alive, stop_all_process_groups
 from adapters.tools.runner import LocalToolRunner
 from adapters.tools.web import WebFetch
+from adapters.workspace.local import LocalWorkspace
+from adapters.workspace.processes import group_alive, stop_all_process_groups
 from application.ports.tools import ToolContext, ToolResult
 
 pytestmark = pytest.mark.integration
@@ -64,7 +65,9 @@ def outside(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def runner() -> LocalToolRunner:
-    return LocalToolRunner(Limits(output_chars=2_000, read_lines=50, bash_timeout=30))
+    return LocalToolRunner(
+        Limits(output_chars=2_000, read_lines=50, bash_timeout=30), LocalWorkspace()
+    )
 
 
 async def call(
@@ -154,13 +157,14 @@ def test_finding_10_grep_of_a_big_file_stays_small_in_memory(tmp_path: Path) -> 
         import asyncio, tracemalloc
         from adapters.tools.base import Limits
         from adapters.tools.runner import LocalToolRunner
+        from adapters.workspace.local import LocalWorkspace
         from application.ports.tools import ToolContext
 
         async def main():
             context = ToolContext(cwd={str(tmp_path)!r}, model="m")
             async def nothing(chunk): pass
             tracemalloc.start()
-            result = await LocalToolRunner(Limits()).run(
+            result = await LocalToolRunner(Limits(), LocalWorkspace()).run(
                 "grep", {{"pattern": "NEEDLE|^line 1999$", "output_mode": "count"}}, context,
                 nothing,
             )
@@ -249,10 +253,11 @@ def test_finding_13_read_file_of_a_huge_file_stays_small_in_memory(tmp_path: Pat
         import asyncio, tracemalloc
         from adapters.tools.base import Limits
         from adapters.tools.runner import LocalToolRunner
+        from adapters.workspace.local import LocalWorkspace
         from application.ports.tools import ToolContext
 
         async def main():
-            runner = LocalToolRunner(Limits())
+            runner = LocalToolRunner(Limits(), LocalWorkspace())
             context = ToolContext(cwd={str(tmp_path)!r}, model="m")
             async def nothing(chunk): pass
             tracemalloc.start()
@@ -354,11 +359,12 @@ async def test_finding_3_bash_group_dies_when_the_server_is_sigkilled(tmp_path: 
         import asyncio
         from adapters.tools.base import Limits
         from adapters.tools.runner import LocalToolRunner
+        from adapters.workspace.local import LocalWorkspace
         from application.ports.tools import ToolContext
 
         async def main():
             async def nothing(chunk): pass
-            await LocalToolRunner(Limits()).run(
+            await LocalToolRunner(Limits(), LocalWorkspace()).run(
                 "bash", {{"command": {command!r}}}, ToolContext(cwd={str(tmp_path)!r}, model="m"),
                 nothing,
             )

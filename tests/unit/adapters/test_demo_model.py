@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from adapters.llm.demo import DEMO_MODEL, DemoLLMClient, tokens
 from adapters.llm.demo_script import HELP, HELP_ORDER, INTENTS, MAX_REQUEST, Step, next_step
 from adapters.tools.runner import LocalToolRunner
+from adapters.workspace.local import LocalWorkspace
 from application.ports.llm import (
     ModelEvent,
     ModelRequest,
@@ -30,6 +31,8 @@ from tests.factories import MessageFactory
 
 TOOLS = LocalToolRunner().definitions()  # the tools a real session offers
 NAMES = frozenset(t.name for t in TOOLS)
+
+LOCAL = LocalWorkspace()  # the runner's workspace for contexts that bring none
 
 
 def said(text: str) -> Message:
@@ -232,7 +235,7 @@ async def test_the_script_drives_the_real_tools_and_describes_their_output(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "README.md").write_text("# Demo\nTODO: write docs\n")
-    runner = LocalToolRunner()
+    runner = LocalToolRunner(local=LOCAL)
     context = ToolContext(cwd=str(tmp_path), model=DEMO_MODEL)
 
     async def round_trip(request_text: str) -> str:

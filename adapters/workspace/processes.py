@@ -1,6 +1,6 @@
 """The process trees the tools start, tied to this server's life.
 
-Each bash command runs under its own launcher (adapters/tools/launcher.py), a child
+Each bash command runs under its own launcher (adapters/workspace/launcher.py), a child
 subreaper: whatever the command starts, even in a new session (`setsid`) or by a double
 fork, stays below the launcher, which ends that whole tree when the command exits, when it
 is cancelled or times out (the server sends it SIGTERM), and when the server goes away:

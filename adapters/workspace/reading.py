@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from adapters.tools.base import ToolInputError, is_binary, shown
-from application.ports.workspace import Excerpt, Window
+from application.ports.workspace import Excerpt, Window, WorkspaceError
+from domain.text import is_binary, shown
 
 __all__ = ["Excerpt", "Window", "excerpt_of_text", "read_excerpt"]
 
@@ -26,9 +26,9 @@ def read_excerpt(path: Path, start: int, end: int | None, window: Window) -> Exc
     with os.fdopen(fd, "rb") as file:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ToolInputError(f"{shown(path)} is not a regular file.")
+            raise WorkspaceError(f"{shown(path)} is not a regular file.")
         if is_binary(file.read(SNIFF_BYTES)):
-            raise ToolInputError(
+            raise WorkspaceError(
                 f"{shown(path)} is a binary file ({info.st_size} bytes); not shown."
             )
         file.seek(0)
@@ -92,7 +92,7 @@ def excerpt_of_text(
     `start`; `whole` when it runs to the file's end. A file's text, not its bytes: lines are
     cut at `window.chars` characters and the size is unknown."""
     if is_binary(text[:SNIFF_BYTES].encode("utf-8", "surrogatepass")):
-        raise ToolInputError("The file is binary; not shown.")
+        raise WorkspaceError("The file is binary; not shown.")
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()  # the final newline ends the last line
