@@ -80,6 +80,7 @@ def traced(dispatcher: "Dispatcher", exporters: tuple[str, ...]) -> "Dispatcher"
     """The dispatcher continuing each request's trace context; itself when tracing is off."""
     if not exporters:
         return dispatcher
-    from adapters.tracing.dispatcher import TracedDispatcher
+    from adapters.protocol.traced import TracedDispatcher
+    from adapters.tracing.otel import OtelTracer
 
-    return TracedDispatcher(dispatcher)
+    return TracedDispatcher(dispatcher, OtelTracer())

@@ -23,6 +23,14 @@ class Tracer(Protocol):
         """A span around a `with` block, child of the span current in this task. An
         exception leaving the block is recorded on the span, then propagates."""
 
+    @abstractmethod
+    def serve(
+        self, name: str, carrier: Mapping[str, str], attributes: Attributes | None = None
+    ) -> AbstractContextManager[Span]:
+        """A server span around an inbound call: the child of the caller's span when
+        `carrier` holds a valid W3C `traceparent` (and `tracestate`), else a new root. A
+        malformed `traceparent` is ignored, never an error (the W3C rule)."""
+
 
 class _NoSpan(Span):
     __slots__ = ()
@@ -42,6 +50,11 @@ class NoTracing(Tracer):
     __slots__ = ()
 
     def span(self, name: str, attributes: Attributes | None = None) -> AbstractContextManager[Span]:
+        return _NO_SPAN_CONTEXT
+
+    def serve(
+        self, name: str, carrier: Mapping[str, str], attributes: Attributes | None = None
+    ) -> AbstractContextManager[Span]:
         return _NO_SPAN_CONTEXT
 
 

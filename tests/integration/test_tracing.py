@@ -18,7 +18,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from adapters.persistence.migrate import upgrade_to_head
 from adapters.protocol.connection import Connection
-from adapters.tracing.dispatcher import TracedDispatcher
+from adapters.protocol.traced import TracedDispatcher
 from adapters.tracing.otel import OtelTracer
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest, ModelResponse, TextChunk
 from bootstrap.container import Container, release
@@ -98,7 +98,7 @@ async def peer(
     cwd = tmp_path / "project"
     cwd.mkdir()
     (cwd / "notes.txt").write_text("hello\n")
-    client = Peer(TracedDispatcher(container.agent(), provider))
+    client = Peer(TracedDispatcher(container.agent(), OtelTracer(provider)))
     yield client, cwd
     await client.connection.close()
     await release(container)

@@ -13,8 +13,8 @@ from opentelemetry.trace import StatusCode
 
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import RpcError
-from adapters.tracing.dispatcher import TracedDispatcher, incoming_context
-from adapters.tracing.otel import OtelTracer
+from adapters.protocol.traced import TracedDispatcher, trace_carrier
+from adapters.tracing.otel import OtelTracer, incoming_context
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
@@ -30,7 +30,7 @@ def exported() -> tuple[TracerProvider, InMemorySpanExporter]:
 
 
 def _parent(params: dict[str, Any] | None) -> trace.SpanContext | None:
-    context = incoming_context(params)
+    context = incoming_context(trace_carrier(params))
     return None if context is None else trace.get_current_span(context).get_span_context()
 
 
@@ -89,7 +89,7 @@ PEER: Any = object()  # the wrapper hands it on untouched
 async def test_the_wrapper_serves_inside_a_span_in_the_callers_trace(exported) -> None:  # type: ignore[no-untyped-def]
     provider, exporter = exported
     inner = _Inner()
-    traced = TracedDispatcher(inner, provider)
+    traced = TracedDispatcher(inner, OtelTracer(provider))
     params = {"sessionId": "s1", "_meta": {"traceparent": TRACEPARENT}}
     assert await traced.handle_request("session/load", params, PEER) == {}
     await traced.handle_notification("session/cancel", params, PEER)
@@ -107,7 +107,7 @@ async def test_the_wrapper_serves_inside_a_span_in_the_callers_trace(exported) -
 
 async def test_an_rpc_error_is_recorded_with_its_code(exported) -> None:  # type: ignore[no-untyped-def]
     provider, exporter = exported
-    traced = TracedDispatcher(_Inner(RpcError(-32602, "Unknown session.")), provider)
+    traced = TracedDispatcher(_Inner(RpcError(-32602, "Unknown session.")), OtelTracer(provider))
     with pytest.raises(RpcError):
         await traced.handle_request("session/prompt", {"sessionId": "x"}, PEER)
     (span,) = exporter.get_finished_spans()
@@ -118,7 +118,7 @@ async def test_an_rpc_error_is_recorded_with_its_code(exported) -> None:  # type
 
 async def test_a_cancelled_call_is_not_an_error(exported) -> None:  # type: ignore[no-untyped-def]
     provider, exporter = exported
-    traced = TracedDispatcher(_Inner(asyncio.CancelledError()), provider)
+    traced = TracedDispatcher(_Inner(asyncio.CancelledError()), OtelTracer(provider))
     with pytest.raises(asyncio.CancelledError):
         await traced.handle_request("session/prompt", {}, PEER)
     (span,) = exporter.get_finished_spans()

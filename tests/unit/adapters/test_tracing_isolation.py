@@ -12,7 +12,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from adapters.protocol.connection import Connection, Dispatcher
-from adapters.tracing.dispatcher import TracedDispatcher
+from adapters.protocol.traced import TracedDispatcher
+from adapters.tracing.otel import OtelTracer
 from tests.unit.adapters.test_tracing import TRACE_ID, TRACEPARENT
 
 
@@ -54,7 +55,7 @@ async def test_an_untraced_request_beside_a_traced_one_is_a_new_root() -> None:
     async def send(message: dict[str, Any]) -> None:
         answers.append(message)
 
-    connection = Connection(send, TracedDispatcher(inner, provider))
+    connection = Connection(send, TracedDispatcher(inner, OtelTracer(provider)))
     traced = {"_meta": {"traceparent": TRACEPARENT}}
     await connection.receive(
         json.dumps({"jsonrpc": "2.0", "id": 1, "method": "slow", "params": traced})

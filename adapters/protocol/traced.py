@@ -1,35 +1,28 @@
 """Continues the client's W3C trace context: a request carrying `traceparent` (and
 `tracestate`) in `params._meta` is served inside a span that is the child of the client's,
 so everything the request does (a prompt's turn, its model requests, tool calls and
-storage) lands in the client's trace. Without them the request's span is a new root."""
+storage) lands in the client's trace. Without them the request's span is a new root.
+
+The span comes from the tracing port (`Tracer.serve`): the protocol core names the call
+and reads the carrier; the tracing adapter owns OpenTelemetry."""
 
 from collections.abc import Awaitable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
-
-from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.trace import SpanKind
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import RpcError
-from adapters.tracing.otel import INSTRUMENTATION, record_failure
+from application.ports.tracing import Span, Tracer
 
 _FIELDS = ("traceparent", "tracestate")
-_PROPAGATOR = TraceContextTextMapPropagator()
 
 
-def incoming_context(params: Mapping[str, Any] | None) -> Context | None:
-    """The caller's context from `params._meta`; None when there is none or it does not
-    parse (the W3C rule: a malformed traceparent is ignored, never an error)."""
+def trace_carrier(params: Mapping[str, Any] | None) -> dict[str, str]:
+    """The W3C fields a request carries in `params._meta` (strings only)."""
     meta = params.get("_meta") if isinstance(params, Mapping) else None
     if not isinstance(meta, Mapping):
-        return None
-    carrier = {k: v for k in _FIELDS if isinstance(v := meta.get(k), str)}
-    if "traceparent" not in carrier:
-        return None
-    context = _PROPAGATOR.extract(carrier)
-    return context if trace.get_current_span(context).get_span_context().is_valid else None
+        return {}
+    return {k: v for k in _FIELDS if isinstance(v := meta.get(k), str)}
 
 
 def _attributes(method: str, params: Mapping[str, Any] | None) -> dict[str, str]:
@@ -44,9 +37,9 @@ class TracedDispatcher(Dispatcher):
     """Wraps the protocol's dispatcher: one server span per inbound request or notification.
     Installed by the composition root only when tracing is on; off, it is not there at all."""
 
-    def __init__(self, inner: Dispatcher, provider: trace.TracerProvider | None = None) -> None:
+    def __init__(self, inner: Dispatcher, tracer: Tracer) -> None:
         self._inner = inner
-        self._tracer = trace.get_tracer(INSTRUMENTATION, tracer_provider=provider)
+        self._tracer = tracer
 
     def accept(
         self, method: str, params: dict[str, Any] | None, peer: Connection
@@ -65,32 +58,17 @@ class TracedDispatcher(Dispatcher):
             try:
                 return await work
             except RpcError as error:
-                span.set_attribute("rpc.jsonrpc.error_code", error.code)
-                record_failure(span, error)
-                raise
-            except BaseException as error:
-                record_failure(span, error)
+                span.set("rpc.jsonrpc.error_code", error.code)
                 raise
 
     async def handle_notification(
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> None:
-        with self._span(method, params) as span:
-            try:
-                await self._inner.handle_notification(method, params, peer)
-            except BaseException as error:
-                record_failure(span, error)
-                raise
+        with self._span(method, params):
+            await self._inner.handle_notification(method, params, peer)
 
     async def peer_closed(self, peer: Connection) -> None:
         await self._inner.peer_closed(peer)
 
-    def _span(self, method: str, params: dict[str, Any] | None) -> Any:
-        return self._tracer.start_as_current_span(
-            method,
-            context=incoming_context(params),
-            kind=SpanKind.SERVER,
-            attributes=_attributes(method, params),
-            record_exception=False,
-            set_status_on_exception=False,
-        )
+    def _span(self, method: str, params: dict[str, Any] | None) -> AbstractContextManager[Span]:
+        return self._tracer.serve(method, trace_carrier(params), _attributes(method, params))
