@@ -87,7 +87,7 @@ class Turn(containers.DeclarativeContainer):
     log = providers.Factory(SessionLog, uow=storage.uow, sink=clients.channels)
     compactor = providers.Factory(
         Compactor,
-        llm=gateways.llm,
+        llm=gateways.quiet_llm,
         log=log,
         sink=clients.channels,
         clock=core.clock,
