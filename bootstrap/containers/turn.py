@@ -48,7 +48,11 @@ class Turn(containers.DeclarativeContainer):
         catalogue=tool_catalogue,
         calls=tool_calls,
         permissions=providers.Factory(
-            PermissionFlow, desk=permission_desk, catalogue=tool_catalogue, clock=core.clock
+            PermissionFlow,
+            desk=permission_desk,
+            catalogue=tool_catalogue,
+            clock=core.clock,
+            sink=clients.channels,
         ),
         plan_exit=providers.Factory(
             PlanExit,

@@ -102,7 +102,9 @@ class World:
         return ToolPhase(
             catalogue=catalogue,
             calls=calls,
-            permissions=PermissionFlow(desk=desk, catalogue=catalogue, clock=self.clock),
+            permissions=PermissionFlow(
+                desk=desk, catalogue=catalogue, clock=self.clock, sink=self.sink
+            ),
             plan_exit=PlanExit(
                 desk=desk, settings=self.settings(), catalogue=catalogue, calls=calls
             ),
