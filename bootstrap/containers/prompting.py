@@ -107,4 +107,5 @@ class Prompting(containers.DeclarativeContainer):
         requests=turn.requests,
         servers=servers,
         briefer=turn.briefer,
+        catalog=core.catalog,
     )

@@ -280,6 +280,7 @@ class World:
             requests=self.requests(),
             servers=self.servers(),
             briefer=self.briefer(),
+            catalog=self.catalog,
         )
 
     def load(self) -> LoadSession:
