@@ -132,7 +132,24 @@ async def test_two_rate_limits_then_the_reply_two_countdown_notices(
         answer = await client.call(
             "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}
         )
+        live = client.updates()
+        # Notices are not history: a load replays the turn without them.
+        before_load = len(client.received)
+        loaded = await client.call(
+            "session/load", {"sessionId": sid, "cwd": str(workdir), "mcpServers": []}
+        )
+        replay = [
+            m["params"]["update"]
+            for m in client.received[before_load:]
+            if m.get("method") == "session/update"
+        ]
 
+    assert "result" in loaded, loaded
+    assert all(u["sessionUpdate"] != "notice" for u in replay)
+    assert any(
+        u["sessionUpdate"] == "agent_message_chunk" and u["content"]["text"] == "Made it."
+        for u in replay
+    )
     assert answer["result"]["stopReason"] == "end_turn"
     told = client.notices()
     assert [n["severity"] for n in told] == ["warning", "warning"]
@@ -140,9 +157,9 @@ async def test_two_rate_limits_then_the_reply_two_countdown_notices(
     assert [countdown(n)["attempt"] for n in told] == [2, 3]
     assert {countdown(n)["status"] for n in told} == {429}
     assert all("retrying in 2 s" in n["title"] for n in told)
-    kinds = [u["sessionUpdate"] for u in client.updates()]
+    kinds = [u["sessionUpdate"] for u in live]
     assert kinds.index("agent_message_chunk") > max(i for i, k in enumerate(kinds) if k == "notice")
-    chunks = [u for u in client.updates() if u["sessionUpdate"] == "agent_message_chunk"]
+    chunks = [u for u in live if u["sessionUpdate"] == "agent_message_chunk"]
     text_shown = "".join(u["content"]["text"] for u in chunks)
     assert text_shown == "Made it."  # the waits are notices, not text, for this client
     assert [r.headers.get("x-stainless-retry-count") for r in server.requests] == ["0", "1", "2"]

@@ -48,4 +48,3 @@ async def test_opening_a_session_the_server_no_longer_serves_tells_a_notice(
     # told after what the announce always sends
     kinds = [type(e).__name__ for _, e in world.sink.events][-3:]
     assert kinds == ["CommandsAvailable", "UsageUpdated", "SessionNotice"]
-
