@@ -32,6 +32,8 @@ class ModelError(ApplicationError):
     # How long the provider asked us to wait before asking again (its `retry-after`), in
     # seconds; None: it did not say.
     retry_after: float | None = None
+    # Whether the provider said asking again may help (its `x-should-retry`); None: silent.
+    should_retry: bool | None = None
 
 
 class ModelUnavailable(ModelError):

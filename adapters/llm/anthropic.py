@@ -9,7 +9,12 @@ from anthropic import AsyncAnthropic
 
 from adapters.llm.anthropic_stream import MessageAssembly, StreamFailed, model_events
 from adapters.llm.attempts import TellsAttempts, retry_headers, safe_url
-from adapters.llm.status_errors import ProviderFailure, model_error, retry_after_of
+from adapters.llm.status_errors import (
+    ProviderFailure,
+    model_error,
+    retry_after_of,
+    should_retry_of,
+)
 from application.errors import (
     ModelAuthFailed,
     ModelError,
@@ -124,8 +129,10 @@ def translate_error(exc: anthropic.AnthropicError, *, attempts: int | None = Non
     status = getattr(exc, "status_code", None)
     error_type, detail = _error_body(exc)
     response = exc.response if isinstance(exc, anthropic.APIStatusError) else None
-    retry_after = retry_after_of(response.headers if response is not None else None)
-    return classified(status, error_type, detail, retry_after=retry_after)
+    headers = response.headers if response is not None else None
+    error = classified(status, error_type, detail, retry_after=retry_after_of(headers))
+    error.should_retry = should_retry_of(headers)
+    return error
 
 
 def classified(

@@ -23,7 +23,12 @@ from openai import AsyncOpenAI
 
 from adapters.llm.attempts import TellsAttempts, retry_headers, safe_url
 from adapters.llm.providers import Dialect
-from adapters.llm.status_errors import ProviderFailure, model_error, retry_after_of
+from adapters.llm.status_errors import (
+    ProviderFailure,
+    model_error,
+    retry_after_of,
+    should_retry_of,
+)
 from application.errors import (
     ModelAuthFailed,
     ModelError,
@@ -305,6 +310,7 @@ def translate_error(
         detail = detail.replace(key, "[redacted]")
     detail = _KEYISH.sub("[redacted]", detail)
     response = exc.response if isinstance(exc, openai.APIStatusError) else None
+    headers = response.headers if response is not None else None
     return model_error(
         ProviderFailure(
             status,
@@ -313,7 +319,8 @@ def translate_error(
             overflow=_is_overflow(exc.code, detail),
             unexplained=status is None,
             credentials=f"the key in {key_env}" if key_env else "the key",
-            retry_after=retry_after_of(response.headers if response is not None else None),
+            retry_after=retry_after_of(headers),
+            should_retry=should_retry_of(headers),
         )
     )
 

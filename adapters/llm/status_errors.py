@@ -38,11 +38,13 @@ class ProviderFailure:
     unexplained: bool = False  # neither a status nor an error type said anything
     credentials: str = "the credentials"  # what an authentication failure names
     retry_after: float | None = None  # seconds the provider asked us to wait (retry-after)
+    should_retry: bool | None = None  # the provider's `x-should-retry`, where it sent one
 
 
 def model_error(failure: ProviderFailure) -> ModelError:
     error = _kind_of(failure)
     error.retry_after = failure.retry_after
+    error.should_retry = failure.should_retry
     return error
 
 
@@ -97,6 +99,16 @@ def retry_after_of(
             seconds = _seconds_until(value, now)
         if seconds is not None and seconds >= 0:
             return seconds
+    return None
+
+
+def should_retry_of(headers: Mapping[str, str] | None) -> bool | None:
+    """The provider's `x-should-retry` (`true`/`false`); None when it sent none."""
+    value = headers.get("x-should-retry") if headers is not None else None
+    if value == "true":
+        return True
+    if value == "false":
+        return False
     return None
 
 

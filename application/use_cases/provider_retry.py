@@ -1,8 +1,9 @@
 """Asking the provider again after a rate limit, an overload or an outage: one policy for
 every provider (the SDKs' own retries are off), each wait told to the user as it passes.
 
-- Retried: `ModelUnavailable` (5xx, 529, a connection that failed) and `ModelRateLimited`,
-  only before anything of the reply was shown (asking again would show it twice).
+- Retried: `ModelUnavailable` (5xx, 529, a connection that failed), `ModelRateLimited`,
+  408 and 409 (as the SDKs did), unless the provider said not to (`x-should-retry:
+  false`); only before anything of the reply was shown (asking again would show it twice).
 - The wait is the provider's `retry-after` where it gave one, else 1, 2, 4 ... s (at most
   30). At most `max_retries` tries more, waiting at most `budget_seconds` in all.
 - A usage limit (`ModelUsageLimited`: quota, billing), or a rate limit whose `retry-after`
@@ -50,9 +51,7 @@ class Wait:
 def next_wait(terms: RetryTerms, error: ModelError, attempt: int, waited: float) -> float | None:
     """Seconds to wait before asking again after try `attempt` failed (`waited`: already
     waited for this request); None: do not ask again."""
-    if isinstance(error, ModelUsageLimited) or not isinstance(
-        error, ModelRateLimited | ModelUnavailable
-    ):
+    if not retryable(error):
         return None
     if error.retry_after is not None:
         seconds = error.retry_after
@@ -61,6 +60,20 @@ def next_wait(terms: RetryTerms, error: ModelError, attempt: int, waited: float)
     if attempt > terms.max_retries or waited + seconds > terms.budget_seconds:
         return None
     return seconds
+
+
+# Statuses the SDKs asked again besides 429 and 5xx: a request timeout, a lock conflict.
+_ALSO_RETRIED = frozenset({408, 409})
+
+
+def retryable(error: ModelError) -> bool:
+    """A failure asking again may clear: an outage, an overload, a rate limit (not a usage
+    limit), 408 and 409; never one the provider said not to retry (`x-should-retry`)."""
+    if error.should_retry is False or isinstance(error, ModelUsageLimited):
+        return False
+    if isinstance(error, ModelRateLimited | ModelUnavailable):
+        return True
+    return error.details.get("status") in _ALSO_RETRIED
 
 
 class QuietRetry(LLMClient):

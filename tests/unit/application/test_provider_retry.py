@@ -258,3 +258,22 @@ async def test_requests_outside_a_turn_are_asked_again_quietly() -> None:
     assert isinstance(events[-1], ModelResponse)
     assert recorded.waits == [2, 2]  # the provider's wait, then the second backoff
     assert [r.attempt for r in inner.requests] == [1, 2, 3]
+
+
+async def test_the_provider_saying_do_not_retry_is_heard(world: World, sleeps: Sleeps) -> None:
+    error = ModelUnavailable("The provider failed (500): boom", status=500)
+    error.should_retry = False
+    world.llm.scripts = [error]
+    sid = await open_session(world)
+    with pytest.raises(ModelUnavailable):
+        await world.prompt().execute(ask(sid))
+    assert len(world.llm.requests) == 1
+
+
+async def test_a_request_timeout_is_asked_again_as_the_sdks_did(
+    world: World, sleeps: Sleeps
+) -> None:
+    world.llm.scripts = [ModelRequestRejected("timeout", status=408), reply("ok")]
+    sid = await open_session(world)
+    assert (await world.prompt().execute(ask(sid))).stop_reason is StopReason.END_TURN
+    assert sleeps.waits == [1]
