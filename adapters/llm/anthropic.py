@@ -175,9 +175,9 @@ def _error_body(exc: anthropic.APIError) -> tuple[str | None, str]:
 
 class AnthropicLLMClient(LLMClient):
     """Sends with the SDK and reads the event stream itself (adapters.llm.anthropic_stream).
-    The SDK retries 408/409/429/5xx/529 with exponential
-    backoff (honouring retry-after) before any byte of the answer arrives; we translate
-    what is left into our errors."""
+    Asks once when its SDK client's retries are off, as the server makes it (the turn asks
+    again: application.use_cases.provider_retry); the SDK's errors become ours, with the
+    provider's retry-after and x-should-retry."""
 
     def __init__(self, *, client: AsyncAnthropic | None) -> None:
         self._client = client

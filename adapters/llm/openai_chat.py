@@ -339,9 +339,10 @@ def _detail(exc: openai.APIError) -> str:
 
 
 class OpenAIChatClient(LLMClient):
-    """Streams `chat.completions.create(stream=True)`. The SDK retries 408/409/429/5xx and
-    connection errors with exponential backoff (honouring Retry-After) before any byte of
-    the answer arrives; we translate what is left into our errors.
+    """Streams `chat.completions.create(stream=True)`. Asks once when its SDK client's
+    retries are off, as the server makes it (the turn asks again:
+    application.use_cases.provider_retry); the SDK's errors become ours, with the
+    provider's retry-after and x-should-retry.
 
     `dialect` is how the endpoint differs from OpenAI's (adapters.llm.providers);
     `key_env` names the variable the key came from, for an authentication error's message."""
