@@ -165,3 +165,40 @@ async def test_the_openai_compatible_provider_waits_alike(tmp_path: Path, workdi
     told = client.notices()
     assert [countdown(n)["secondsLeft"] for n in told] == [2, 2]
     assert [countdown(n)["attempt"] for n in told] == [2, 3]
+
+
+async def test_a_client_back_with_a_cursor_gets_the_missed_notices_shaped_for_it(
+    env: dict[str, str], workdir: Path, server: ScriptedAnthropic
+) -> None:
+    server.script(limited_for(2), stream(text("Back.")))
+    async with raw_client(env, workdir) as first:
+        sid = await first.open(workdir, NOTICES)
+        await first.call(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}
+        )
+    missed: dict[str, list[dict[str, Any]]] = {}
+    for name, capabilities in (("notices", NOTICES), ("plain", {})):
+        async with raw_client(env, workdir) as again:  # a new process: from the journal
+            await again.call(
+                "initialize", {"protocolVersion": 1, "clientCapabilities": capabilities}
+            )
+            loaded = await again.call(
+                "session/load",
+                {
+                    "sessionId": sid,
+                    "cwd": str(workdir),
+                    "mcpServers": [],
+                    "_meta": {"iac_code": {"after": 0}},
+                },
+            )
+            assert "result" in loaded, loaded
+            missed[name] = again.updates()
+
+    [notice] = [u for u in missed["notices"] if u["sessionUpdate"] == "notice"]
+    assert countdown(notice)["secondsLeft"] == 2
+    plain_text = "".join(
+        u["content"]["text"] for u in missed["plain"] if u["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert all(u["sessionUpdate"] != "notice" for u in missed["plain"])
+    assert "[Rate limited by the provider: retrying in 2 s (attempt 2 of 5)]" in plain_text
+    assert plain_text.endswith("Back.")
