@@ -24,10 +24,16 @@ class AuthRequired(ApplicationError):
 
 
 class ModelError(ApplicationError):
-    """The model provider failed. Raised by LLM adapters, already past their retries."""
+    """The model provider failed. Raised by LLM adapters; the turn decides whether to ask
+    again (application.use_cases.provider_retry)."""
 
     default_message = "The model provider failed."
     kind: ClassVar[str] = "provider_error"
+    # How long the provider asked us to wait before asking again (its `retry-after`), in
+    # seconds; None: it did not say.
+    retry_after: float | None = None
+    # Whether the provider said asking again may help (its `x-should-retry`); None: silent.
+    should_retry: bool | None = None
 
 
 class ModelUnavailable(ModelError):
@@ -38,6 +44,13 @@ class ModelUnavailable(ModelError):
 class ModelRateLimited(ModelError):
     default_message = "The model provider is rate limiting requests."
     kind = "rate_limited"
+
+
+class ModelUsageLimited(ModelRateLimited):
+    """A usage, quota or billing limit: asking again soon will not help."""
+
+    default_message = "The model provider's usage limit is reached."
+    kind = "usage_limit"
 
 
 class ModelAuthFailed(ModelError):

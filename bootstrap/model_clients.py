@@ -64,8 +64,9 @@ def build_client(endpoint: Endpoint, settings: Settings) -> LLMClient:
             client=make_anthropic_client(
                 api_key=endpoint.api_key,
                 base_url=endpoint.base_url,
-                max_retries=settings.max_retries,
+                max_retries=0,  # the turn asks again itself (provider_retry)
                 timeout=settings.request_timeout,
+                told_attempts=settings.max_retries + 1,
             )
         )
     from adapters.llm.openai_chat import OpenAIChatClient, make_openai_client
@@ -74,9 +75,10 @@ def build_client(endpoint: Endpoint, settings: Settings) -> LLMClient:
         client=make_openai_client(
             api_key=endpoint.api_key,
             base_url=endpoint.base_url,
-            max_retries=settings.max_retries,
+            max_retries=0,  # the turn asks again itself (provider_retry)
             timeout=settings.request_timeout,
             key_optional=profile.key_optional,
+            told_attempts=settings.max_retries + 1,
         ),
         dialect=profile.dialect,
         key_env=endpoint.key_variable,

@@ -50,7 +50,8 @@ class Settings:
     default_mode: str = ModeId.DEFAULT  # of new sessions
     allow_bypass: bool = False  # offer the "don't ask" mode
     max_image_bytes: int = 5 * 2**20
-    max_retries: int = 4
+    max_retries: int = 4  # a model request is asked again at most this many times ...
+    provider_retry_seconds: float = 120.0  # ... waiting at most this long in all
     request_timeout: float = 600.0
     permission_timeout: float = 300.0
     # How long a running turn goes on with no client attached before it is cancelled.
@@ -112,6 +113,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "allow_bypass": ("IAC_CODE_ALLOW_BYPASS",),
     "max_image_bytes": ("IAC_CODE_MAX_IMAGE_BYTES",),
     "max_retries": ("IAC_CODE_MAX_RETRIES",),
+    "provider_retry_seconds": ("IAC_CODE_PROVIDER_RETRY_SECONDS",),
     "request_timeout": ("IAC_CODE_REQUEST_TIMEOUT",),
     "permission_timeout": ("IAC_CODE_PERMISSION_TIMEOUT",),
     "detached_turn_timeout": ("IAC_CODE_DETACHED_TURN_TIMEOUT",),
@@ -128,6 +130,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
 }
 _FLOATS = {
     "lease_seconds",
+    "provider_retry_seconds",
     "lease_poll_seconds",
     "request_timeout",
     "permission_timeout",

@@ -1,7 +1,8 @@
 """What the agent tells the client while it works. Transports map these to their wire format."""
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 
 from domain.commands import CommandSpec
 from domain.config import SelectOption
@@ -114,6 +115,31 @@ class McpServersChanged:
     servers: tuple[McpServerState, ...]
 
 
+class NoticeSeverity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionNotice:
+    """Live news for the user that is not history: never stored, never replayed.
+
+    Shown as an ACP `notice` to a client that advertised `session.notices`; a client that
+    did not gets `fallback` (agent text, as before notices existed) or nothing (None).
+    `meta` is ours (`_meta.iac_code` of the notice): e.g. a retry's countdown."""
+
+    severity: NoticeSeverity
+    title: str
+    description: str | None = None
+    meta: Mapping[str, object] = field(default_factory=dict)
+    fallback: Notice | None = None
+
+    def __post_init__(self) -> None:
+        if not self.title.strip():
+            raise ValueError("a notice needs a title")
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -128,4 +154,5 @@ AgentEvent = (
     | CommandsAvailable
     | PlanUpdated
     | McpServersChanged
+    | SessionNotice
 )

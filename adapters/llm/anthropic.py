@@ -8,8 +8,13 @@ import anthropic
 from anthropic import AsyncAnthropic
 
 from adapters.llm.anthropic_stream import MessageAssembly, StreamFailed, model_events
-from adapters.llm.attempts import TellsAttempts, safe_url
-from adapters.llm.status_errors import ProviderFailure, model_error
+from adapters.llm.attempts import TellsAttempts, retry_headers, safe_url
+from adapters.llm.status_errors import (
+    ProviderFailure,
+    model_error,
+    retry_after_of,
+    should_retry_of,
+)
 from application.errors import (
     ModelAuthFailed,
     ModelError,
@@ -123,10 +128,16 @@ def translate_error(exc: anthropic.AnthropicError, *, attempts: int | None = Non
         return ModelError(f"The provider failed: {type(exc).__name__}")
     status = getattr(exc, "status_code", None)
     error_type, detail = _error_body(exc)
-    return classified(status, error_type, detail)
+    response = exc.response if isinstance(exc, anthropic.APIStatusError) else None
+    headers = response.headers if response is not None else None
+    error = classified(status, error_type, detail, retry_after=retry_after_of(headers))
+    error.should_retry = should_retry_of(headers)
+    return error
 
 
-def classified(status: int | None, error_type: str | None, detail: str) -> ModelError:
+def classified(
+    status: int | None, error_type: str | None, detail: str, *, retry_after: float | None = None
+) -> ModelError:
     """Our error for the provider's status and error type (a stream's `error` event has
     no status of its own)."""
     return model_error(
@@ -139,6 +150,7 @@ def classified(status: int | None, error_type: str | None, detail: str) -> Model
             rate_limited=error_type == "rate_limit_error",
             overflow=_is_overflow(detail),
             unexplained=status is None and error_type is None,
+            retry_after=retry_after,
         )
     )
 
@@ -163,9 +175,9 @@ def _error_body(exc: anthropic.APIError) -> tuple[str | None, str]:
 
 class AnthropicLLMClient(LLMClient):
     """Sends with the SDK and reads the event stream itself (adapters.llm.anthropic_stream).
-    The SDK retries 408/409/429/5xx/529 with exponential
-    backoff (honouring retry-after) before any byte of the answer arrives; we translate
-    what is left into our errors."""
+    Asks once when its SDK client's retries are off, as the server makes it (the turn asks
+    again: application.use_cases.provider_retry); the SDK's errors become ours, with the
+    provider's retry-after and x-should-retry."""
 
     def __init__(self, *, client: AsyncAnthropic | None) -> None:
         self._client = client
@@ -186,6 +198,8 @@ class AnthropicLLMClient(LLMClient):
             kwargs["tools"] = tools_to_api(request.tools)
         if request.thinking_budget:
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+        if headers := retry_headers(request.attempt):
+            kwargs["extra_headers"] = headers
         assembly = MessageAssembly()
         try:
             async with self._client.messages.with_streaming_response.create(
@@ -212,20 +226,26 @@ class AnthropicLLMClient(LLMClient):
 
 
 def make_anthropic_client(
-    *, api_key: str | None, base_url: str | None, max_retries: int, timeout: float
+    *,
+    api_key: str | None,
+    base_url: str | None,
+    max_retries: int,
+    timeout: float,
+    told_attempts: int | None = None,
 ) -> AsyncAnthropic | None:
+    """`max_retries`: the SDK's own (the server passes 0: the turn asks again itself);
+    `told_attempts`: how many tries each failed one is told out of (default: the SDK's)."""
     if not api_key:
         return None
+    attempts = told_attempts or max_retries + 1
     client = AsyncAnthropic(
         api_key=api_key,
         base_url=base_url,
         max_retries=max_retries,
         timeout=timeout,
-        http_client=_AttemptsTold(attempts=max_retries + 1),
+        http_client=_AttemptsTold(attempts=attempts),
     )
-    log.info(
-        "model requests go to %s (%d attempts each)", safe_url(client.base_url), max_retries + 1
-    )
+    log.info("model requests go to %s (%d attempts each)", safe_url(client.base_url), attempts)
     return client
 
 

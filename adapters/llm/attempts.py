@@ -4,6 +4,8 @@ The SDKs retry a refused connection or a 5xx quietly (DEBUG at most) and then sa
 "connection error": a wrong base URL looked like ten silent seconds. Both SDKs send each
 attempt through their HTTP client's `send` and number it in `x-stainless-retry-count`, so
 a client that wraps `send` can tell each failure as it happens, with the URL and the reason.
+The server turns the SDKs' retries off and asks again itself (the turn's retries); each
+try then carries its number in that header (`retry_headers`).
 """
 
 import logging
@@ -42,10 +44,19 @@ def safe_url(url: str | httpx2.URL) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query), ""))
 
 
+RETRY_COUNT = "x-stainless-retry-count"
+
+
+def retry_headers(attempt: int) -> dict[str, str]:
+    """Extra headers for the `attempt`-th try at a request: the SDKs take a retry count
+    given here over their own (0 with their retries off), so each try is told by number."""
+    return {RETRY_COUNT: str(attempt - 1)} if attempt > 1 else {}
+
+
 def attempt_of(request: httpx2.Request) -> int:
     """Which attempt this request is (1 for the first), from the SDKs' retry header."""
     try:
-        return int(request.headers.get("x-stainless-retry-count", "0")) + 1
+        return int(request.headers.get(RETRY_COUNT, "0")) + 1
     except ValueError:
         return 1
 

@@ -21,9 +21,14 @@ from typing import Any, Final
 import openai
 from openai import AsyncOpenAI
 
-from adapters.llm.attempts import TellsAttempts, safe_url
+from adapters.llm.attempts import TellsAttempts, retry_headers, safe_url
 from adapters.llm.providers import Dialect
-from adapters.llm.status_errors import ProviderFailure, model_error
+from adapters.llm.status_errors import (
+    ProviderFailure,
+    model_error,
+    retry_after_of,
+    should_retry_of,
+)
 from application.errors import (
     ModelAuthFailed,
     ModelError,
@@ -304,6 +309,8 @@ def translate_error(
     if key:
         detail = detail.replace(key, "[redacted]")
     detail = _KEYISH.sub("[redacted]", detail)
+    response = exc.response if isinstance(exc, openai.APIStatusError) else None
+    headers = response.headers if response is not None else None
     return model_error(
         ProviderFailure(
             status,
@@ -312,6 +319,8 @@ def translate_error(
             overflow=_is_overflow(exc.code, detail),
             unexplained=status is None,
             credentials=f"the key in {key_env}" if key_env else "the key",
+            retry_after=retry_after_of(headers),
+            should_retry=should_retry_of(headers),
         )
     )
 
@@ -330,9 +339,10 @@ def _detail(exc: openai.APIError) -> str:
 
 
 class OpenAIChatClient(LLMClient):
-    """Streams `chat.completions.create(stream=True)`. The SDK retries 408/409/429/5xx and
-    connection errors with exponential backoff (honouring Retry-After) before any byte of
-    the answer arrives; we translate what is left into our errors.
+    """Streams `chat.completions.create(stream=True)`. Asks once when its SDK client's
+    retries are off, as the server makes it (the turn asks again:
+    application.use_cases.provider_retry); the SDK's errors become ours, with the
+    provider's retry-after and x-should-retry.
 
     `dialect` is how the endpoint differs from OpenAI's (adapters.llm.providers);
     `key_env` names the variable the key came from, for an authentication error's message."""
@@ -356,10 +366,11 @@ class OpenAIChatClient(LLMClient):
             where = f" (set {self._key_env})" if self._key_env else ""
             raise ModelAuthFailed(f"No API key is configured for the provider{where}.")
         answer = _Answer()
+        kwargs = request_to_api(request, self._dialect)
+        if headers := retry_headers(request.attempt):
+            kwargs["extra_headers"] = headers
         try:
-            chunks = await self._client.chat.completions.create(
-                **request_to_api(request, self._dialect)
-            )
+            chunks = await self._client.chat.completions.create(**kwargs)
             async with chunks:
                 async for chunk in chunks:
                     for event in answer.take(chunk):
@@ -388,23 +399,25 @@ def make_openai_client(
     max_retries: int,
     timeout: float,
     key_optional: bool = False,
+    told_attempts: int | None = None,
 ) -> AsyncOpenAI | None:
     """The SDK client, or None when there is no key and the provider needs one. A provider
-    whose key is optional (a local server) gets a placeholder key instead."""
+    whose key is optional (a local server) gets a placeholder key instead. `max_retries`:
+    the SDK's own (the server passes 0: the turn asks again itself); `told_attempts`: how
+    many tries each failed one is told out of (default: the SDK's)."""
     if not api_key:
         if not key_optional:
             return None
         api_key = PLACEHOLDER_KEY
+    attempts = told_attempts or max_retries + 1
     client = AsyncOpenAI(
         api_key=api_key,
         base_url=base_url,
         max_retries=max_retries,
         timeout=timeout,
-        http_client=_AttemptsTold(attempts=max_retries + 1),
+        http_client=_AttemptsTold(attempts=attempts),
     )
-    log.info(
-        "model requests go to %s (%d attempts each)", safe_url(client.base_url), max_retries + 1
-    )
+    log.info("model requests go to %s (%d attempts each)", safe_url(client.base_url), attempts)
     return client
 
 

@@ -11,6 +11,8 @@ the room's: application.attachments.room).
   wait in its own buffer; `Attaching.go_live` sends that buffer, then the peer is live.
 - The first update a newly attached peer receives carries the session's turn state in
   `_meta.iac_code.turn` (`idle`, `running`, or `awaiting_permission` with the tool call).
+- A notice is shaped per peer as it is delivered (adapters.protocol.notices): the notice
+  to a peer that takes notices, its agent-text fallback (or nothing) to any other.
 """
 
 import asyncio
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from adapters.protocol.journal import seq_of, with_meta
+from adapters.protocol.notices import shaped_for
 from adapters.protocol.wire import notification_for
 from application.attachments.room import Attachments
 from application.attachments.turn_state import TurnPhase, TurnState
@@ -102,6 +105,10 @@ class SessionChannels(EventSink):
             await asyncio.gather(*sends)
 
     async def deliver(self, session_id: str, feed: _Feed, params: dict[str, Any]) -> None:
+        shaped = shaped_for(params, feed.peer.client_capabilities)
+        if shaped is None:
+            return  # a notice without a fallback, for a peer that takes no notices
+        params = shaped
         if not feed.told_state:
             feed.told_state = True
             params = with_meta(params, turn=self.turn_state(session_id))

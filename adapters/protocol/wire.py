@@ -5,6 +5,7 @@ from typing import Any, Literal, cast
 
 from acp import schema as acp
 
+from adapters.protocol.notices import notice_params
 from adapters.protocol.updates import shown, shown_data, update_dict
 from application.dto import SessionState
 from application.ports.permissions import PermissionRequest
@@ -29,6 +30,7 @@ from domain.events import (
     ModeChanged,
     Notice,
     PlanUpdated,
+    SessionNotice,
     SessionTitleChanged,
     TextDelta,
     ThinkingDelta,
@@ -175,6 +177,8 @@ def _command(spec: CommandSpec) -> acp.AvailableCommand:
 def notification_for(session_id: str, event: AgentEvent) -> dict[str, Any]:
     if (update := update_dict(event)) is not None:  # the frequent kinds, without pydantic
         return {"sessionId": session_id, "update": update}
+    if isinstance(event, SessionNotice):  # newer than the SDK; shaped per client later
+        return notice_params(session_id, event)
     return dump(acp.SessionNotification(session_id=session_id, update=update_for(event)))
 
 

@@ -19,6 +19,7 @@ class ModelRequest:
     tools: tuple[ToolDefinition, ...] = ()
     thinking_budget: int = 0  # extended thinking's budget in tokens; 0: off
     reasoning_effort: str | None = None  # "low" / "medium" / "high" for effort-based models
+    attempt: int = 1  # which try at this request (the turn asks again after a failure)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,7 +58,9 @@ class LLMClient(Protocol):
 
     Yields text and thinking chunks as they arrive (and ToolUseStarted as a tool call
     begins, where the provider says so early), then exactly one ModelResponse.
-    Raises ModelError subclasses (after the adapter's own retries), never SDK errors.
+    Raises ModelError subclasses, never SDK errors, with the wait the provider asked for
+    (`retry_after`) where it said one. Asks once: the turn decides whether to ask again
+    (application.use_cases.provider_retry), and numbers its tries in `request.attempt`.
     """
 
     @abstractmethod

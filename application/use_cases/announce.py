@@ -6,12 +6,16 @@ from application.use_cases.context_meter import ContextMeter
 from application.use_cases.model_request import RequestBuilder
 from application.use_cases.session_servers import SessionServers
 from domain.commands import CommandSpec
-from domain.events import CommandsAvailable
+from domain.config import Catalog
+from domain.events import CommandsAvailable, NoticeSeverity, SessionNotice
+from domain.session import Session
+from domain.setup_problems import setup_problems
 
 
 class AnnounceSession:
     """What a client learns about a session right after opening it: the slash commands it
-    offers and how full its context is. Sent after the response that opened the session
+    offers, how full its context is, and (a notice) what of its stored setup this server
+    no longer serves. Sent after the response that opened the session
     (clients attach their handlers for a session once they know its id)."""
 
     def __init__(
@@ -24,6 +28,7 @@ class AnnounceSession:
         requests: RequestBuilder,
         servers: SessionServers | None = None,
         briefer: Briefer | None = None,
+        catalog: Catalog | None = None,
     ) -> None:
         self._sessions = sessions
         self._commands = commands
@@ -32,6 +37,7 @@ class AnnounceSession:
         self._requests = requests
         self._servers = servers
         self._briefer = briefer
+        self._catalog = catalog  # to find what of the stored setup is not served (None: not)
 
     async def execute(self, session_id: str, sink: EventSink | None = None) -> None:
         """Tell the session's clients, or only `sink` (a client attaching to it)."""
@@ -52,6 +58,22 @@ class AnnounceSession:
         await sink.emit(session.id, CommandsAvailable(commands=self._offered(session.id)))
         used = self._meter.estimate(session, overhead=self._requests.overhead(session))
         await sink.emit(session.id, self._meter.report(session, used))
+        await self._tell_problems(session, sink)
+
+    async def _tell_problems(self, session: Session, sink: EventSink) -> None:
+        """A warning notice for each setting this server no longer serves as stored (no
+        agent text for a client without notices: it was never told, and is not now)."""
+        if self._catalog is None:
+            return
+        for problem in setup_problems(self._catalog, session.settings):
+            meta = {"setupProblem": {"setting": problem.setting, "stored": problem.stored}}
+            notice = SessionNotice(
+                severity=NoticeSeverity.WARNING,
+                title=problem.title,
+                description=problem.description,
+                meta=meta,
+            )
+            await sink.emit(session.id, notice)
 
     async def commands_changed(self) -> None:
         """The command list changed: every open session is sent the new one."""

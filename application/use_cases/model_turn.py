@@ -5,6 +5,7 @@ from application.errors import ContextOverflow, ModelError
 from application.runtime import TurnCancelled, TurnControl
 from application.use_cases.context_room import ContextRoom
 from application.use_cases.prompt_preparation import PreparedPrompt
+from application.use_cases.provider_retry import failure_notice
 from application.use_cases.reply_stream import ReplyStream
 from application.use_cases.tool_phase import ToolPhase
 from application.use_cases.turn_parts import ModelSide, TurnOutput
@@ -23,7 +24,8 @@ class ModelTurn:
     - Before each model request the context is made room in (ContextRoom). A request the
       provider refuses as too long is compacted and retried once.
     - Cancellation ends the turn with CANCELLED; what the user saw of the reply is kept.
-    - A provider failure is shown to the user as a notice, then raised as ModelError; the
+    - A provider failure is shown to the user as an error notice (or the agent-text line it
+      was before notices), then raised as ModelError; the
       turn's usage is recorded whatever happens.
     - Tool uses run in order through the ToolPhase (permissions included); their results
       are committed before the next model call. On the turn's last allowed request they
@@ -72,7 +74,9 @@ class ModelTurn:
             stop = await self._loop(session, control, turn, thought_level)
         except ModelError as exc:
             error = str(exc)
-            await out.tell(session.id, f"\n\n[model provider error: {exc}]")
+            # An error notice (when to try again, for a usage limit), or the agent text
+            # it was before notices.
+            await out.sink.emit(session.id, failure_notice(exc, out.ids.message_id()))
             raise
         finally:
             # Also on failure or outside cancellation: the turn's usage is never lost.

@@ -12,6 +12,7 @@ from application.ports.llm import (
 )
 from application.ports.tracing import NO_TRACING, Span, Tracer
 from application.runtime import TurnCancelled, TurnControl
+from application.use_cases.provider_retry import ProviderRetry
 from application.use_cases.tool_call_log import ToolCallLog
 from application.use_cases.turn_parts import ModelSide, TurnOutput
 from domain.content import AssistantBlock, TextBlock, ThinkingBlock, valid_block
@@ -68,6 +69,9 @@ class ReplyStream:
       a cancelled one is charged one token a chunk. Calls shown early are then settled.
     - A provider that runs out of context once the stream has begun rejects the request
       (ModelRequestRejected): compacting would not give the same answer back.
+    - A request that failed before anything of it was shown is asked again as `retry`
+      decides (rate limits, overloads, outages), each wait told and cancellable; without
+      `retry` it is asked once.
     """
 
     def __init__(
@@ -77,11 +81,13 @@ class ReplyStream:
         output: TurnOutput,
         calls: ToolCallLog,
         tracer: Tracer = NO_TRACING,
+        retry: ProviderRetry | None = None,
     ) -> None:
         self._model = model
         self._output = output
         self._calls = calls
         self._tracer = tracer
+        self._retry = retry
 
     async def stream(
         self, session: Session, control: TurnControl, turn: Turn, thought_level: str
@@ -128,6 +134,34 @@ class ReplyStream:
         return Streamed(message_id=message_id, model=request.model, response=response)
 
     async def _consume(
+        self,
+        session: Session,
+        control: TurnControl,
+        request: ModelRequest,
+        message_id: MessageId,
+        reply: _Reply,
+    ) -> ModelResponse:
+        """The reply, asking again while `retry` says so (each try numbered in the
+        request's `attempt`)."""
+        attempt, waited = 1, 0.0
+        while True:
+            shown = (reply.chunks, len(control.announced))
+            try:
+                return await self._try(session, control, request, message_id, reply)
+            except ModelError as exc:
+                if self._retry is None or (reply.chunks, len(control.announced)) != shown:
+                    raise
+                wait = self._retry.wait_after(exc, attempt, waited)
+                if wait is None:
+                    if attempt > 1 and "attempts" in exc.details:
+                        exc.details["attempts"] = attempt  # the tries made, not the SDK's
+                    raise
+            await self._retry.wait(session.id, wait)
+            waited += wait.seconds
+            attempt = wait.attempt
+            request = replace(request, attempt=attempt)
+
+    async def _try(
         self,
         session: Session,
         control: TurnControl,

@@ -10,7 +10,13 @@ from application.ports.ids import IdGenerator
 from application.ports.mcp import McpConnector, McpPrompt, McpServers, StateChanged
 from application.runtime import ActiveSession
 from domain.commands import CommandCall, CommandSpec, Invocation
-from domain.events import CommandsAvailable, McpServersChanged, Notice
+from domain.events import (
+    CommandsAvailable,
+    McpServersChanged,
+    Notice,
+    NoticeSeverity,
+    SessionNotice,
+)
 from domain.mcp import McpServerState, McpStatus
 
 # The commands a session's project offers (see Briefer.offered), given the names taken.
@@ -132,27 +138,42 @@ class SessionServers:
         is no longer the session's news, and a failure told for it would use up the notice
         of a new server with the same name."""
 
+        down: set[str] = set()  # failed since they last connected: a connect is a restart
+
         async def changed(state: McpServerState) -> None:
             servers = active.mcp
             if servers is None or active.closing or not owner or owner[0] is not servers:
                 return
             await self._report(active, servers)
-            if state.status is McpStatus.FAILED and state.name not in active.mcp_notified:
-                active.mcp_notified.add(state.name)
-                reason = state.error or "unknown error"
-                await self._sink.emit(
-                    active.session.id,
-                    Notice(
-                        message_id=self._ids.message_id(),
-                        text=f"MCP server '{state.name}' failed: {reason}\n",
-                    ),
-                )
+            if state.status is McpStatus.FAILED:
+                down.add(state.name)
+                await self._sink.emit(active.session.id, self._failed(active, state))
+            if state.status is McpStatus.CONNECTED and state.name in down:
+                down.discard(state.name)
+                await self._sink.emit(active.session.id, _running_again(state))
             if state.status is McpStatus.CONNECTED and state.prompts:
                 await self._sink.emit(
                     active.session.id, CommandsAvailable(commands=self.offered(active))
                 )
 
         return changed
+
+    def _failed(self, active: ActiveSession, state: McpServerState) -> SessionNotice:
+        """An error notice at each failure; the agent text of a client without notices
+        only at a server's first (as before notices: told once)."""
+        reason = state.error or "unknown error"
+        fallback = None
+        if state.name not in active.mcp_notified:
+            active.mcp_notified.add(state.name)
+            text = f"MCP server '{state.name}' failed: {reason}\n"
+            fallback = Notice(message_id=self._ids.message_id(), text=text)
+        return SessionNotice(
+            severity=NoticeSeverity.ERROR,
+            title=f"MCP server '{state.name}' failed",
+            description=reason,
+            meta=_server_meta(state),
+            fallback=fallback,
+        )
 
     async def _report(self, active: ActiveSession, servers: McpServers) -> None:
         await self._sink.emit(active.session.id, McpServersChanged(servers=servers.states()))
@@ -183,3 +204,17 @@ class SessionServers:
         assert active.mcp is not None, "a prompt is only offered by a connected server"
         arguments: Mapping[str, str] = prompt_arguments(prompt, call.argument)
         return await active.mcp.get_prompt(prompt.name, arguments)
+
+
+def _server_meta(state: McpServerState) -> dict[str, object]:
+    return {"mcpServer": {"name": state.name, "status": state.status.value}}
+
+
+def _running_again(state: McpServerState) -> SessionNotice:
+    """A server that failed and came back (a crashed one started again): news for a client
+    with notices only (nothing was told of it before notices)."""
+    return SessionNotice(
+        severity=NoticeSeverity.INFO,
+        title=f"MCP server '{state.name}' is running again",
+        meta=_server_meta(state),
+    )

@@ -3,11 +3,13 @@
 from dataclasses import dataclass
 
 from application.ports.clock import Clock
+from application.ports.event_sink import EventSink
 from application.ports.permissions import PermissionRequest, PermissionUnavailable
 from application.ports.tools import ToolPlan
 from application.runtime import TurnCancelled, TurnControl
 from application.use_cases.permission_desk import PermissionDesk
 from application.use_cases.tool_catalogue import ToolCatalogue
+from domain.events import NoticeSeverity, SessionNotice
 from domain.permission import Decider, PermissionOption, Verdict, decide
 from domain.project_rules import ProjectRule, rule_for
 from domain.session import Session
@@ -56,10 +58,18 @@ class PermissionFlow:
       again; an answer nobody gives in time, or a client that cannot answer, denies.
     """
 
-    def __init__(self, *, desk: PermissionDesk, catalogue: ToolCatalogue, clock: Clock) -> None:
+    def __init__(
+        self,
+        *,
+        desk: PermissionDesk,
+        catalogue: ToolCatalogue,
+        clock: Clock,
+        sink: EventSink | None = None,
+    ) -> None:
         self._desk = desk
         self._catalogue = catalogue
         self._clock = clock
+        self._sink = sink  # where a request nobody answered is told (None: nowhere)
 
     async def permit(
         self, session: Session, control: TurnControl, call: ToolCallRecord, plan: ToolPlan
@@ -108,6 +118,7 @@ class PermissionFlow:
             return Answer(allowed=False, cancel_turn=True)
         except TimeoutError:
             await record(session, call, None, Decider.TIMEOUT)
+            await self._tell_timeout(session, call)
             return Answer(
                 allowed=False,
                 refusal=(
@@ -124,6 +135,22 @@ class PermissionFlow:
         if chosen is None:
             return Answer(allowed=False, cancel_turn=True)
         return Answer(allowed=chosen.allows)
+
+    async def _tell_timeout(self, session: Session, call: ToolCallRecord) -> None:
+        """A notice for a client with notices; any other sees the call fail, as before."""
+        if self._sink is None:
+            return
+        seconds = self._desk.timeout
+        notice = SessionNotice(
+            severity=NoticeSeverity.WARNING,
+            title=f"Permission request timed out: {call.title}",
+            description=(
+                f"Nobody answered within {seconds:g} s, so the tool did not run; "
+                "the model was told it was denied."
+            ),
+            meta={"permissionTimeout": {"toolCallId": call.id, "seconds": seconds}},
+        )
+        await self._sink.emit(session.id, notice)
 
     def _grant(self, session: Session, call: ToolCallRecord) -> ProjectRule | None:
         """What "always allow" would remember: never a call outside the project, never a

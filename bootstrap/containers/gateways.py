@@ -10,6 +10,7 @@ from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
 from adapters.workspace.local import LocalWorkspace
 from application.ports.mcp import McpConnector
+from application.use_cases.provider_retry import QuietRetry, RetryTerms
 from application.use_cases.subagent import SubAgentTools
 from bootstrap.model_clients import build_llm
 from bootstrap.settings import Settings
@@ -39,6 +40,17 @@ class Gateways(containers.DeclarativeContainer):
     core = providers.DependenciesContainer()
 
     llm = providers.Singleton(build_llm, core.settings)
+    # The model for requests that are not a turn's reply (a sub-agent's, a compaction's):
+    # asked again quietly by the turn's policy (the SDKs' own retries are off).
+    quiet_llm = providers.Singleton(
+        QuietRetry,
+        llm=llm,
+        terms=providers.Factory(
+            RetryTerms,
+            max_retries=core.settings.provided.max_retries,
+            budget_seconds=core.settings.provided.provider_retry_seconds,
+        ),
+    )
     tool_limits = providers.Singleton(
         Limits,
         bash_timeout=core.settings.provided.bash_timeout,
@@ -49,7 +61,7 @@ class Gateways(containers.DeclarativeContainer):
     tools = providers.Singleton(
         SubAgentTools,
         inner=local_tools,
-        llm=llm,
+        llm=quiet_llm,
         clock=core.clock,
         ids=core.ids,
         max_requests=core.settings.provided.max_turn_requests,

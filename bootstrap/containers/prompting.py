@@ -11,6 +11,7 @@ from application.use_cases.context_room import ContextRoom
 from application.use_cases.model_turn import ModelTurn
 from application.use_cases.prompt import Prompt
 from application.use_cases.prompt_preparation import PromptPreparation
+from application.use_cases.provider_retry import ProviderRetry, RetryTerms
 from application.use_cases.reply_stream import ReplyStream
 from application.use_cases.session_servers import SessionServers
 from application.use_cases.turn_ownership import TurnOwnership
@@ -50,6 +51,20 @@ class Prompting(containers.DeclarativeContainer):
     turn_output = providers.Factory(
         TurnOutput, log=turn.log, sink=clients.channels, clock=core.clock, ids=core.ids
     )
+    # A failed model request is asked again here, the SDKs' own retries being off
+    # (bootstrap.model_clients): IAC_CODE_MAX_RETRIES tries more, within
+    # IAC_CODE_PROVIDER_RETRY_SECONDS of waiting.
+    provider_retry = providers.Factory(
+        ProviderRetry,
+        terms=providers.Factory(
+            RetryTerms,
+            max_retries=core.settings.provided.max_retries,
+            budget_seconds=core.settings.provided.provider_retry_seconds,
+        ),
+        sink=clients.channels,
+        clock=core.clock,
+        ids=core.ids,
+    )
     prompt = providers.Factory(
         Prompt,
         registry=core.registry,
@@ -77,6 +92,7 @@ class Prompting(containers.DeclarativeContainer):
                 output=turn_output,
                 calls=turn.tool_calls,
                 tracer=core.tracer,
+                retry=provider_retry,
             ),
         ),
         ownership=ownership,
@@ -91,4 +107,5 @@ class Prompting(containers.DeclarativeContainer):
         requests=turn.requests,
         servers=servers,
         briefer=turn.briefer,
+        catalog=core.catalog,
     )

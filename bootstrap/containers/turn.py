@@ -48,7 +48,11 @@ class Turn(containers.DeclarativeContainer):
         catalogue=tool_catalogue,
         calls=tool_calls,
         permissions=providers.Factory(
-            PermissionFlow, desk=permission_desk, catalogue=tool_catalogue, clock=core.clock
+            PermissionFlow,
+            desk=permission_desk,
+            catalogue=tool_catalogue,
+            clock=core.clock,
+            sink=clients.channels,
         ),
         plan_exit=providers.Factory(
             PlanExit,
@@ -87,7 +91,7 @@ class Turn(containers.DeclarativeContainer):
     log = providers.Factory(SessionLog, uow=storage.uow, sink=clients.channels)
     compactor = providers.Factory(
         Compactor,
-        llm=gateways.llm,
+        llm=gateways.quiet_llm,
         log=log,
         sink=clients.channels,
         clock=core.clock,

@@ -1,3 +1,4 @@
+import asyncio
 from dataclasses import dataclass, field
 
 import pytest
@@ -23,6 +24,7 @@ from application.use_cases.permission_desk import PermissionDesk
 from application.use_cases.plan_exit import PlanExit
 from application.use_cases.prompt import Prompt
 from application.use_cases.prompt_preparation import PromptPreparation
+from application.use_cases.provider_retry import ProviderRetry, RetryTerms, Sleep
 from application.use_cases.reply_stream import ReplyStream
 from application.use_cases.session_log import SessionLog
 from application.use_cases.session_opening import OpenWith
@@ -87,6 +89,10 @@ class World:
     lease_terms: LeaseTerms = field(default_factory=lambda: LeaseTerms(holder="here"))
     lease_clock: StoppedClock = field(default_factory=StoppedClock)  # the leases' time
     presence: FakePresence = field(default_factory=FakePresence)
+    # The turn's provider retries (None: each request asked once) and the sleep its waits
+    # take (a test's own, that need not pass any time).
+    retry_terms: RetryTerms | None = None
+    sleep: Sleep | None = None
 
     def tool_phase(self) -> ToolPhase:
         catalogue, calls = self.tool_catalogue(), self.tool_calls()
@@ -96,7 +102,9 @@ class World:
         return ToolPhase(
             catalogue=catalogue,
             calls=calls,
-            permissions=PermissionFlow(desk=desk, catalogue=catalogue, clock=self.clock),
+            permissions=PermissionFlow(
+                desk=desk, catalogue=catalogue, clock=self.clock, sink=self.sink
+            ),
             plan_exit=PlanExit(
                 desk=desk, settings=self.settings(), catalogue=catalogue, calls=calls
             ),
@@ -228,9 +236,22 @@ class World:
                 output=output,
                 tools=self.tool_phase(),
                 room=ContextRoom(model=model, compactor=self.compactor(), output=output),
-                replies=ReplyStream(model=model, output=output, calls=self.tool_calls()),
+                replies=ReplyStream(
+                    model=model, output=output, calls=self.tool_calls(), retry=self.retry()
+                ),
             ),
             ownership=self.ownership(),
+        )
+
+    def retry(self) -> ProviderRetry | None:
+        if self.retry_terms is None:
+            return None
+        return ProviderRetry(
+            terms=self.retry_terms,
+            sink=self.sink,
+            clock=self.clock,
+            ids=self.ids,
+            sleep=self.sleep or asyncio.sleep,
         )
 
     def output(self) -> TurnOutput:
@@ -259,6 +280,7 @@ class World:
             requests=self.requests(),
             servers=self.servers(),
             briefer=self.briefer(),
+            catalog=self.catalog,
         )
 
     def load(self) -> LoadSession:

@@ -19,7 +19,7 @@ from domain.compaction import SUMMARY_SYSTEM, instruction
 from domain.config import Catalog
 from domain.content import TextBlock, ToolUseBlock
 from domain.context import SUMMARY_HEADING, context_estimate, estimate_tokens
-from domain.events import Notice, TextDelta, UsageUpdated
+from domain.events import Notice, SessionNotice, TextDelta, UsageUpdated
 from domain.message import Message, MessageKind, Role
 from domain.models import ModelInfo, Prices
 from domain.modes import offered_modes
@@ -227,7 +227,10 @@ async def test_a_second_overflow_after_compacting_is_the_provider_error(small: W
 
     assert len(small.llm.requests) == 5  # one compaction, one retry, no more
     assert [m.kind for m in stored(small, sid)].count(MessageKind.COMPACTION) == 1
-    assert any("still too long" in n.text for n in small.sink.of_type(Notice))  # type: ignore[attr-defined]
+    assert any(
+        "still too long" in (n.description or "")  # type: ignore[union-attr]
+        for n in small.sink.of_type(SessionNotice)
+    )
 
 
 async def test_an_overflow_with_nothing_to_compact_ends_the_turn_and_says_why(

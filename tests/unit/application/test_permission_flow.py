@@ -12,13 +12,20 @@ from application.runtime import TurnControl
 from application.use_cases.permission_desk import PermissionDesk
 from application.use_cases.tool_catalogue import ToolCatalogue
 from application.use_cases.tool_permissions import DENIED, PLANNING, Answer, PermissionFlow
+from domain.events import NoticeSeverity, SessionNotice
 from domain.ids import ToolCallId
 from domain.permission import Decider, PermissionOption
 from domain.session import Session
 from domain.tool_call import ToolCallRecord, ToolCallStatus
 from domain.tools import spec_for
 from tests.factories import SessionFactory
-from tests.fakes.ports import FakeTools, FakeUnitOfWork, FixedClock, ScriptedAsker
+from tests.fakes.ports import (
+    FakeTools,
+    FakeUnitOfWork,
+    FixedClock,
+    RecordingSink,
+    ScriptedAsker,
+)
 from tests.unit.application.conftest import CATALOG
 
 
@@ -27,12 +34,13 @@ class Fakes:
     asker: ScriptedAsker = field(default_factory=ScriptedAsker)
     uow: FakeUnitOfWork = field(default_factory=FakeUnitOfWork)
     timeout: float = 5.0
+    sink: RecordingSink = field(default_factory=RecordingSink)
 
     def flow(self) -> PermissionFlow:
         clock = FixedClock()
         desk = PermissionDesk(asker=self.asker, uow=self.uow, clock=clock, timeout=self.timeout)
         catalogue = ToolCatalogue(runner=FakeTools(), catalog=CATALOG)
-        return PermissionFlow(desk=desk, catalogue=catalogue, clock=clock)
+        return PermissionFlow(desk=desk, catalogue=catalogue, clock=clock, sink=self.sink)
 
     async def session(self, mode: str = "default") -> Session:
         """A session in `mode`, stored: decisions are recorded against it."""
@@ -158,6 +166,13 @@ async def test_nobody_answering_in_time_denies_saying_how_long_it_waited() -> No
     assert not answer.allowed and not answer.cancel_turn
     assert "within 0.01 s" in answer.refusal
     assert fakes.decided(s) == [(None, Decider.TIMEOUT)]
+    # a client with notices is told so; any other sees the call fail (no agent text)
+    [(sid, notice)] = fakes.sink.events
+    assert sid == s.id and isinstance(notice, SessionNotice)
+    assert notice.severity is NoticeSeverity.WARNING
+    assert notice.title.startswith("Permission request timed out")
+    assert notice.fallback is None
+    assert notice.meta["permissionTimeout"] == {"toolCallId": "toolu_1", "seconds": 0.01}
 
 
 async def test_a_cancelled_turn_cancels_the_request() -> None:

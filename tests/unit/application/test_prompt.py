@@ -9,7 +9,13 @@ from application.ports.tools import ToolResult
 from application.use_cases.new_session import NewSessionRequest
 from application.use_cases.prompt import PromptRequest
 from domain.content import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from domain.events import Notice, SessionTitleChanged, TextDelta, ThinkingDelta
+from domain.events import (
+    NoticeSeverity,
+    SessionNotice,
+    SessionTitleChanged,
+    TextDelta,
+    ThinkingDelta,
+)
 from domain.message import Role
 from domain.stop_reason import ModelStop, StopReason
 from domain.usage import Usage
@@ -210,8 +216,13 @@ async def test_provider_failure_is_shown_then_raised(world: World) -> None:
     sid = await open_session(world)
     with pytest.raises(ModelUnavailable):
         await world.prompt().execute(ask(sid))
-    (notice,) = world.sink.of_type(Notice)
-    assert "boom" in notice.text
+    (notice,) = world.sink.of_type(SessionNotice)
+    assert isinstance(notice, SessionNotice)
+    assert notice.severity is NoticeSeverity.ERROR
+    assert notice.description is not None and "boom" in notice.description
+    # a client without notices is told as before
+    assert notice.fallback is not None and "[model provider error: " in notice.fallback.text
+    assert "boom" in notice.fallback.text
     stored = world.uow.sessions.messages[sid]
     assert stored[-1].interrupted and stored[-1].visible_text() == "Starting"
     _, turn, error = world.uow.sessions.turns[-1]

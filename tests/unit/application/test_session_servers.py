@@ -16,6 +16,8 @@ from domain.events import (
     CommandsAvailable,
     McpServersChanged,
     Notice,
+    NoticeSeverity,
+    SessionNotice,
     ToolCallStarted,
     UserContentReplayed,
 )
@@ -90,8 +92,14 @@ async def test_a_failed_server_is_told_once_and_the_good_one_serves(world: World
     await servers.settle("broken", McpStatus.FAILED, "connection refused")
     await servers.settle("docs", McpStatus.CONNECTED)
     await servers.settle("broken", McpStatus.FAILED, "connection refused")  # again: not retold
-    notices = [e.text for e in world.sink.of_type(Notice)]
+    told = [e for e in world.sink.of_type(SessionNotice) if isinstance(e, SessionNotice)]
+    # as agent text (a client without notices) once; as an error notice each time
+    notices = [e.fallback.text for e in told if e.fallback is not None]
     assert notices == ["MCP server 'broken' failed: connection refused\n"]
+    assert [(e.severity, e.title, e.description) for e in told] == [
+        (NoticeSeverity.ERROR, "MCP server 'broken' failed", "connection refused")
+    ] * 2
+    assert told[0].meta == {"mcpServer": {"name": "broken", "status": "failed"}}
     last = world.sink.of_type(McpServersChanged)[-1].servers
     assert [(s.name, s.status, s.tools) for s in last] == [
         ("docs", McpStatus.CONNECTED, 1),
@@ -266,3 +274,22 @@ async def test_a_prompt_racing_a_slow_connector_still_waits_for_the_servers(
 async def until_opened(connector: FakeMcpConnector) -> None:
     while not connector.opened:
         await asyncio.sleep(0)
+
+
+async def test_a_server_that_comes_back_is_an_info_notice_for_clients_with_notices(
+    world: World,
+) -> None:
+    _, servers = await opened(world, DOCS)
+    await servers.settle("docs", McpStatus.CONNECTED)
+    await servers.settle("docs", McpStatus.FAILED, "the server exited with status 7")
+    await servers.settle("docs", McpStatus.CONNECTING)
+    await servers.settle("docs", McpStatus.CONNECTED)  # started again
+    await servers.settle("docs", McpStatus.CONNECTED)  # nothing new: not told again
+
+    told = [e for e in world.sink.of_type(SessionNotice) if isinstance(e, SessionNotice)]
+    assert [(e.severity, e.title) for e in told] == [
+        (NoticeSeverity.ERROR, "MCP server 'docs' failed"),
+        (NoticeSeverity.INFO, "MCP server 'docs' is running again"),
+    ]
+    assert told[1].fallback is None  # nothing was said of it before notices
+    assert told[1].meta == {"mcpServer": {"name": "docs", "status": "connected"}}

@@ -5,7 +5,7 @@ import asyncio
 from application.dto import SessionOpening
 from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.new_session import NewSessionRequest
-from domain.events import McpServersChanged, Notice
+from domain.events import McpServersChanged, SessionNotice
 from domain.mcp import McpServerSpec, McpStatus, McpTransport
 from domain.stop_reason import StopReason
 from tests.fakes.ports import FakeMcpConnector
@@ -28,7 +28,9 @@ async def reopen(world: World, sid: str, *specs: McpServerSpec) -> None:
 
 
 def notices(world: World) -> list[str]:
-    return [e.text for e in world.sink.of_type(Notice)]
+    """What a client without notices reads of the servers' failures."""
+    told = [e for e in world.sink.of_type(SessionNotice) if isinstance(e, SessionNotice)]
+    return [e.fallback.text for e in told if e.fallback is not None]
 
 
 async def test_a_replaced_servers_late_failure_is_not_told_as_the_sessions(world: World) -> None:

@@ -12,6 +12,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert not settings.has_credentials
     assert settings.database_url == f"sqlite+aiosqlite:///{tmp_path / 'iac-code.db'}"
     assert settings.max_turn_requests == 50
+    assert (settings.max_retries, settings.provider_retry_seconds) == (4, 120.0)
 
 
 def test_iac_code_names_win_over_anthropic_ones(tmp_path: Path) -> None:
@@ -51,6 +52,8 @@ def test_config_file_is_read_and_environment_wins(tmp_path: Path) -> None:
         ({"IAC_CODE_ALLOW_BYPASS": "maybe"}, "allow_bypass"),
         ({"IAC_CODE_THOUGHT_LEVEL": "max"}, "thought_level"),
         ({"IAC_CODE_MAX_IMAGE_BYTES": "0"}, "max_image_bytes"),
+        ({"IAC_CODE_PROVIDER_RETRY_SECONDS": "0"}, "provider_retry_seconds"),
+        ({"IAC_CODE_PROVIDER_RETRY_SECONDS": "soon"}, "provider_retry_seconds"),
     ],
 )
 def test_bad_values_are_reported_by_name(tmp_path: Path, env: dict[str, str], message: str) -> None:
@@ -246,3 +249,8 @@ def test_finding_13_an_empty_model_means_the_providers_default(tmp_path: Path, b
     assert load_settings({**env, "IAC_CODE_PROVIDER": "openai"}).model == "gpt-4.1"
     assert load_settings({**env, "IAC_CODE_PROVIDER": "deepseek"}).model == "deepseek-chat"
     assert load_settings({**env, "IAC_CODE_MAX_RETRIES": blank}).max_retries == 4
+
+
+def test_the_provider_retry_budget_is_read(tmp_path: Path) -> None:
+    env = {"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_PROVIDER_RETRY_SECONDS": "30.5"}
+    assert load_settings(env).provider_retry_seconds == 30.5
