@@ -17,6 +17,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from adapters.protocol.compaction_updates import shown_to
 from adapters.protocol.journal import seq_of, with_meta
 from adapters.protocol.wire import notification_for
 from application.attachments.room import Attachments
@@ -102,6 +103,10 @@ class SessionChannels(EventSink):
             await asyncio.gather(*sends)
 
     async def deliver(self, session_id: str, feed: _Feed, params: dict[str, Any]) -> None:
+        shown = shown_to(feed.peer.client_capabilities, params)  # what this client can show
+        if shown is None:
+            return
+        params = shown
         if not feed.told_state:
             feed.told_state = True
             params = with_meta(params, turn=self.turn_state(session_id))
