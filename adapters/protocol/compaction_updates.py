@@ -63,11 +63,11 @@ def shown_to(capabilities: Any, params: dict[str, Any]) -> dict[str, Any] | None
     not at all). Only compaction updates differ; the notification's own `_meta` (its
     journal number) stays with what stands for it."""
     update = params.get("update")
-    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-    if kind not in COMPACTION_UPDATES or shows_compactions(capabilities):
+    if not isinstance(update, dict) or update.get("sessionUpdate") not in COMPACTION_UPDATES:
+        return params  # every update but these, on the streaming path: two lookups
+    if shows_compactions(capabilities):
         return params
-    assert isinstance(update, dict)
-    if kind != "compaction_update" or update.get("status") != CompactionStatus.COMPLETED:
+    if update.get("status") != CompactionStatus.COMPLETED:  # started, failed, a chunk
         return None
     counts = update["_meta"][META_KEY]
     text = compacted_notice(counts["tokensBefore"], counts["tokensAfter"])
