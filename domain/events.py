@@ -140,6 +140,36 @@ class SessionNotice:
             raise ValueError("a notice needs a title")
 
 
+class CompactionStatus(StrEnum):
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    FAILED = "failed"  # the summary request failed: nothing changed
+    CANCELLED = "cancelled"  # the turn was cancelled while it summarised: nothing changed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionChanged:
+    """A compaction started or ended. `compaction_id` names it from start to end (and is
+    its marker's message id once it completed). The counts are the context meter's:
+    `tokens_before` the estimate that asked for it, `tokens_after` the compacted context's,
+    both of a `window`-token context (None: not known)."""
+
+    compaction_id: MessageId
+    status: CompactionStatus
+    tokens_before: int
+    tokens_after: int | None = None
+    window: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionSummaryDelta:
+    """The next piece of a compaction's summary, as the model writes it."""
+
+    compaction_id: MessageId
+    text: str
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -155,4 +185,6 @@ AgentEvent = (
     | PlanUpdated
     | McpServersChanged
     | SessionNotice
+    | CompactionChanged
+    | CompactionSummaryDelta
 )

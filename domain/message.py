@@ -36,10 +36,15 @@ class Compaction:
     tokens_before: int
     tokens_after: int
     focus: str | None = None
+    # The model's context window when it was compacted (None: stored before it was kept):
+    # what the counts were measured against, replayed beside them.
+    window: int | None = None
 
-    @property
-    def notice(self) -> str:
-        return f"Context compacted: {self.tokens_before} → {self.tokens_after} tokens"
+
+def compacted_notice(tokens_before: int, tokens_after: int) -> str:
+    """How a compaction is told in the chat (to a client that shows no compactions): its
+    own paragraph, live and on load."""
+    return f"\n\nContext compacted: {tokens_before} → {tokens_after} tokens\n\n"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

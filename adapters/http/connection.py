@@ -12,6 +12,7 @@ from adapters.http.outbox import EventTooLarge, Outbox
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.journal import seq_of
 from adapters.protocol.jsonrpc import INTERNAL_ERROR, RequestId, RpcError
+from adapters.protocol.shaping import message_for_client
 from application.ports.update_journal import ConnectionRecord
 
 SKIP = ("", 0)  # _numbered: not to be sent
@@ -122,8 +123,10 @@ class HttpConnection:
     async def catch_up(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Send `messages` (what the session's stream owes the client), then the live
         updates held meanwhile, each once: a held one the catch-up included is dropped."""
-        held = self._holding.pop(session_id, [])
-        for message in messages + held:
+        held = self._holding.pop(session_id, [])  # these were live: shown to it already
+        capabilities = self.protocol.client_capabilities
+        owed = [m for m in (message_for_client(m, capabilities) for m in messages) if m is not None]
+        for message in owed + held:
             await self._send(message)
 
     def _cursor_tag(self) -> bytes:

@@ -126,6 +126,8 @@ def _meta_to_json(message: Message) -> dict[str, Any] | None:
             "tokens_after": c.tokens_after,
             "focus": c.focus,
         }
+        if c.window is not None:  # absent in markers stored before it was kept
+            meta["compaction"]["window"] = c.window
     if message.typed is not None:
         meta["typed"] = message.typed
     if message.context is not None:
@@ -136,12 +138,13 @@ def _meta_to_json(message: Message) -> dict[str, Any] | None:
 def _compaction_from_json(data: Mapping[str, Any] | None) -> Compaction | None:
     if not data:
         return None
-    keep_from = data.get("keep_from")
+    keep_from, window = data.get("keep_from"), data.get("window")
     return Compaction(
         keep_from=MessageId(keep_from) if keep_from else None,
         tokens_before=int(data.get("tokens_before") or 0),
         tokens_after=int(data.get("tokens_after") or 0),
         focus=data.get("focus"),
+        window=window if isinstance(window, int) else None,
     )
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from adapters.protocol.journal import seq_of, with_meta
-from adapters.protocol.notices import shaped_for
+from adapters.protocol.shaping import for_client
 from adapters.protocol.wire import notification_for
 from application.attachments.room import Attachments
 from application.attachments.turn_state import TurnPhase, TurnState
@@ -105,9 +105,9 @@ class SessionChannels(EventSink):
             await asyncio.gather(*sends)
 
     async def deliver(self, session_id: str, feed: _Feed, params: dict[str, Any]) -> None:
-        shaped = shaped_for(params, feed.peer.client_capabilities)
+        shaped = for_client(params, feed.peer.client_capabilities)
         if shaped is None:
-            return  # a notice without a fallback, for a peer that takes no notices
+            return  # nothing of it for this client (e.g. a notice without a fallback)
         params = shaped
         if not feed.told_state:
             feed.told_state = True

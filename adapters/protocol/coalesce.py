@@ -3,10 +3,10 @@
 A fast model writes thousands of small `session/update`s a turn; a client that reads more
 slowly would otherwise get them all, one by one, long after the model has finished, while
 the agent holds them. Two updates that wait side by side become one when one can stand for
-both: text chunks of the same message (their texts joined) and updates of the same tool
-call (the later one's fields replace the earlier one's, as a client applies them; not two
-different statuses, so that a client sees each). What is already written is never touched,
-and the first chunk is never held back.
+both: text chunks of the same message or compaction summary (their texts joined) and
+updates of the same tool call (the later one's fields replace the earlier one's, as a client
+applies them; not two different statuses, so that a client sees each). What is already
+written is never touched, and the first chunk is never held back.
 """
 
 from typing import Any
@@ -15,8 +15,12 @@ from typing import Any
 # still gets its text in pieces, and re-encoding a pending frame stays cheap.
 MAX_MERGED_CHARS = 4096
 
-_CHUNKS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
-_CHUNK_KEYS = frozenset({"sessionUpdate", "content", "messageId"})
+# The text chunks that may join, each kind with the key naming what it is a chunk of.
+_CHUNK_OWNERS = {
+    "agent_message_chunk": "messageId",
+    "agent_thought_chunk": "messageId",
+    "compaction_summary_chunk": "compactionId",  # a compaction's summary as it is written
+}
 
 
 def _update(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -29,7 +33,8 @@ def _update(message: dict[str, Any]) -> dict[str, Any] | None:
 
 def _chunk_text(update: dict[str, Any]) -> str | None:
     """The text of a plain text chunk (no annotations or _meta that could not be joined)."""
-    if update.get("sessionUpdate") not in _CHUNKS or update.keys() != _CHUNK_KEYS:
+    owner = _CHUNK_OWNERS.get(str(update.get("sessionUpdate")))
+    if owner is None or update.keys() != {"sessionUpdate", "content", owner}:
         return None
     content = update["content"]
     if not isinstance(content, dict) or content.keys() != {"type", "text"}:
@@ -61,7 +66,10 @@ def merged(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any] | N
             return None
         return _joined(earlier, later, {**first, **second})
     head, tail = _chunk_text(first), _chunk_text(second)
-    if head is None or tail is None or first["messageId"] != second["messageId"]:
+    if head is None or tail is None:
+        return None
+    owner = _CHUNK_OWNERS[str(kind)]
+    if first[owner] != second[owner]:
         return None
     if len(head) + len(tail) > MAX_MERGED_CHARS:
         return None

@@ -7,6 +7,7 @@ paid for building those models' validators."""
 from collections.abc import Mapping
 from typing import Any
 
+from adapters.protocol.compaction_updates import compaction_update, summary_chunk
 from domain.content import (
     ContentBlock,
     EmbeddedResourceBlock,
@@ -17,6 +18,8 @@ from domain.content import (
 )
 from domain.events import (
     AgentEvent,
+    CompactionChanged,
+    CompactionSummaryDelta,
     Notice,
     PlanUpdated,
     TextDelta,
@@ -65,6 +68,10 @@ def update_dict(event: AgentEvent) -> dict[str, Any] | None:
                 for e in entries
             ]
             return {"entries": plan, "sessionUpdate": "plan"}
+        case CompactionChanged():
+            return compaction_update(event)
+        case CompactionSummaryDelta():
+            return summary_chunk(event)
     return None
 
 

@@ -5,7 +5,7 @@ from application.errors import SessionConflict, SessionNotFound
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import ActiveSession, SessionRegistry
-from application.use_cases.compaction import notice as compaction_notice
+from application.use_cases.compaction import replayed as compaction_replayed
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_state import state_of
 from application.use_cases.turn_lease import UNSAVED_REPAIR, TurnLeasing
@@ -103,7 +103,7 @@ def _marker_events(message: Message) -> list[AgentEvent]:
     """A command's answer, a /clear or a compaction, shown as it was live."""
     match message.kind:
         case MessageKind.COMPACTION:
-            return [Notice(message_id=message.id, text=compaction_notice(message))]
+            return compaction_replayed(message)
         case MessageKind.CLEAR:
             text = message.visible_text()
             return [Notice(message_id=message.id, text=text), PlanUpdated(entries=())]

@@ -35,6 +35,12 @@ def reply(words: str, input_tokens: int, output_tokens: int = 20) -> Any:
     return stream(text(words), input_tokens=input_tokens, output_tokens=output_tokens)
 
 
+def no_compaction_updates(agent: Any) -> bool:
+    """A client that did not advertise `session.compaction` is sent none of its updates."""
+    kinds = [m["params"]["update"]["sessionUpdate"] for m in agent.sent_by_agent("session/update")]
+    return not [k for k in kinds if k.startswith("compaction_")]
+
+
 def cost(input_tokens: int, output_tokens: int) -> float:
     return (input_tokens * PRICES["input"] + output_tokens * PRICES["output"]) / 1e6
 
@@ -59,6 +65,7 @@ async def test_the_context_is_compacted_past_the_threshold_and_stays_so_after_a_
         result = await say(agent, sid, "four")
         live = agent.client.agent_text()
         shown = updates(agent, "usage_update")
+        assert no_compaction_updates(agent)
     summary_request, next_request = server.requests[3], server.requests[4]
     # The summary request: the older turns as a transcript, and no tools to call.
     assert "tools" not in summary_request.body
@@ -88,6 +95,7 @@ async def test_the_context_is_compacted_past_the_threshold_and_stays_so_after_a_
         await agent.conn.load_session(session_id=sid, cwd=str(workdir), mcp_servers=[])
         replayed = agent.client.agent_text()
         await say(agent, sid, "five")
+        assert no_compaction_updates(agent)
     assert NOTICE.search(replayed).groups() == (str(before), str(after))  # type: ignore[union-attr]
     assert SUMMARY not in replayed  # the notice, not the summary, is what the user saw
     assert replayed.index("Reply three.") < replayed.index("Context compacted")

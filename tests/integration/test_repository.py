@@ -1,5 +1,6 @@
 import asyncio
 import sqlite3
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from domain.content import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from domain.message import Role
+from domain.message import Compaction, MessageKind, Role
 from domain.stop_reason import StopReason
 from domain.turn import Turn
 from domain.usage import Usage
@@ -64,6 +65,32 @@ async def test_a_session_round_trips_with_every_block_kind(uow_factory) -> None:
         {"k": "v"},
     )
     assert loaded.created_at == session.created_at and loaded.created_at.tzinfo is not None
+
+
+async def test_a_compaction_marker_keeps_its_counts_and_window(uow_factory) -> None:  # type: ignore[no-untyped-def]
+    # The window a compaction was counted against is replayed beside its counts; a marker
+    # stored before it was kept comes back without one.
+    session = SessionFactory()
+    first = MessageFactory(content=(TextBlock(text="hi"),))
+    facts = Compaction(keep_from=first.id, tokens_before=9_000, tokens_after=800, window=10_000)
+    old = replace(facts, window=None, focus="tests")
+    for count, compaction in enumerate((facts, old)):
+        session.add_message(first if count == 0 else MessageFactory())
+        marker = MessageFactory(
+            role=Role.ASSISTANT,
+            kind=MessageKind.COMPACTION,
+            content=(TextBlock(text="summary"),),
+            compaction=compaction,
+        )
+        session.add_message(marker)
+    async with uow_factory() as uow:
+        await uow.sessions.add(session)
+        await uow.commit()
+
+    async with uow_factory() as uow:
+        loaded = await uow.sessions.get(session.id)
+    assert loaded is not None
+    assert [m.compaction for m in loaded.messages if m.compaction] == [facts, old]
 
 
 async def test_appended_messages_are_stored_in_order(uow_factory) -> None:  # type: ignore[no-untyped-def]

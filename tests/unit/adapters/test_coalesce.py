@@ -101,3 +101,26 @@ def test_a_status_joins_updates_that_say_nothing_else_of_it():
     assert same is not None and same["params"]["update"]["status"] == "in_progress"
     done = merged(progress, tool_update(status="completed"))
     assert done is not None and done["params"]["update"]["status"] == "completed"
+
+
+def summary_chunk(text: str, compaction: str = "c1") -> dict:
+    update = {
+        "compactionId": compaction,
+        "content": {"text": text, "type": "text"},
+        "sessionUpdate": "compaction_summary_chunk",
+    }
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s1", "update": update},
+    }
+
+
+def test_chunks_of_one_compaction_summary_join_like_text():
+    both = merged(summary_chunk("SUMMARY: "), summary_chunk("they counted."))
+
+    assert both is not None
+    assert both["params"]["update"]["compactionId"] == "c1"
+    assert text_of(both) == "SUMMARY: they counted."
+    assert merged(summary_chunk("a"), summary_chunk("b", compaction="c2")) is None
+    assert merged(text_chunk("a"), summary_chunk("b")) is None

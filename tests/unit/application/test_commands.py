@@ -15,6 +15,9 @@ from domain.config import Catalog
 from domain.content import ImageBlock, TextBlock
 from domain.events import (
     CommandsAvailable,
+    CompactionChanged,
+    CompactionStatus,
+    CompactionSummaryDelta,
     ConfigOptionsChanged,
     ModeChanged,
     Notice,
@@ -322,7 +325,7 @@ def test_replay_shows_markers_as_they_were_shown_live() -> None:
     command = marker(MessageKind.COMMAND, "/usage", Role.USER)
     output = marker(MessageKind.COMMAND_OUTPUT, "Tokens used: 12")
     clear = marker(MessageKind.CLEAR, CLEARED)
-    facts = Compaction(keep_from=None, tokens_before=9_000, tokens_after=800)
+    facts = Compaction(keep_from=None, tokens_before=9_000, tokens_after=800, window=10_000)
     compaction = marker(MessageKind.COMPACTION, "the secret summary", compaction=facts)
 
     events = replay_events((command, output, clear, compaction), {})
@@ -332,7 +335,21 @@ def test_replay_shows_markers_as_they_were_shown_live() -> None:
         Notice(message_id=output.id, text="Tokens used: 12"),
         Notice(message_id=clear.id, text=CLEARED),
         PlanUpdated(entries=()),
-        Notice(message_id=compaction.id, text="\n\nContext compacted: 9000 → 800 tokens\n\n"),
+        # The compaction as it went live: started, its summary, completed (with its counts).
+        CompactionChanged(
+            compaction_id=compaction.id,
+            status=CompactionStatus.IN_PROGRESS,
+            tokens_before=9_000,
+            window=10_000,
+        ),
+        CompactionSummaryDelta(compaction_id=compaction.id, text="the secret summary"),
+        CompactionChanged(
+            compaction_id=compaction.id,
+            status=CompactionStatus.COMPLETED,
+            tokens_before=9_000,
+            tokens_after=800,
+            window=10_000,
+        ),
     ]
 
 

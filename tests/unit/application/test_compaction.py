@@ -5,6 +5,7 @@ request fits while it and its longest answer (1,000 tokens) stay within the wind
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 
@@ -19,7 +20,15 @@ from domain.compaction import SUMMARY_SYSTEM, instruction
 from domain.config import Catalog
 from domain.content import TextBlock, ToolUseBlock
 from domain.context import SUMMARY_HEADING, context_estimate, estimate_tokens
-from domain.events import Notice, SessionNotice, TextDelta, UsageUpdated
+from domain.events import (
+    CompactionChanged,
+    CompactionStatus,
+    CompactionSummaryDelta,
+    Notice,
+    SessionNotice,
+    TextDelta,
+    UsageUpdated,
+)
 from domain.message import Message, MessageKind, Role
 from domain.models import ModelInfo, Prices
 from domain.modes import offered_modes
@@ -125,17 +134,25 @@ async def test_a_context_past_the_threshold_is_compacted_before_the_request(smal
         ["third question"],
     ]
 
-    # Shown: the notice, the new size, then the reply and its usage.
+    # Shown: the compaction under the marker's id (started, its summary, completed with
+    # the meter's counts), the new size, then the reply and its usage.
     shown = [e for _, e in small.sink.events[events_before:]]
-    kinds = [type(e) for e in shown]
-    assert kinds == [Notice, UsageUpdated, TextDelta, UsageUpdated]
-    assert shown[0] == Notice(
-        message_id=marker.id,
-        text=f"\n\nContext compacted: {facts.tokens_before} → {facts.tokens_after} tokens\n\n",
+    started = CompactionChanged(
+        compaction_id=marker.id,
+        status=CompactionStatus.IN_PROGRESS,
+        tokens_before=facts.tokens_before,
+        window=WINDOW,
     )
-    assert isinstance(shown[1], UsageUpdated) and shown[1].used == facts.tokens_after
-    assert shown[1].size == WINDOW
-    assert isinstance(shown[3], UsageUpdated) and shown[3].used == 2_100
+    assert shown[:3] == [
+        started,
+        CompactionSummaryDelta(compaction_id=marker.id, text="SUMMARY: they fixed the parser."),
+        replace(started, status=CompactionStatus.COMPLETED, tokens_after=facts.tokens_after),
+    ]
+    assert facts.window == WINDOW
+    assert [type(e) for e in shown[3:]] == [UsageUpdated, TextDelta, UsageUpdated]
+    assert isinstance(shown[3], UsageUpdated) and shown[3].used == facts.tokens_after
+    assert shown[3].size == WINDOW
+    assert isinstance(shown[5], UsageUpdated) and shown[5].used == 2_100
     assert a3.context_tokens == 2_100
 
     # The summary's usage counts in the turn (but is not one of its requests).
@@ -332,6 +349,112 @@ async def test_an_empty_summary_is_a_failed_compaction(small: World) -> None:
     assert any("compaction failed: the model wrote no summary" in n for n in notices)
 
 
+# What the client is shown of a compaction
+
+
+def compaction_events(world: World) -> list[CompactionChanged | CompactionSummaryDelta]:
+    return [
+        e for _, e in world.sink.events if isinstance(e, CompactionChanged | CompactionSummaryDelta)
+    ]
+
+
+async def test_a_streamed_summary_is_shown_as_the_model_writes_it(small: World) -> None:
+    sid = await open_session(small)
+    await two_turns(small, sid, last_context=5_200)
+    usage = Usage(input_tokens=300, output_tokens=50)
+    whole = TextBlock(text="SUMMARY: they fixed the parser.")
+    streamed = [
+        TextChunk(text="SUMMARY: they"),
+        TextChunk(text=" fixed the parser."),
+        ModelResponse(content=(whole,), stop=ModelStop.END_TURN, usage=usage),
+    ]
+    small.llm.scripts = [streamed, answer("third answer", 2_000)]
+
+    await small.prompt().execute(ask(sid, "third question"))
+
+    started, first, second, completed = compaction_events(small)
+    marker = stored(small, sid)[-2]
+    assert marker.kind is MessageKind.COMPACTION and marker.compaction is not None
+    ids = {e.compaction_id for e in (started, first, second, completed)}
+    assert ids == {marker.id}
+    assert isinstance(first, CompactionSummaryDelta) and first.text == "SUMMARY: they"
+    assert isinstance(second, CompactionSummaryDelta) and second.text == " fixed the parser."
+    assert isinstance(completed, CompactionChanged)
+    assert completed.status is CompactionStatus.COMPLETED
+    assert completed.tokens_after == marker.compaction.tokens_after
+
+
+async def test_a_failed_summary_shows_the_compaction_failed_with_its_error(
+    small: World,
+) -> None:
+    sid = await open_session(small)
+    await two_turns(small, sid, last_context=5_200)
+    small.llm.scripts = [ModelUnavailable("boom"), answer("third answer", 5_500)]
+
+    await small.prompt().execute(ask(sid, "third question"))
+
+    started, failed = compaction_events(small)
+    assert isinstance(started, CompactionChanged) and isinstance(failed, CompactionChanged)
+    assert started.status is CompactionStatus.IN_PROGRESS and started.window == WINDOW
+    assert failed == replace(started, status=CompactionStatus.FAILED, error="boom")
+    assert all(m.is_chat for m in stored(small, sid))  # nothing stored under its id
+
+
+async def test_a_cancel_while_summarising_shows_the_compaction_cancelled(small: World) -> None:
+    sid = await open_session(small)
+    await two_turns(small, sid, last_context=5_200)
+    asked = asyncio.Event()
+
+    async def hang(_: ModelRequest) -> AsyncIterator:
+        yield TextChunk(text="SUMMARY: the")
+        asked.set()
+        await asyncio.Event().wait()
+
+    small.llm.scripts = [hang]
+    running = asyncio.create_task(small.prompt().execute(ask(sid, "third question")))
+    await asked.wait()
+    small.cancel().execute(sid)
+
+    result = await asyncio.wait_for(running, 1)
+
+    assert result.stop_reason is StopReason.CANCELLED
+    started, chunk, cancelled = compaction_events(small)
+    assert isinstance(started, CompactionChanged) and isinstance(cancelled, CompactionChanged)
+    assert chunk == CompactionSummaryDelta(compaction_id=started.compaction_id, text="SUMMARY: the")
+    assert cancelled == replace(started, status=CompactionStatus.CANCELLED)
+
+
+async def test_nothing_to_compact_shows_no_compaction(small: World) -> None:
+    sid = await open_session(small)
+    small.llm.scripts = [answer("first answer", 1_000)]
+    await small.prompt().execute(ask(sid, "first question"))
+
+    await small.prompt().execute(ask(sid, "/compact"))
+
+    assert compaction_events(small) == []
+
+
+async def test_a_load_replays_each_compaction_as_it_was_shown_live(small: World) -> None:
+    sid = await open_session(small)
+    await two_turns(small, sid, last_context=5_200)
+    small.llm.scripts = [summary(), answer("third answer", 2_000)]
+    await small.prompt().execute(ask(sid, "third question"))
+    live = compaction_events(small)
+    await small.close().execute(sid)
+    small.sink.events.clear()
+
+    await small.load().execute(LoadSessionRequest(session_id=sid, cwd="/home/dev/p"))
+
+    replayed = [e for _, e in small.sink.events]
+    assert compaction_events(small) == live
+    # In history order: after the reply before it, before the reply after it.
+    texts = [e.text for e in replayed if isinstance(e, TextDelta)]
+    assert texts == ["first answer", "second answer", "third answer"]
+    at = replayed.index(live[0])
+    assert replayed.index(TextDelta(message_id=stored(small, sid)[3].id, text="second answer")) < at
+    assert at < replayed.index(TextDelta(message_id=stored(small, sid)[-1].id, text="third answer"))
+
+
 # Usage updates
 
 
@@ -403,9 +526,9 @@ async def test_compact_command_with_a_focus(small: World) -> None:
     assert marker.kind is MessageKind.COMPACTION and marker.compaction is not None
     assert marker.compaction.focus == "the parser's tests"
     assert marker.compaction.keep_from == history[2].id  # the second question
-    # The compactor showed its notice; the command adds no answer of its own.
+    # The compactor showed the compaction; the command adds no answer of its own.
     shown = [type(e) for _, e in small.sink.events[events_before:]]
-    assert shown == [Notice, UsageUpdated]
+    assert shown == [CompactionChanged, CompactionSummaryDelta, CompactionChanged, UsageUpdated]
     _, turn, _ = small.uow.sessions.turns[-1]
     assert turn.requests == 0 and turn.usage == result.usage
     session = small.registry.require(sid).session
