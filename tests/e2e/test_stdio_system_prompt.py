@@ -145,4 +145,5 @@ async def test_a_prompt_that_cannot_be_used_opens_nothing_and_changes_nothing(
         system = await system_of_next_turn(agent, server, sid)
     assert (refused_new.value.code, refused_new.value.data["field"]) == (-32602, field)
     assert system.endswith("Always answer in haiku.")  # the stored prompt is untouched
+    valid_on_the_wire(agent)  # the refused requests too: the schema allows what we refuse
     server.assert_script_consumed()
