@@ -1,5 +1,6 @@
 from dataclasses import dataclass
 
+from domain.client_prompt import ClientPrompt
 from domain.config import SelectOption
 from domain.mcp import McpServerSpec
 from domain.modes import Mode
@@ -20,10 +21,12 @@ class SessionState:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionOpening:
     """What a client opens a session with (session/new, load, resume, fork): the complete
-    lists of its extra directories (absolute, existing) and its MCP servers."""
+    lists of its extra directories (absolute, existing) and its MCP servers, and its system
+    prompt (None: it gave none, and the session keeps the one it has)."""
 
     additional_directories: tuple[str, ...] = ()
     mcp_servers: tuple[McpServerSpec, ...] = ()
+    system_prompt: ClientPrompt | None = None
 
 
 NOTHING_MORE = SessionOpening()  # no extra directories, no MCP servers

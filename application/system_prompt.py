@@ -9,6 +9,7 @@ in the environment context, sent with the first request of each turn.
 
 from collections.abc import Collection, Iterable
 
+from domain.client_prompt import ClientPrompt, ClientPromptMode
 from domain.knowledge import Environment, InstructionFile, InstructionScope, Skill
 from domain.modes import MODES, ModeId
 from domain.plan import TODO_WRITE
@@ -105,6 +106,10 @@ SKILLS_INTRO = (
     f"`{LOAD_SKILL}` with its name and follow what it says."
 )
 
+# Heads the client's appended text: the model should know whose words these are.
+CLIENT_HEADER = "## From the editor"
+CLIENT_INTRO = "The editor gave these instructions for this session:"
+
 SUBAGENT_ROLE = (
     "You are a research sub-agent of iac-code, started by the coding agent to answer one "
     "task. Your tools only read: read_file, list_files, glob, grep and web_fetch; you cannot "
@@ -124,15 +129,27 @@ def system_prompt(
     tools: Collection[str],
     instructions: tuple[InstructionFile, ...],
     skills: tuple[Skill, ...],
+    client: ClientPrompt | None = None,
 ) -> str:
-    """The main agent's system prompt: stable sections first, what may change last."""
-    sections = [IDENTITY, _working_rules(tools)]
-    if TODO_WRITE in tools:
-        sections.append(KEEP_A_PLAN)
-    sections += [SAFETY, OUTPUT, _mode_section(mode), _cwd_line(cwd)]
+    """The main agent's system prompt: stable sections first, what may change last.
+
+    A client's prompt in `append` mode comes last, after the project's instructions and
+    skills; in `override` mode it takes the place of the identity, the working rules, the
+    plans and the output sections, and what keeps the agent safe and working stays: safety,
+    the mode's rules, the working directory, the project's instructions and the skills."""
+    if client is not None and client.mode is ClientPromptMode.OVERRIDE:
+        sections = [client.text, SAFETY]
+    else:
+        sections = [IDENTITY, _working_rules(tools)]
+        if TODO_WRITE in tools:
+            sections.append(KEEP_A_PLAN)
+        sections += [SAFETY, OUTPUT]
+    sections += [_mode_section(mode), _cwd_line(cwd)]
     sections += _instructions_section(instructions)
     if LOAD_SKILL in tools:
         sections += _skills_section(skills)
+    if client is not None and client.mode is ClientPromptMode.APPEND:
+        sections.append(f"{CLIENT_HEADER}\n\n{CLIENT_INTRO}\n\n{client.text}")
     return "\n\n".join(sections)
 
 

@@ -40,3 +40,7 @@ class UnknownConfigOption(DomainError):
 
 class InvalidConfigValue(DomainError):
     default_message = "Value not allowed for this configuration option."
+
+
+class InvalidClientPrompt(DomainError):
+    default_message = "Invalid client system prompt."

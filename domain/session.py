@@ -1,6 +1,7 @@
 from datetime import datetime
 from posixpath import isabs
 
+from domain.client_prompt import ClientPrompt
 from domain.config import MODE_OPTION_ID, MODEL_OPTION_ID, THOUGHT_OPTION_ID, SessionConfig
 from domain.errors import InvalidTitle, InvalidWorkingDirectory
 from domain.ids import SessionId
@@ -51,6 +52,7 @@ class Session:
         cost: float | None = None,
         additional_directories: tuple[str, ...] = (),
         mcp_servers: tuple[dict[str, object], ...] = (),
+        system_prompt: ClientPrompt | None = None,
         version: int = 0,
     ) -> None:
         if not isabs(cwd):
@@ -72,6 +74,8 @@ class Session:
         # MCP servers as stored (McpServerSpec.stored(): no secret values).
         self.additional_directories = tuple(additional_directories)
         self.mcp_servers = tuple(mcp_servers)
+        # The client's system prompt, as last given (None: the agent's own instructions).
+        self.system_prompt = system_prompt
         # The stored version this copy was read at (or last wrote): stores check it.
         self.version = version
         self._changes: list[SessionChange] = []
@@ -102,6 +106,15 @@ class Session:
         self.mcp_servers = tuple(mcp_servers)
         if changed:
             self._changes.append(SettingChanged(Setting.WORKSPACE))
+        return changed
+
+    def set_system_prompt(self, prompt: ClientPrompt) -> bool:
+        """Take the system prompt a client opened the session with: it replaces the one
+        stored (a client that gives none keeps it, so no call is made). True if changed."""
+        changed = prompt != self.system_prompt
+        self.system_prompt = prompt
+        if changed:
+            self._changes.append(SettingChanged(Setting.SYSTEM_PROMPT))
         return changed
 
     def charge(self, usage: Usage, cost: float | None) -> None:
@@ -189,6 +202,7 @@ class Session:
             cost=self.cost,
             additional_directories=self.additional_directories,
             mcp_servers=self.mcp_servers,
+            system_prompt=self.system_prompt,
             version=self.version,
         )
 
@@ -207,6 +221,7 @@ class Session:
             permissions=PermissionRules(set(self.permissions.rejected)),
             additional_directories=self.additional_directories,
             mcp_servers=self.mcp_servers,
+            system_prompt=self.system_prompt,
         )
 
     def rename(self, title: str, *, at: datetime) -> str:

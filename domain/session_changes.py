@@ -14,6 +14,7 @@ class Setting(StrEnum):
     MODEL = "model"
     CONFIG = "config"
     WORKSPACE = "workspace"  # the extra directories and the MCP servers, opened together
+    SYSTEM_PROMPT = "system_prompt"  # the client's system prompt
 
     @property
     def fields(self) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ from typing import Any
 
 from application.ports.session_store import TurnRecord
 from domain.block_dicts import turn_block_dict
+from domain.client_prompt import ClientPrompt, ClientPromptMode
 from domain.content import (
     AudioBlock,
     ContentBlock,
@@ -190,8 +191,21 @@ def session_to_row(session: Session) -> dict[str, Any]:
         "message_count": session.message_count,
         "additional_directories": list(session.additional_directories),
         "mcp_servers": [dict(server) for server in session.mcp_servers],
+        "system_prompt": client_prompt_to_json(session.system_prompt),
         "version": session.version,
     }
+
+
+def client_prompt_to_json(prompt: ClientPrompt | None) -> dict[str, Any] | None:
+    if prompt is None:
+        return None
+    return {"mode": prompt.mode.value, "content": list(prompt.texts)}
+
+
+def client_prompt_from_json(data: Mapping[str, Any] | None) -> ClientPrompt | None:
+    if not data:
+        return None
+    return ClientPrompt(mode=ClientPromptMode(data["mode"]), texts=tuple(data["content"]))
 
 
 def session_from_row(
@@ -215,6 +229,7 @@ def session_from_row(
         cost=spent[1],
         additional_directories=tuple(row["additional_directories"] or ()),
         mcp_servers=tuple(row["mcp_servers"] or ()),
+        system_prompt=client_prompt_from_json(row["system_prompt"]),
         version=row["version"],
     )
 

@@ -77,6 +77,8 @@ sessions = Table(
     Column("deleted_at", UtcDateTime, nullable=True),
     Column("additional_directories", JSON, nullable=False, default=list),
     Column("mcp_servers", JSON, nullable=False, default=list),  # without secret values
+    # The client's system prompt: {"mode": …, "content": [text, …]}; null: none given.
+    Column("system_prompt", JSON, nullable=True),
     # Bumped by every stored change: a write checked against the version it read turns a
     # concurrent change into a conflict instead of an overwrite.
     Column("version", Integer, nullable=False, server_default="0"),

@@ -18,14 +18,17 @@ ALIASES = {"sessions/list": "session/list", "config/set": "session/set_config_op
 # A capability: where it sits in `agentCapabilities`, and the value advertised there.
 Capability = tuple[tuple[str, ...], Any]
 
+# The client's system prompt: `append` (every agent advertising it has that) and `override`.
+SYSTEM_PROMPT: Capability = (("sessionCapabilities", "systemPrompt"), {"mode": {"override": {}}})
+
 # Every request method served, with the capabilities that announce it (none: part of the
-# protocol's baseline). `additionalDirectories` is a param of the session-opening methods:
-# it is carried by session/new, which every client uses.
+# protocol's baseline). `additionalDirectories` and `systemPrompt` are params of the
+# session-opening methods: they are carried by session/new, which every client uses.
 METHODS: dict[str, tuple[Capability, ...]] = {
     "initialize": (),
     "authenticate": (),
     "logout": ((("auth", "logout"), {}),),
-    "session/new": ((("sessionCapabilities", "additionalDirectories"), {}),),
+    "session/new": ((("sessionCapabilities", "additionalDirectories"), {}), SYSTEM_PROMPT),
     "session/load": ((("loadSession",), True),),
     "session/prompt": (),
     "session/set_mode": (),

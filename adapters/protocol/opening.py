@@ -1,6 +1,7 @@
-"""What a client opens a session with: `additionalDirectories` and `mcpServers`, read from
-the raw params. The SDK's models skip invalid entries silently; a client deserves to hear
-which entry is wrong, so each one is checked here (-32602 naming it)."""
+"""What a client opens a session with: `additionalDirectories`, `mcpServers` and
+`systemPrompt`, read from the raw params. The SDK's models skip invalid entries silently (and
+know no `systemPrompt` at all); a client deserves to hear which entry is wrong, so each one
+is checked here (-32602 naming it), before any session is made or read."""
 
 import os
 from typing import Any
@@ -10,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
 from application.dto import SessionOpening
+from domain.client_prompt import ClientPrompt, ClientPromptMode
 from domain.mcp import McpServerSpec, McpTransport
 
 _SERVER_MODELS: dict[str, type[BaseModel]] = {
@@ -99,10 +101,53 @@ def _servers(raw: object) -> tuple[McpServerSpec, ...]:
     return servers
 
 
+_PROMPT_MODES = [mode.value for mode in ClientPromptMode]
+
+
+def _prompt_text(index: int, raw: object) -> str:
+    field = f"systemPrompt.content[{index}]"
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    if kind != "text":  # the schema's MUST: an error for any block the agent cannot use
+        raise _invalid(
+            field,
+            "is not a text block: a system prompt holds text blocks only.",
+            type=kind if isinstance(kind, str) else None,
+            supported=["text"],
+        )
+    text = raw.get("text") if isinstance(raw, dict) else None
+    if not isinstance(text, str):
+        raise _invalid(field, "needs its text as a string.")
+    return text
+
+
+def _system_prompt(raw: object) -> ClientPrompt | None:
+    """The client's system prompt; None when it gave none (omitted or null)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise _invalid("systemPrompt", "must be an object with mode and content.")
+    mode = raw.get("mode")
+    if mode is None:
+        raise _invalid("systemPrompt.mode", "is required.", supported=_PROMPT_MODES)
+    if mode not in _PROMPT_MODES:  # never taken as another mode (the schema's MUST)
+        raise _invalid(
+            "systemPrompt.mode",
+            f"{mode!r} is not a mode this agent supports (append, override).",
+            mode=mode if isinstance(mode, str) else None,
+            supported=_PROMPT_MODES,
+        )
+    content = raw.get("content")
+    if not isinstance(content, list) or not content:
+        raise _invalid("systemPrompt.content", "must be a non-empty list of text blocks.")
+    texts = tuple(_prompt_text(index, block) for index, block in enumerate(content))
+    return ClientPrompt(mode=ClientPromptMode(mode), texts=texts)
+
+
 def session_opening(params: dict[str, Any] | None) -> SessionOpening:
     """Raises RpcError (-32602) naming the first entry that cannot be used."""
     params = params or {}
     return SessionOpening(
         additional_directories=_directories(params.get("additionalDirectories")),
         mcp_servers=_servers(params.get("mcpServers")),
+        system_prompt=_system_prompt(params.get("systemPrompt")),
     )

@@ -48,6 +48,7 @@ class RequestBuilder:
             tools=[tool.name for tool in tools],
             instructions=briefing.instructions,
             skills=briefing.skills,
+            client=session.system_prompt,
         )
 
     def build(self, session: Session, thought_level: str) -> ModelRequest:

@@ -8,8 +8,9 @@ from domain.session import Session
 
 class OpenWith:
     """Gives an opened session what its client opened it with: the extra directories
-    (stored with it) and the MCP servers (stored without secrets; connected once the client
-    has the answer, see SessionServers)."""
+    (stored with it), the MCP servers (stored without secrets; connected once the client
+    has the answer, see SessionServers) and the client's system prompt (stored with it; a
+    client that gives none leaves the stored one in place)."""
 
     def __init__(self, *, uow: UnitOfWork, registry: SessionRegistry) -> None:
         self._uow = uow
@@ -18,19 +19,23 @@ class OpenWith:
     async def apply(self, session: Session, opening: SessionOpening, *, stored: bool) -> None:
         """`stored`: the session is already in the store, and a change is saved now.
 
-        Raises SessionBusy when a running turn would see its directories or servers change
-        under it (reopening it with the same ones, as a reconnecting client does, is fine)."""
+        Raises SessionBusy when a running turn would see its directories, servers or system
+        prompt change under it (reopening it with the same ones, as a reconnecting client
+        does, is fine)."""
         active = self._registry.find(session.id)
         if active is not None and active.busy and self._changes(active, session, opening):
             raise SessionBusy(
-                "The session is running a prompt: its directories and MCP servers can change "
-                "once it has answered (cancel it or wait).",
+                "The session is running a prompt: its directories, MCP servers and system "
+                "prompt can change once it has answered (cancel it or wait).",
                 sessionId=session.id,
             )
         servers = tuple(server.stored() for server in opening.mcp_servers)
 
         def change(session: Session) -> bool:
-            return session.open_with(opening.additional_directories, servers)
+            changed = session.open_with(opening.additional_directories, servers)
+            if opening.system_prompt is not None:
+                changed = session.set_system_prompt(opening.system_prompt) or changed
+            return changed
 
         if stored:
             await save_setting(self._uow, session, change)
@@ -42,7 +47,8 @@ class OpenWith:
     @staticmethod
     def _changes(active: ActiveSession, session: Session, opening: SessionOpening) -> bool:
         servers = active.mcp_wanted if active.mcp_wanted is not None else active.mcp_specs
+        prompt = opening.system_prompt
         return (session.additional_directories, servers) != (
             opening.additional_directories,
             opening.mcp_servers,
-        )
+        ) or (prompt is not None and prompt != session.system_prompt)

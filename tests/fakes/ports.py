@@ -71,6 +71,7 @@ def _settings(session: Session) -> dict[str, object]:
         "config": dict(session.config),
         "additional_directories": session.additional_directories,
         "mcp_servers": session.mcp_servers,
+        "system_prompt": session.system_prompt,
     }
 
 

@@ -13,6 +13,7 @@ from application.errors import SessionConflict
 from application.ports.session_store import TurnRecord
 from application.ports.unit_of_work import UnitOfWork
 from application.use_cases.turn_lease import UNSAVED_REPAIR
+from domain.client_prompt import ClientPrompt, ClientPromptMode
 from domain.content import TextBlock
 from domain.ids import SessionId, ToolCallId
 from domain.message import Message
@@ -539,3 +540,23 @@ async def test_a_fork_of_a_copy_with_an_append_not_stored_holds_it(uow: UowFacto
     fork = await fork_of(uow, source)
     await append(uow, other, "stored instead")  # another writer takes that position
     assert texts(await load(uow, fork.id)) == ["a", "not stored"]
+
+
+async def test_the_clients_system_prompt_is_stored_replaced_and_forked(uow: UowFactory) -> None:
+    session = await store(uow, SessionFactory())
+    assert (await load(uow, session.id)).system_prompt is None  # type: ignore[union-attr]
+    first = ClientPrompt(mode=ClientPromptMode.APPEND, texts=("Be brief.", "Use SI units."))
+    then = ClientPrompt(mode=ClientPromptMode.OVERRIDE, texts=("You are a reviewer.",))
+    for prompt in (first, then):
+        session.set_system_prompt(prompt)
+        async with uow() as u:
+            await u.sessions.save(session)
+            await u.commit()
+        loaded = await load(uow, session.id)
+        assert loaded is not None and loaded.system_prompt == prompt
+    assert loaded is not None
+    async with uow() as u:
+        await u.sessions.fork(loaded, loaded.fork(SessionId("fork-2"), at=T0))
+        await u.commit()
+    forked = await load(uow, "fork-2")
+    assert forked is not None and forked.system_prompt == then

@@ -5,6 +5,7 @@ pydantic's own `model_validate` is lenient (it drops bad fields), so it cannot b
 check; a per-method schema with no extra keys allowed is.
 """
 
+import copy
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -50,6 +51,19 @@ AGENT_METHODS: dict[str, tuple[Any, Any]] = {
     "terminal/release": (acp.ReleaseTerminalRequest, acp.ReleaseTerminalResponse),
 }
 _OPEN = {"_meta", "rawInput", "rawOutput", "data"}  # free-form by the spec
+
+# Fields newer than the pinned SDK that the agent sends, by (method, "params" | "result"):
+# where each sits, and the definition of the newest schema file (tests.support.schema_file,
+# unstable) that checks it. Each is taken out of a copy before the SDK's closed schema
+# checks the rest, so nothing else loosens.
+NEWER_THAN_SDK: dict[tuple[str, str], tuple[tuple[tuple[str, ...], str], ...]] = {
+    ("initialize", "result"): (
+        (
+            ("agentCapabilities", "sessionCapabilities", "systemPrompt"),
+            "SessionSystemPromptCapabilities",
+        ),
+    ),
+}
 
 
 def _close_objects(node: Any, key: str | None = None) -> None:
@@ -116,7 +130,7 @@ class WireValidator:
         is_request = "id" in message
         if is_request != (result_model is not None):
             self._fail(sender, message, f"{method} sent as the wrong message kind")
-        self._validate(params_model, message.get("params"), sender, message, method)
+        self._validate(params_model, message.get("params"), sender, message, method, "params")
         if is_request:
             self._outstanding[(sender, message["id"])] = method
         elif sender == AGENT and method == "$/cancel_request":
@@ -144,14 +158,37 @@ class WireValidator:
                 self._fail(sender, message, "error without integer code and string message")
             return
         table = CLIENT_METHODS if requester == CLIENT else AGENT_METHODS
-        self._validate(table[method][1], message["result"], sender, message, method)
+        self._validate(table[method][1], message["result"], sender, message, method, "result")
 
-    def _validate(self, model: Any, value: Any, sender: str, message: Any, method: str) -> None:
+    def _validate(
+        self, model: Any, value: Any, sender: str, message: Any, method: str, role: str
+    ) -> None:
         strict = self.strict_agent and sender == AGENT
+        if sender == AGENT:
+            value = self._without_newer(value, sender, message, method, role)
         errors = sorted(_validator(model, strict).iter_errors(value), key=str)
         for error in errors[:3]:
             path = "/".join(str(p) for p in error.absolute_path)
             self._fail(sender, message, f"{method}: {error.message} at /{path}")
+
+    def _without_newer(self, value: Any, sender: str, message: Any, method: str, role: str) -> Any:
+        """`value` without the fields of NEWER_THAN_SDK, each checked by the schema file."""
+        # Imported here: schema_file imports this module's names.
+        from tests.support.schema_file import problems_with
+
+        newer = NEWER_THAN_SDK.get((method, role), ())
+        if not newer or not isinstance(value, dict):
+            return value
+        value = copy.deepcopy(value)
+        for path, definition in newer:
+            parent = value
+            for key in path[:-1]:
+                parent = parent.get(key) if isinstance(parent, dict) else None
+            if isinstance(parent, dict) and path[-1] in parent:
+                field = parent.pop(path[-1])
+                for problem in problems_with(definition, field, "unstable"):
+                    self._fail(sender, message, f"{method}: {'.'.join(path)}: {problem}")
+        return value
 
     def _fail(self, sender: str, message: Any, why: str) -> None:
         self.problems.append(f"{sender} sent an invalid message ({why}): {str(message)[:400]}")

@@ -76,3 +76,23 @@ def test_unanswered_requests_are_flagged() -> None:
     v.check(CLIENT, NEW)
     with pytest.raises(AssertionError, match="never answered"):
         v.assert_clean()
+
+
+def _initialized(session_capabilities: dict) -> list[str]:
+    v = WireValidator()
+    v.check(
+        CLIENT,
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}},
+    )
+    result = {
+        "protocolVersion": 1,
+        "agentCapabilities": {"sessionCapabilities": session_capabilities},
+    }
+    v.check(AGENT, {"jsonrpc": "2.0", "id": 0, "result": result})
+    return v.problems
+
+
+def test_a_field_newer_than_the_sdk_is_checked_by_the_schema_file_alone() -> None:
+    assert _initialized({"systemPrompt": {"mode": {"override": {}}}}) == []
+    assert _initialized({"systemPrompt": {"mode": "override"}})  # the schema file's shape
+    assert _initialized({"systemPrompt": {}, "madeUp": {}})  # the rest stays closed

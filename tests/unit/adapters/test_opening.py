@@ -8,6 +8,7 @@ import pytest
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
 from adapters.protocol.opening import session_opening
 from adapters.tools.base import locate
+from domain.client_prompt import ClientPrompt, ClientPromptMode
 from domain.mcp import McpServerSpec, McpTransport
 
 
@@ -182,3 +183,68 @@ def test_an_extra_directory_reached_through_a_symlink_counts_as_inside(tmp_path:
     # a directory whose name merely starts like the extra one is not inside it
     (tmp_path / "real2").mkdir()
     assert locate(str(cwd), f"{tmp_path}/real2/x", (str(real),)).outside
+
+
+# --- systemPrompt ---
+
+
+def test_a_system_prompt_is_read_with_its_blocks_in_order() -> None:
+    opening = session_opening(
+        {
+            "systemPrompt": {
+                "mode": "override",
+                "content": [{"type": "text", "text": "One."}, {"type": "text", "text": "Two."}],
+                "_meta": {"x": 1},
+            }
+        }
+    )
+    assert opening.system_prompt == ClientPrompt(
+        mode=ClientPromptMode.OVERRIDE, texts=("One.", "Two.")
+    )
+
+
+@pytest.mark.parametrize("given", [{}, {"systemPrompt": None}])
+def test_no_system_prompt_is_none(given: dict[str, Any]) -> None:
+    assert session_opening(given).system_prompt is None
+
+
+@pytest.mark.parametrize(
+    ("prompt", "data"),
+    [
+        (
+            {"mode": "replace", "content": [{"type": "text", "text": "x"}]},
+            {"field": "systemPrompt.mode", "mode": "replace", "supported": ["append", "override"]},
+        ),
+        (
+            {"mode": "_ours", "content": [{"type": "text", "text": "x"}]},
+            {"field": "systemPrompt.mode", "mode": "_ours", "supported": ["append", "override"]},
+        ),
+        (
+            {"content": [{"type": "text", "text": "x"}]},
+            {"field": "systemPrompt.mode", "supported": ["append", "override"]},
+        ),
+        ({"mode": "append", "content": []}, {"field": "systemPrompt.content"}),
+        ({"mode": "append"}, {"field": "systemPrompt.content"}),
+        (
+            {
+                "mode": "append",
+                "content": [
+                    {"type": "text", "text": "x"},
+                    {"type": "image", "data": "AA==", "mimeType": "image/png"},
+                ],
+            },
+            {"field": "systemPrompt.content[1]", "type": "image", "supported": ["text"]},
+        ),
+        (
+            {"mode": "append", "content": [{"type": "text"}]},
+            {"field": "systemPrompt.content[0]"},
+        ),
+        ("be brief", {"field": "systemPrompt"}),
+    ],
+)
+def test_a_system_prompt_that_cannot_be_used_is_refused_naming_why(
+    prompt: object, data: dict[str, Any]
+) -> None:
+    error = refused({"systemPrompt": prompt})
+    assert error.data == data
+    assert data["field"] in error.message

@@ -8,6 +8,7 @@ from application.system_prompt import (
     subagent_system_prompt,
     system_prompt,
 )
+from domain.client_prompt import ClientPrompt, ClientPromptMode
 from domain.knowledge import (
     CUT_MARKER,
     Environment,
@@ -385,3 +386,47 @@ def test_the_subagent_prompt_without_instructions() -> None:
     prompt = subagent_system_prompt(cwd="/w", instructions=())
     assert "## Project instructions" not in prompt
     assert prompt.endswith("The working directory of this session is `/w`.")
+
+
+# --- the client's system prompt ---
+
+APPENDED = ClientPrompt(mode=ClientPromptMode.APPEND, texts=("Use metric units.", "Be brief."))
+OVERRIDE = ClientPrompt(mode=ClientPromptMode.OVERRIDE, texts=("You review Terraform only.",))
+
+
+def render_for(client: ClientPrompt, mode: str = ModeId.DEFAULT) -> str:
+    return system_prompt(
+        cwd="/repo/app",
+        mode=mode,
+        tools=ALL_TOOLS,
+        instructions=(USER_FILE, ROOT_FILE),
+        skills=SKILLS,
+        client=client,
+    )
+
+
+def test_appended_text_comes_after_the_instructions_and_skills() -> None:
+    prompt = render_for(APPENDED)
+    ours = render(instructions=(USER_FILE, ROOT_FILE), skills=SKILLS)
+    assert prompt.startswith(ours)  # the agent's prompt, byte for byte, first
+    assert prompt[len(ours) :] == (
+        "\n\n## From the editor\n\nThe editor gave these instructions for this session:"
+        "\n\nUse metric units.\n\nBe brief."
+    )
+
+
+def test_override_replaces_the_agents_own_guidance() -> None:
+    prompt = render_for(OVERRIDE)
+    assert prompt.startswith("You review Terraform only.\n\n## Safety\n\n")
+    for gone in ("You are iac-code", "## Working rules", "## Plans", "## Output"):
+        assert gone not in prompt, gone
+
+
+@pytest.mark.parametrize("mode", list(ModeId))
+def test_override_keeps_what_keeps_the_agent_safe_and_working(mode: ModeId) -> None:
+    prompt = render_for(OVERRIDE, mode)
+    ours = render(mode=mode, instructions=(USER_FILE, ROOT_FILE), skills=SKILLS)
+    kept = ours[ours.index("## Mode:") :]  # mode, working directory, instructions, skills
+    assert prompt.endswith(kept)
+    assert "Destructive or irreversible commands" in prompt
+    assert "Answer in British English." in prompt and "## Skills" in prompt

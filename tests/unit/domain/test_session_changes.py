@@ -2,10 +2,17 @@
 
 from datetime import timedelta
 
+import pytest
+
+from domain.client_prompt import ClientPrompt, ClientPromptMode
 from domain.content import TextBlock
+from domain.errors import InvalidClientPrompt
+from domain.ids import SessionId
 from domain.message import Role
 from domain.session_changes import MessageAdded, Setting, SettingChanged, TitleGiven
 from tests.factories import T0, MessageFactory, SessionFactory
+
+BRIEF = ClientPrompt(mode=ClientPromptMode.APPEND, texts=("Brief.",))
 
 
 def test_a_first_prompt_records_its_message_and_the_title_it_gave() -> None:
@@ -28,13 +35,33 @@ def test_each_setting_records_what_it_overwrites() -> None:
     session.choose_model("other", at=T0)
     session.configure("thought_level", "high", at=T0)
     session.open_with(("/extra",), ())
+    session.set_system_prompt(BRIEF)
     assert [c.setting for c in session.changes if isinstance(c, SettingChanged)] == [
         Setting.TITLE,
         Setting.MODE,
         Setting.MODEL,
         Setting.CONFIG,
         Setting.WORKSPACE,
+        Setting.SYSTEM_PROMPT,
     ]
+
+
+def test_the_same_system_prompt_again_records_nothing_and_another_replaces_it() -> None:
+    session = SessionFactory(system_prompt=BRIEF)
+    assert (
+        session.set_system_prompt(ClientPrompt(mode=ClientPromptMode.APPEND, texts=("Brief.",)))
+        is False
+    )
+    assert session.changes == ()
+    other = ClientPrompt(mode=ClientPromptMode.OVERRIDE, texts=("Brief.",))
+    assert session.set_system_prompt(other) is True
+    assert session.system_prompt == other
+    assert session.fork(SessionId("f"), at=T0).system_prompt == other
+
+
+def test_a_client_prompt_needs_a_block() -> None:
+    with pytest.raises(InvalidClientPrompt):
+        ClientPrompt(mode=ClientPromptMode.APPEND, texts=())
 
 
 def test_opening_with_the_same_workspace_records_nothing() -> None:
