@@ -136,9 +136,10 @@ def system_prompt(
     A client's prompt in `append` mode comes last, after the project's instructions and
     skills; in `override` mode it takes the place of the identity, the working rules, the
     plans and the output sections, and what keeps the agent safe and working stays: safety,
-    the mode's rules, the working directory, the project's instructions and the skills."""
+    the rules for using the offered tools, the mode's rules, the working directory, the
+    project's instructions and the skills."""
     if client is not None and client.mode is ClientPromptMode.OVERRIDE:
-        sections = [client.text, SAFETY]
+        sections = [client.text, SAFETY, _tool_rules(tools)]
     else:
         sections = [IDENTITY, _working_rules(tools)]
         if TODO_WRITE in tools:
@@ -171,12 +172,23 @@ def environment_context(env: Environment) -> str:
 
 
 def _working_rules(tools: Collection[str]) -> str:
+    rules = (*_rules_for(tools), *GENERAL_RULES)
+    return "## Working rules\n\n" + "\n".join(f"- {rule}" for rule in rules)
+
+
+def _tool_rules(tools: Collection[str]) -> str:
+    """How the offered tools are used safely (read before changing, minimal edits, ...):
+    kept when a client's prompt overrides ours, without our general style rules."""
+    return "## Tool rules\n\n" + "\n".join(f"- {rule}" for rule in _rules_for(tools))
+
+
+def _rules_for(tools: Collection[str]) -> list[str]:
     rules = [rule for name, rule in TOOL_RULES if name in tools]
     finders = [f"`{name}`" for name in FINDERS if name in tools]
     if finders:
         # Finding comes right after reading: before the rules for changing things.
         rules.insert(1 if "read_file" in tools else 0, _finder_rule(finders))
-    return "## Working rules\n\n" + "\n".join(f"- {rule}" for rule in (*rules, *GENERAL_RULES))
+    return rules
 
 
 def _finder_rule(finders: list[str]) -> str:

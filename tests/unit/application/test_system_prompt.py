@@ -429,4 +429,6 @@ def test_override_keeps_what_keeps_the_agent_safe_and_working(mode: ModeId) -> N
     kept = ours[ours.index("## Mode:") :]  # mode, working directory, instructions, skills
     assert prompt.endswith(kept)
     assert "Destructive or irreversible commands" in prompt
+    assert "## Tool rules\n\n- Read a file with `read_file` before you change it" in prompt
+    assert "Quote file paths" not in prompt  # our general style rules go with the rest
     assert "Answer in British English." in prompt and "## Skills" in prompt
