@@ -1,9 +1,13 @@
 """The models a session may use and the client that serves each: built from the provider
 profiles, so no other module names a provider."""
 
+from dataclasses import replace
+from functools import partial
+
 from adapters.llm.catalogue import catalogue
 from adapters.llm.deferred import DeferredLLMClient
 from adapters.llm.demo import DemoLLMClient
+from adapters.llm.late_key import LateKeyClient
 from adapters.llm.providers import Adapter
 from adapters.llm.routing import RoutingLLMClient
 from application.ports.llm import LLMClient
@@ -93,11 +97,27 @@ def build_llm(settings: Settings) -> LLMClient:
         provider = endpoint.profile.id
         routes[model.id] = provider
         if provider not in clients:
-            clients[provider] = DeferredLLMClient(
-                factory=lambda e=endpoint: build_client(e, settings),  # type: ignore[misc]
-                has_credentials=endpoint.usable,
-            )
+            clients[provider] = _deferred(endpoint, settings)
+    if not selected.usable:  # `iac-code login` may store its key while we run
+        default = clients.get(selected.profile.id) or _deferred(selected, settings)
+        renew = partial(_with_stored_key, selected, settings)
+        clients[selected.profile.id] = LateKeyClient(client=default, renew=renew)
     return RoutingLLMClient(clients=clients, routes=routes, default=selected.profile.id)
+
+
+def _deferred(endpoint: Endpoint, settings: Settings) -> DeferredLLMClient:
+    return DeferredLLMClient(
+        factory=lambda: build_client(endpoint, settings), has_credentials=endpoint.usable
+    )
+
+
+def _with_stored_key(endpoint: Endpoint, settings: Settings) -> LLMClient | None:
+    """The selected provider's client with the key config.toml holds now, if it holds one.
+    Only the key is taken: the rest of the file is read at the next start."""
+    from bootstrap.stored_keys import stored_key  # not on the path to `initialize`
+
+    key = stored_key(settings.config_dir, endpoint.profile.id)
+    return _deferred(replace(endpoint, api_key=key), settings) if key else None
 
 
 def make_initialize(settings: Settings, version: str) -> Initialize:
@@ -108,7 +128,7 @@ def make_initialize(settings: Settings, version: str) -> Initialize:
         name="iac-code",
         title="iac-code",
         version=version,
-        has_credentials=settings.has_credentials,
+        takes_key=not settings.profile.key_optional,
         provider_name=settings.profile.name,
         key_variable=settings.key_hint,
         key_link=settings.profile.key_link,
