@@ -1,16 +1,10 @@
 """One cheap request that tells whether a provider takes a key: its model listing, which
-costs no tokens. Standard library only: `iac-code login` should start fast."""
+costs no tokens, sent by the provider's SDK to the base URL the server uses, so the key
+travels exactly as the server will send it (the SDK picks the header)."""
 
-import json
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 
 from adapters.llm.providers import Adapter, ProviderProfile
-
-ANTHROPIC_URL = "https://api.anthropic.com"
-OPENAI_URL = "https://api.openai.com/v1"
-ANTHROPIC_VERSION = "2023-06-01"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,38 +19,23 @@ def check_key(
 ) -> KeyVerdict:
     if profile.adapter is Adapter.DEMO:
         return KeyVerdict(True)
-    request = _listing_request(profile, base_url, key)
+    import anthropic  # the SDKs load slowly: only when a key is checked
+    import openai
+
     try:
-        with urllib.request.urlopen(request, timeout=timeout):
-            return KeyVerdict(True)
-    except urllib.error.HTTPError as exc:
-        detail = _detail(exc)
-        if exc.code in (401, 403):
-            return KeyVerdict(False, f"{profile.name} refused the key ({exc.code}{detail})", True)
-        return KeyVerdict(False, f"{request.full_url} answered {exc.code}{detail}")
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return KeyVerdict(False, f"could not reach {request.full_url} ({reason})")
-
-
-def _listing_request(
-    profile: ProviderProfile, base_url: str | None, key: str
-) -> urllib.request.Request:
-    if profile.adapter is Adapter.ANTHROPIC:
-        # The SDK's base URL is the API's root: it adds /v1/... itself.
-        root = (base_url or ANTHROPIC_URL).rstrip("/")
-        headers = {"x-api-key": key, "anthropic-version": ANTHROPIC_VERSION}
-        return urllib.request.Request(f"{root}/v1/models?limit=1", headers=headers)
-    root = (base_url or OPENAI_URL).rstrip("/")
-    return urllib.request.Request(f"{root}/models", headers={"Authorization": f"Bearer {key}"})
-
-
-def _detail(exc: urllib.error.HTTPError) -> str:
-    """The provider's own error message, when its body says one."""
-    try:
-        body = json.loads(exc.read(4096) or b"{}")
-    except (OSError, ValueError):
-        return ""
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return f": {str(message)[:200]}" if message else ""
+        if profile.adapter is Adapter.ANTHROPIC:
+            client = anthropic.Anthropic(
+                api_key=key, base_url=base_url, max_retries=0, timeout=timeout
+            )
+            client.models.list(limit=1)
+        else:
+            openai.OpenAI(
+                api_key=key, base_url=base_url, max_retries=0, timeout=timeout
+            ).models.list()
+    except (anthropic.APIStatusError, openai.APIStatusError) as exc:
+        if exc.status_code in (401, 403):
+            return KeyVerdict(False, f"{profile.name} refused the key ({exc.status_code})", True)
+        return KeyVerdict(False, f"{profile.name} answered {exc.status_code}: {exc.message}")
+    except (anthropic.APIError, openai.APIError) as exc:
+        return KeyVerdict(False, f"could not reach {profile.name} ({exc})")
+    return KeyVerdict(True)

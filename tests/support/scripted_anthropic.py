@@ -333,6 +333,12 @@ class RawSSE:
 Reply = StreamReply | ErrorReply | RawSSE
 
 
+def _sent_key(headers: Mapping[str, str]) -> str | None:
+    """The API key a request carries: `x-api-key`, or a bearer token (as newer SDKs send it)."""
+    bearer = headers.get("authorization", "").removeprefix("Bearer ")
+    return headers.get("x-api-key") or bearer or None
+
+
 def _error_body(error_type: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": error_type, "message": message}}
 
@@ -610,7 +616,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         if self.command == "GET" and path == MODELS_PATH and owner._keys is not None:
             owner._model_listings.append(headers)  # before the answer the client waits for
-            self._send_models(headers.get("x-api-key") in owner._keys)
+            self._send_models(_sent_key(headers) in owner._keys)
             return
         recorded = owner._take(self.command, path, headers, body)
         try:
@@ -832,13 +838,18 @@ class ScriptedAnthropic:
             self._queue.extend(replies)
 
     def accept_keys(self, *keys: str) -> None:
-        """Serve `GET /v1/models` (a key check): 200 for these `x-api-key`s, else 401."""
+        """Serve `GET /v1/models` (a key check): 200 for these keys, else 401."""
         self._keys = frozenset(keys)
 
     @property
     def model_listings(self) -> list[dict[str, str]]:
         """The headers of each `GET /v1/models` served, in order."""
         return list(self._model_listings)
+
+    @staticmethod
+    def sent_key(request: RecordedRequest | Mapping[str, str]) -> str | None:
+        """The API key a request (or a request's headers) carried."""
+        return _sent_key(request.headers if isinstance(request, RecordedRequest) else request)
 
     @property
     def pending(self) -> int:

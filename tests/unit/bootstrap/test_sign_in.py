@@ -80,7 +80,7 @@ def test_the_key_check_asks_the_providers_model_listing(scripted: ScriptedAnthro
     refused = check_key(profile, scripted.base_url, "sk-bad")
     assert (refused.accepted, refused.refused) == (False, True)
     assert "401" in refused.problem
-    assert [h["x-api-key"] for h in scripted.model_listings] == ["sk-good", "sk-bad"]
+    assert [scripted.sent_key(h) for h in scripted.model_listings] == ["sk-good", "sk-bad"]
     assert scripted.requests == []  # no tokens spent: nothing was sent to /v1/messages
 
 
