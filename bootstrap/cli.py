@@ -98,9 +98,8 @@ def _acp_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]")
         "--port", type=int, default=8765, help="the TCP port --transport http listens on"
     )
     # An editor's terminal sign-in appends `login` to the command it starts the agent with.
-    acp.add_argument(
-        "action", nargs="?", choices=["login"], help="login: as `iac-code login`, not serving"
-    )
+    actions = acp.add_subparsers(dest="action", metavar="[login]")
+    actions.add_parser("login", help="sign in as `iac-code login` does, instead of serving")
 
 
 def _config_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
