@@ -98,6 +98,9 @@ async def test_terminal_sign_in_then_authenticate_and_prompt_without_a_restart(
 
         for method in ("api-key", "terminal-login"):  # each offered method succeeds now
             assert await agent.conn.authenticate(method_id=method) is not None
+        # The agent answers this one itself (it served session/new); the first came from
+        # the early path unless the agent had loaded already: the two must be equal.
+        assert await agent.initialize(TERMINAL_AUTH) == init
         session = await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])
         result = await agent.conn.prompt(
             session_id=session.session_id, prompt=[text_block("hello")]

@@ -3,9 +3,12 @@ config.toml, the check against a scripted provider, and a running server taking 
 stored after it started."""
 
 import io
+import json
 import stat
+import threading
 import tomllib
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -82,6 +85,40 @@ def test_the_key_check_asks_the_providers_model_listing(scripted: ScriptedAnthro
     assert "401" in refused.problem
     assert [scripted.sent_key(h) for h in scripted.model_listings] == ["sk-good", "sk-bad"]
     assert scripted.requests == []  # no tokens spent: nothing was sent to /v1/messages
+
+
+class _ModelListing(BaseHTTPRequestHandler):
+    """An OpenAI-style `GET /v1/models` that takes one bearer token."""
+
+    seen: list[str] = []
+
+    def do_GET(self) -> None:
+        self.seen.append(f"{self.path} {self.headers.get('authorization')}")
+        good = self.headers.get("authorization") == "Bearer sk-good"
+        body = {"data": [], "object": "list"} if good else {"error": {"message": "bad key"}}
+        data = json.dumps(body).encode()
+        self.send_response(200 if good else 401)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_openai_style_providers_are_checked_at_their_model_listing() -> None:
+    _ModelListing.seen.clear()
+    with ThreadingHTTPServer(("127.0.0.1", 0), _ModelListing) as httpd:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+        try:
+            assert check_key(BY_ID["deepseek"], url, "sk-good").accepted
+            refused = check_key(BY_ID["deepseek"], url, "sk-bad")
+        finally:
+            httpd.shutdown()
+    assert (refused.accepted, refused.refused) == (False, True)
+    assert _ModelListing.seen == ["/v1/models Bearer sk-good", "/v1/models Bearer sk-bad"]
 
 
 def test_an_unreachable_provider_is_not_a_refusal(scripted: ScriptedAnthropic) -> None:
