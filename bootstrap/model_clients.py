@@ -2,7 +2,6 @@
 profiles, so no other module names a provider."""
 
 from dataclasses import replace
-from functools import partial
 
 from adapters.llm.catalogue import catalogue
 from adapters.llm.deferred import DeferredLLMClient
@@ -98,9 +97,10 @@ def build_llm(settings: Settings) -> LLMClient:
         routes[model.id] = provider
         if provider not in clients:
             clients[provider] = _deferred(endpoint, settings)
-    if not selected.usable:  # `iac-code login` may store its key while we run
+    if not selected.usable or selected.api_key == selected.config.api_key:
+        # The key is config.toml's (or missing): `iac-code login` may store one while we run.
         default = clients.get(selected.profile.id) or _deferred(selected, settings)
-        renew = partial(_with_stored_key, selected, settings)
+        renew = StoredKeyWatch(selected, settings)
         clients[selected.profile.id] = LateKeyClient(client=default, renew=renew)
     return RoutingLLMClient(clients=clients, routes=routes, default=selected.profile.id)
 
@@ -111,13 +111,36 @@ def _deferred(endpoint: Endpoint, settings: Settings) -> DeferredLLMClient:
     )
 
 
-def _with_stored_key(endpoint: Endpoint, settings: Settings) -> LLMClient | None:
-    """The selected provider's client with the key config.toml holds now, if it holds one.
-    Only the key is taken: the rest of the file is read at the next start."""
-    from bootstrap.stored_keys import stored_key  # not on the path to `initialize`
+class StoredKeyWatch:
+    """A client for the selected provider's key once config.toml holds another one than
+    the client has. Only the key is taken: the rest of the file is read at the next start."""
 
-    key = stored_key(settings.config_dir, endpoint.profile.id)
-    return _deferred(replace(endpoint, api_key=key), settings) if key else None
+    def __init__(self, endpoint: Endpoint, settings: Settings) -> None:
+        self._endpoint = endpoint
+        self._settings = settings
+        self._file = settings.config_dir / "config.toml"
+        self._key = endpoint.api_key
+        self._looked_at = self._stamp()
+
+    def __call__(self) -> LLMClient | None:
+        stamp = self._stamp()
+        if stamp == self._looked_at:  # one stat: this runs before every prompt
+            return None
+        self._looked_at = stamp
+        from bootstrap.stored_keys import stored_key  # not on the path to `initialize`
+
+        key = stored_key(self._settings.config_dir, self._endpoint.profile.id)
+        if not key or key == self._key:
+            return None
+        self._key = key
+        return _deferred(replace(self._endpoint, api_key=key), self._settings)
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = self._file.stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
 
 
 def make_initialize(settings: Settings, version: str) -> Initialize:

@@ -1,8 +1,9 @@
-"""A provider's client whose key may come after the server started: `iac-code login` stores
-it in config.toml while an editor keeps the agent running. While the client has no key,
-each `has_credentials()` (asked before a session opens, before a prompt, by `authenticate`)
-asks `renew` for a client built with the key configured now; the first one that has a key
-replaces it for good. Once there is a key nothing is read again."""
+"""A provider's client whose key lives in config.toml, or will: `iac-code login` stores or
+replaces it there while an editor keeps the agent running. Each `has_credentials()` (asked
+before a session opens, before a prompt, by `authenticate`) first asks `renew` for a client
+built with a key stored since the last look; one that has a key replaces the client. So a
+server started without a key, or with one the provider now refuses, serves the key signed in
+with last, without a restart. A key removed from the file is kept until the next start."""
 
 from collections.abc import AsyncIterator, Callable
 
@@ -11,17 +12,16 @@ from application.ports.llm import LLMClient, ModelEvent, ModelRequest
 
 class LateKeyClient(LLMClient):
     def __init__(self, *, client: LLMClient, renew: Callable[[], LLMClient | None]) -> None:
+        """`renew`: a client for a key stored since it was last called, else None (cheap
+        when nothing changed: it runs before every prompt)."""
         self._client = client
         self._renew = renew
 
     def has_credentials(self) -> bool:
-        if self._client.has_credentials():
-            return True
         fresh = self._renew()
-        if fresh is None or not fresh.has_credentials():
-            return False
-        self._client = fresh
-        return True
+        if fresh is not None and fresh.has_credentials():
+            self._client = fresh
+        return self._client.has_credentials()
 
     def resolve(self) -> None:
         """Warm the SDK (see DeferredLLMClient.resolve), whichever client serves now."""

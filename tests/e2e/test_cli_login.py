@@ -17,9 +17,10 @@ from acp import RequestError, text_block
 from acp.schema import AuthCapabilities, ClientCapabilities
 from acp.transports import default_environment
 
+from bootstrap.stored_keys import store_key
 from tests.e2e.conftest import IAC_CODE, Agent, Spawn
 from tests.support.schema_file import SchemaFileValidator, problems_with
-from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text
+from tests.support.scripted_anthropic import ScriptedAnthropic, auth_failed, stream, text
 from tests.support.terminal import Terminal
 
 pytestmark = pytest.mark.e2e
@@ -38,14 +39,14 @@ def _env(server: ScriptedAnthropic) -> dict[str, str]:
     }
 
 
-def _sign_in(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
+def _sign_in(argv: list[str], env: dict[str, str], cwd: Path, key: str = KEY) -> tuple[int, str]:
     """A person at the terminal: takes the offered provider, pastes the key."""
     terminal = Terminal(argv, env, cwd)
     terminal.expect("Provider [1]: ")  # the provider the agent serves is the default
     assert "1) Anthropic" in terminal.screen
     terminal.type("")
     terminal.expect("(it is not shown): ")
-    terminal.type(KEY)
+    terminal.type(key)
     terminal.expect("readable by you only")
     return terminal.exit_code(), terminal.screen
 
@@ -147,4 +148,29 @@ async def test_after_logout_a_prompt_is_auth_required_naming_the_methods(
         assert data["authMethods"] == ["api-key", "terminal-login"]
         assert "iac-code login" in str(caught.value)
     assert len(server.requests) == 1  # the second prompt never reached the provider
+    _assert_schema_clean(agent)
+
+
+async def test_a_key_the_provider_refuses_is_replaced_by_signing_in_again(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, base_env: dict[str, str]
+) -> None:
+    store_key(Path(base_env["IAC_CODE_CONFIG_DIR"]), "anthropic", "sk-ant-expired")
+    server.accept_keys(KEY)
+    server.script(auth_failed(), stream(text("Back.")))
+    env = _env(server)
+    async with spawn(env) as agent:
+        init = await agent.initialize(TERMINAL_AUTH)
+        sid = (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+        with pytest.raises(RequestError) as refused:
+            await agent.conn.prompt(session_id=sid, prompt=[text_block("one")])
+        assert _auth_error(refused)["authMethods"] == ["api-key", "terminal-login"]
+
+        argv = [IAC_CODE, "acp", *init.auth_methods[1].args]
+        cli_env = {**default_environment(), **base_env, **env}
+        code, screen = await asyncio.to_thread(_sign_in, argv, cli_env, workdir)
+        assert code == 0, screen
+        await agent.conn.authenticate(method_id="api-key")
+        result = await agent.conn.prompt(session_id=sid, prompt=[text_block("two")])
+    assert result.stop_reason == "end_turn"
+    assert [server.sent_key(r) for r in server.requests] == ["sk-ant-expired", KEY]
     _assert_schema_clean(agent)
