@@ -1,7 +1,7 @@
 """`authenticate` and `logout`, and the sign-in methods an auth-required error names.
 
 Every method `initialize` offered can succeed: `authenticate` asks for the provider's key,
-which the model client looks for again in config.toml while it has none, so a key that
+which the model client looks for again in config.toml when the file changed, so a key that
 `iac-code login` stored after the server started is taken without a restart."""
 
 from collections.abc import Callable

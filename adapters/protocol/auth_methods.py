@@ -2,8 +2,8 @@
 answers before the heavy imports).
 
 - `api-key` (the agent type, no `type` field): `authenticate` succeeds once the provider's
-  key is configured (its variable, or config.toml, which `iac-code login` writes and which
-  is read again when there is no key yet).
+  key is configured (its variable, or config.toml, which `iac-code login` writes and a
+  running server looks at again when it changes).
 - `terminal-login` (type `terminal`), only for a client that sent
   `clientCapabilities.auth.terminal`: the client appends `args` to the command it starts
   the agent with (`iac-code acp login`) and runs it in a terminal; a zero exit means the
