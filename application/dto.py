@@ -44,7 +44,9 @@ class ServerInfo:
     name: str
     title: str
     version: str
-    needs_credentials: bool
+    # The selected provider takes a key (not a local server, not the demo): sign-in methods
+    # are offered, whether a key is configured yet or not.
+    takes_key: bool
     provider_name: str = "the model provider"
     key_variable: str = "IAC_CODE_API_KEY"  # where the server reads the key
     key_link: str | None = None  # where a user gets one

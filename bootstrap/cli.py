@@ -50,7 +50,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     _permissions_parser(commands)
     _config_parser(commands)
+    _sign_in_parsers(commands)
     return parser
+
+
+def _sign_in_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    login = commands.add_parser(
+        "login",
+        help="choose a model provider and store its API key in config.toml",
+        description="Choose a model provider, paste its API key (not shown): it is checked "
+        "with one request to the provider and stored in $IAC_CODE_CONFIG_DIR/config.toml, "
+        "readable by you only. Editors run it as `iac-code acp login`.",
+    )
+    login.add_argument(
+        "--no-check", action="store_true", help="store the key without asking the provider"
+    )
+    logout = commands.add_parser("logout", help="remove a stored API key from config.toml")
+    logout.add_argument(
+        "--provider", help="whose key (default: the provider the agent selects now)"
+    )
 
 
 def _acp_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -79,6 +97,9 @@ def _acp_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]")
     acp.add_argument(
         "--port", type=int, default=8765, help="the TCP port --transport http listens on"
     )
+    # An editor's terminal sign-in appends `login` to the command it starts the agent with.
+    actions = acp.add_subparsers(dest="action", metavar="[login]")
+    actions.add_parser("login", help="sign in as `iac-code login` does, instead of serving")
 
 
 def _config_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -200,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     from bootstrap.settings import SettingsError, load_settings
 
     args = _parser().parse_args(arguments)
+    if args.command in ("login", "logout") or getattr(args, "action", None) == "login":
+        return _sign_in(args)  # before the settings too: no key is what it repairs
     if args.command == "config":  # before the settings: it may be what repairs them
         from bootstrap import config_import
 
@@ -236,6 +259,16 @@ def main(argv: list[str] | None = None) -> int:
     from bootstrap import stdio
 
     return stdio.main(settings, claim_stdout())
+
+
+def _sign_in(args: argparse.Namespace) -> int:
+    from bootstrap import login_cli
+    from bootstrap.key_check import check_key
+
+    if args.command == "logout":
+        return login_cli.logout(environment(), args.provider, sys.stdout)
+    check = None if getattr(args, "no_check", False) else check_key
+    return login_cli.login(environment(), login_cli.Terminal(), check=check)
 
 
 def _start_tracing(settings: "Settings") -> str | None:

@@ -1,9 +1,12 @@
 """The models a session may use and the client that serves each: built from the provider
 profiles, so no other module names a provider."""
 
+from dataclasses import replace
+
 from adapters.llm.catalogue import catalogue
 from adapters.llm.deferred import DeferredLLMClient
 from adapters.llm.demo import DemoLLMClient
+from adapters.llm.late_key import LateKeyClient
 from adapters.llm.providers import Adapter
 from adapters.llm.routing import RoutingLLMClient
 from application.ports.llm import LLMClient
@@ -95,11 +98,51 @@ def build_llm(settings: Settings) -> LLMClient:
         provider = endpoint.profile.id
         routes[model.id] = provider
         if provider not in clients:
-            clients[provider] = DeferredLLMClient(
-                factory=lambda e=endpoint: build_client(e, settings),  # type: ignore[misc]
-                has_credentials=endpoint.usable,
-            )
+            clients[provider] = _deferred(endpoint, settings)
+    if not selected.usable or selected.api_key == selected.config.api_key:
+        # The key is config.toml's (or missing): `iac-code login` may store one while we run.
+        default = clients.get(selected.profile.id) or _deferred(selected, settings)
+        renew = StoredKeyWatch(selected, settings)
+        clients[selected.profile.id] = LateKeyClient(client=default, renew=renew)
     return RoutingLLMClient(clients=clients, routes=routes, default=selected.profile.id)
+
+
+def _deferred(endpoint: Endpoint, settings: Settings) -> DeferredLLMClient:
+    return DeferredLLMClient(
+        factory=lambda: build_client(endpoint, settings), has_credentials=endpoint.usable
+    )
+
+
+class StoredKeyWatch:
+    """A client for the selected provider's key once config.toml holds another one than
+    the client has. Only the key is taken: the rest of the file is read at the next start."""
+
+    def __init__(self, endpoint: Endpoint, settings: Settings) -> None:
+        self._endpoint = endpoint
+        self._settings = settings
+        self._file = settings.config_dir / "config.toml"
+        self._key = endpoint.api_key
+        self._looked_at = self._stamp()
+
+    def __call__(self) -> LLMClient | None:
+        stamp = self._stamp()
+        if stamp == self._looked_at:  # one stat: this runs before every prompt
+            return None
+        self._looked_at = stamp
+        from bootstrap.stored_keys import stored_key  # not on the path to `initialize`
+
+        key = stored_key(self._settings.config_dir, self._endpoint.profile.id)
+        if not key or key == self._key:
+            return None
+        self._key = key
+        return _deferred(replace(self._endpoint, api_key=key), self._settings)
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = self._file.stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
 
 
 def make_initialize(settings: Settings, version: str) -> Initialize:
@@ -110,7 +153,7 @@ def make_initialize(settings: Settings, version: str) -> Initialize:
         name="iac-code",
         title="iac-code",
         version=version,
-        has_credentials=settings.has_credentials,
+        takes_key=not settings.profile.key_optional,
         provider_name=settings.profile.name,
         key_variable=settings.key_hint,
         key_link=settings.profile.key_link,

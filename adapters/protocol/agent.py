@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 from adapters.protocol import wire
 from adapters.protocol.attachments import prompt_content
-from adapters.protocol.auth import authenticate, logout
+from adapters.protocol.auth import authenticate, logout, naming_sign_in
+from adapters.protocol.auth_methods import method_ids
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.errors import being_closed, mapped
@@ -125,7 +126,10 @@ class AcpAgent(Dispatcher):
         route = self.routes.get(ALIASES.get(method, method))
         if route is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
-        return await mapped(route.handler(params, peer))
+        try:
+            return await mapped(route.handler(params, peer))
+        except RpcError as exc:
+            raise naming_sign_in(exc, self._sign_in_methods(peer)) from exc.__cause__
 
     async def _serve_received(
         self, received: ReceivedPrompt, params: dict[str, Any] | None, peer: Connection
@@ -134,6 +138,8 @@ class AcpAgent(Dispatcher):
             if received.late:
                 raise being_closed(received.session_id)
             return await mapped(self._prompt(params, peer, received.control))
+        except RpcError as exc:
+            raise naming_sign_in(exc, self._sign_in_methods(peer)) from exc.__cause__
         finally:
             self._received.answered(received)
 
@@ -172,7 +178,12 @@ class AcpAgent(Dispatcher):
         return handle_initialize(self._uc.initialize, params, peer)
 
     async def _authenticate(self, params: dict[str, Any] | None, peer: Connection) -> Any:
-        return authenticate(params, self._uc.has_credentials, self._uc.key_variable)
+        offered = self._sign_in_methods(peer)
+        return authenticate(params, offered, self._uc.has_credentials, self._uc.key_variable)
+
+    def _sign_in_methods(self, peer: Connection) -> list[str]:
+        """The sign-in methods `initialize` offered this connection."""
+        return method_ids(self._uc.initialize.execute(1), peer.client_capabilities)
 
     async def _logout(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         return logout(params)

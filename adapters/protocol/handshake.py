@@ -3,13 +3,12 @@ a test checks it against the SDK's InitializeResponse model."""
 
 from typing import Any
 
+from adapters.protocol.auth_methods import auth_methods
 from adapters.protocol.connection import Connection
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
 from adapters.protocol.methods import advertised
 from application.dto import ServerInfo
 from application.use_cases.initialize import Initialize
-
-API_KEY_METHOD = "api-key"
 
 # What works today: derived from the routed methods (adapters.protocol.methods).
 _ADVERTISED = advertised()
@@ -46,7 +45,7 @@ def requested_version(params: dict[str, Any] | None) -> int:
     return value
 
 
-def initialize_result(info: ServerInfo) -> dict[str, Any]:
+def initialize_result(info: ServerInfo, client_capabilities: object = None) -> dict[str, Any]:
     return {
         "protocolVersion": info.protocol_version,
         "agentCapabilities": {
@@ -64,38 +63,18 @@ def initialize_result(info: ServerInfo) -> dict[str, Any]:
             "_meta": _ADVERTISED["_meta"],
         },
         "agentInfo": {"name": info.name, "title": info.title, "version": info.version},
-        "authMethods": [_api_key_method(info)] if info.needs_credentials else [],
+        # The same for the early answer and the agent's: both are built here.
+        "authMethods": auth_methods(info, client_capabilities),
     }
-
-
-def _api_key_method(info: ServerInfo) -> dict[str, Any]:
-    """The active provider's key, in the variable the server reads it from."""
-    method: dict[str, Any] = {
-        "type": "env_var",
-        "id": API_KEY_METHOD,
-        "name": f"{info.provider_name} API key",
-        "description": f"Start the agent with {info.key_variable} set "
-        "(IAC_CODE_API_KEY works for any provider).",
-        "vars": [
-            {
-                "name": info.key_variable,
-                "label": f"{info.provider_name} API key",
-                "secret": True,
-                "optional": False,
-            }
-        ],
-    }
-    if info.key_link:
-        method["link"] = info.key_link
-    return method
 
 
 def handle_initialize(
     use_case: Initialize, params: dict[str, Any] | None, peer: Connection | None = None
 ) -> dict[str, Any]:
-    result = initialize_result(use_case.execute(requested_version(params)))
+    capabilities = (params or {}).get("clientCapabilities")
+    capabilities = capabilities if isinstance(capabilities, dict) else None
+    result = initialize_result(use_case.execute(requested_version(params)), capabilities)
     if peer is not None:
         # What this client can do for us (its files, its terminals), kept per connection.
-        capabilities = (params or {}).get("clientCapabilities")
-        peer.client_capabilities = capabilities if isinstance(capabilities, dict) else None
+        peer.client_capabilities = capabilities
     return result

@@ -16,7 +16,7 @@ class Initialize:
     name: str
     title: str
     version: str
-    has_credentials: bool
+    takes_key: bool
     provider_name: str = "the model provider"
     key_variable: str = "IAC_CODE_API_KEY"
     key_link: str | None = None
@@ -28,7 +28,7 @@ class Initialize:
             name=self.name,
             title=self.title,
             version=self.version,
-            needs_credentials=not self.has_credentials,
+            takes_key=self.takes_key,
             provider_name=self.provider_name,
             key_variable=self.key_variable,
             key_link=self.key_link,

@@ -52,8 +52,8 @@ class NewSession:
     async def execute(self, request: NewSessionRequest) -> SessionState:
         if not self._llm.has_credentials():
             raise AuthRequired(
-                f"No API key is configured: set {self._key_variable} (or IAC_CODE_API_KEY) "
-                "and restart the agent.",
+                "No API key is configured for the model provider: run `iac-code login` (or "
+                f"start the agent with {self._key_variable} set), then authenticate.",
                 methodId="api-key",
             )
         session = Session(

@@ -71,7 +71,9 @@ class Prompt:
         call = self._commands.call_in(invocation)
         if call is None and not self._turn.has_credentials():
             raise AuthRequired(
-                "No API key is configured for the model provider.", methodId="api-key"
+                "No API key is configured for the model provider: run `iac-code login`, then "
+                "authenticate.",
+                methodId="api-key",
             )
         control = active.begin_turn(request.control)
         lease = None

@@ -188,8 +188,12 @@ def test_finding_15_acp_help_describes_every_option_and_its_default() -> None:
     shown = " ".join(result.stdout.split())
     assert "HTTP + SSE and WebSocket" in shown
     [commands] = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    options = [a for a in commands.choices["acp"]._actions if a.dest != "help"]
+    actions = commands.choices["acp"]._actions
+    options = [a for a in actions if a.option_strings and a.dest != "help"]
     assert {o.dest for o in options} == {"transport", "host", "port"}
+    # The one positional: what an editor's terminal sign-in appends (`iac-code acp login`).
+    assert [a.dest for a in actions if not a.option_strings] == ["action"]
+    assert "login sign in as `iac-code login` does, instead of serving" in shown
     for option in options:
         assert option.help and len(option.help.split()) > 3, option.dest
         assert " ".join(option.help.split()) in shown

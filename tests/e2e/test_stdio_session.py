@@ -181,12 +181,13 @@ async def test_missing_api_key_is_an_auth_error_not_a_crash(
 ) -> None:
     async with spawn({"IAC_CODE_PROVIDER": provider}) as agent:
         init = await agent.initialize()
-        (method,) = init.auth_methods
-        assert method.type == "env_var"
-        assert method.vars[0].name == variable  # the active provider's own key
+        (method,) = init.auth_methods  # no terminal method: the client did not enable it
+        assert method.id == "api-key"
+        assert variable in method.description  # the active provider's own key
         with pytest.raises(RequestError) as caught:
             await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])
         assert caught.value.code == -32000
+        assert caught.value.data["authMethods"] == ["api-key"]
         with pytest.raises(RequestError) as caught:
             await agent.conn.authenticate(method_id="api-key")
         assert caught.value.code == -32000

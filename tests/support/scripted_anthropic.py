@@ -95,6 +95,7 @@ __all__ = [
 ]
 
 MESSAGES_PATH: Final = "/v1/messages"
+MODELS_PATH: Final = "/v1/models"  # served once `accept_keys` named the keys it takes
 _POLL_SECONDS: Final = 0.02
 
 # ---------------------------------------------------------------------------------------------
@@ -330,6 +331,12 @@ class RawSSE:
 
 
 Reply = StreamReply | ErrorReply | RawSSE
+
+
+def _sent_key(headers: Mapping[str, str]) -> str | None:
+    """The API key a request carries: `x-api-key`, or a bearer token (as newer SDKs send it)."""
+    bearer = headers.get("authorization", "").removeprefix("Bearer ")
+    return headers.get("x-api-key") or bearer or None
 
 
 def _error_body(error_type: str, message: str) -> dict[str, Any]:
@@ -607,6 +614,10 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         path = urlsplit(self.path).path
         headers = {k.lower(): v for k, v in self.headers.items()}
+        if self.command == "GET" and path == MODELS_PATH and owner._keys is not None:
+            owner._model_listings.append(headers)  # before the answer the client waits for
+            self._send_models(_sent_key(headers) in owner._keys)
+            return
         recorded = owner._take(self.command, path, headers, body)
         try:
             match recorded.reply:
@@ -649,6 +660,15 @@ class _Handler(BaseHTTPRequestHandler):
         payload = _error_body(reply.error_type, reply.message)
         payload["request_id"] = headers["request-id"]
         self._send_json(reply.status, payload, headers)
+
+    def _send_models(self, accepted: bool) -> None:
+        """The model listing `iac-code login` checks a key with: one model, or a 401."""
+        if not accepted:
+            self._send_error(http_error(401, "authentication_error", "invalid x-api-key"), 0)
+            return
+        model = {"type": "model", "id": "claude-test", "display_name": "Claude Test"}
+        page = {"data": [model], "has_more": False, "first_id": "claude-test"}
+        self._send_json(200, {**page, "last_id": "claude-test"}, {})
 
     def _send_unexpected(self, recorded: RecordedRequest) -> None:
         if recorded.path != MESSAGES_PATH or recorded.method != "POST":
@@ -753,6 +773,8 @@ class ScriptedAnthropic:
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._keys: frozenset[str] | None = None  # GET /v1/models: off until accept_keys
+        self._model_listings: list[dict[str, str]] = []
 
     # -- lifecycle --
 
@@ -814,6 +836,20 @@ class ScriptedAnthropic:
         """Queue more replies after those already queued."""
         with self._lock:
             self._queue.extend(replies)
+
+    def accept_keys(self, *keys: str) -> None:
+        """Serve `GET /v1/models` (a key check): 200 for these keys, else 401."""
+        self._keys = frozenset(keys)
+
+    @property
+    def model_listings(self) -> list[dict[str, str]]:
+        """The headers of each `GET /v1/models` served, in order."""
+        return list(self._model_listings)
+
+    @staticmethod
+    def sent_key(request: RecordedRequest | Mapping[str, str]) -> str | None:
+        """The API key a request (or a request's headers) carried."""
+        return _sent_key(request.headers if isinstance(request, RecordedRequest) else request)
 
     @property
     def pending(self) -> int:

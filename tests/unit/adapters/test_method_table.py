@@ -25,7 +25,7 @@ def _capabilities() -> dict[str, Any]:
         title="iac-code",
         version="0",
         images=True,
-        needs_credentials=False,
+        takes_key=False,
         provider_name="demo",
         key_variable="IAC_CODE_API_KEY",
         key_link=None,

@@ -38,7 +38,7 @@ async def _send(message: dict[str, Any]) -> None:
 
 
 def test_initialize_keeps_the_clients_capabilities_on_its_connection() -> None:
-    initialize = Initialize(name="iac-code", title="iac-code", version="0", has_credentials=True)
+    initialize = Initialize(name="iac-code", title="iac-code", version="0", takes_key=True)
     peer = Connection(_send, _Nothing())
     caps = {"fs": {"readTextFile": True}, "terminal": True}
     handle_initialize(initialize, {"protocolVersion": 1, "clientCapabilities": caps}, peer)
