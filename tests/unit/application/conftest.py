@@ -5,6 +5,7 @@ import pytest
 from application.commands import CommandRegistry
 from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
+from application.use_cases.ask_user import AskUser
 from application.use_cases.briefing import Briefer
 from application.use_cases.commands.context import ClearCommand, CompactCommand
 from application.use_cases.commands.dispatch import BuiltInCommands
@@ -41,6 +42,7 @@ from application.use_cases.turn_parts import ModelSide, TurnOutput
 from domain.config import Catalog
 from domain.models import ModelInfo
 from domain.modes import offered_modes
+from tests.fakes.elicitation import FakeElicitor
 from tests.fakes.knowledge import FakeKnowledge
 from tests.fakes.ports import (
     FakeMcpConnector,
@@ -87,6 +89,8 @@ class World:
     lease_terms: LeaseTerms = field(default_factory=lambda: LeaseTerms(holder="here"))
     lease_clock: StoppedClock = field(default_factory=StoppedClock)  # the leases' time
     presence: FakePresence = field(default_factory=FakePresence)
+    # Questions for the user (ask_user, MCP elicitation); None: the client shows none.
+    elicitor: FakeElicitor | None = None
 
     def tool_phase(self) -> ToolPhase:
         catalogue, calls = self.tool_catalogue(), self.tool_calls()
@@ -101,7 +105,11 @@ class World:
                 desk=desk, settings=self.settings(), catalogue=catalogue, calls=calls
             ),
             execution=ToolExecution(
-                catalogue=catalogue, calls=calls, registry=self.registry, briefer=self.briefer()
+                catalogue=catalogue,
+                calls=calls,
+                registry=self.registry,
+                briefer=self.briefer(),
+                ask_user=self.ask_user(calls),
             ),
         )
 
@@ -111,7 +119,13 @@ class World:
             catalog=self.catalog,
             registry=self.registry,
             knowledge=self.knowledge if self.briefed else None,
+            elicitor=self.elicitor,
         )
+
+    def ask_user(self, calls: ToolCallLog) -> AskUser | None:
+        if self.elicitor is None:
+            return None
+        return AskUser(elicitor=self.elicitor, calls=calls, timeout=self.permission_timeout)
 
     def tool_calls(self) -> ToolCallLog:
         return ToolCallLog(sink=self.sink, uow=self.uow)
@@ -161,6 +175,8 @@ class World:
             sink=self.sink,
             ids=self.ids,
             project_commands=briefer.offered if (briefer := self.briefer()) else None,
+            elicitor=self.elicitor,
+            elicitation_timeout=self.permission_timeout,
         )
 
     # The prompt's graph, wired as bootstrap/containers/ wires it.
