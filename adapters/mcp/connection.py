@@ -60,6 +60,10 @@ class Connection:
     def _call(self) -> str | None:
         return self.call_id
 
+    async def call_returned(self) -> None:
+        if self._elicitations is not None:
+            await self._elicitations.call_returned()
+
     @property
     def state(self) -> McpServerState:
         return self._state

@@ -1,5 +1,10 @@
 """An MCP server's elicitation requests, read into our Elicitation and answered with what
-the user said; its `notifications/elicitation/complete` passed on."""
+the user said; its `notifications/elicitation/complete` passed on.
+
+A url step of a server on MCP 2025-11-25 carries the server's id, and the server says when
+the step is done. From MCP 2026-07-28 on the step has no id and no completion notice: the
+server simply goes on once the call is retried. Such a step gets an id of ours, and is
+told done when the tool call that asked for it returns."""
 
 import logging
 import uuid
@@ -41,17 +46,31 @@ class ServerElicitations:
     def __init__(self, elicitations: McpElicitations, call_id: Callable[[], str | None]) -> None:
         self._elicitations = elicitations
         self._call_id = call_id
+        self._steps: list[str] = []  # accepted url steps of ours, done when the call returns
 
     async def elicit(
         self, context: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult:
-        answer = await self._elicitations.ask(elicitation_of(params, self._call_id()))
+        elicitation = elicitation_of(params, self._call_id())
+        answer = await self._elicitations.ask(elicitation)
+        ours = isinstance(params, ElicitRequestURLParams) and params.elicitation_id is None
+        if ours and answer.action is ElicitationAction.ACCEPT and elicitation.elicitation_id:
+            self._steps.append(elicitation.elicitation_id)
         if answer.action is ElicitationAction.DECLINE:
             return ElicitResult(action="decline")
         if answer.action is ElicitationAction.CANCEL:
             return ElicitResult(action="cancel")
+        if elicitation.url is not None:  # a url step's consent: there is nothing to give
+            return ElicitResult(action="accept")
         content = {k: v for k, v in answer.content.items() if isinstance(v, _VALUES)}
         return ElicitResult(action="accept", content=content)  # type: ignore[arg-type]
+
+    async def call_returned(self) -> None:
+        """The server answered the tool call: the url steps it asked for without an id of
+        its own are done."""
+        steps, self._steps = self._steps, []
+        for step in steps:
+            await self._elicitations.complete(step)
 
     async def message(self, message: IncomingMessage) -> None:
         if isinstance(message, ElicitCompleteNotification):

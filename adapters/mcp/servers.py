@@ -144,6 +144,7 @@ class SdkMcpServers(McpServers):
             )
         finally:
             connection.call_id = None
+        await connection.call_returned()
         if not isinstance(outcome, str):
             return tool_result(server, tool, outcome, connection.scrub)
         text = connection.scrub(f"MCP server {server!r}, tool {tool!r}: {outcome}")
