@@ -18,7 +18,7 @@ from acp.schema import (
     ElicitationUrlCapabilities,
 )
 
-from tests.e2e.conftest import Agent, RecordingClient, Spawn, anthropic_env, until
+from tests.e2e.conftest import DEMO, Agent, RecordingClient, Spawn, anthropic_env, until
 from tests.e2e.test_stdio_mcp import stdio_server
 from tests.e2e.test_stdio_tools import all_valid, calls, tool_results
 from tests.support.mcp_server import SIGN_IN_URL
@@ -253,3 +253,17 @@ async def test_an_mcp_servers_url_step_goes_to_a_client_that_shows_urls(
     params = request["params"]
     assert (params["mode"], params["url"], params["toolCallId"]) == ("url", SIGN_IN_URL, "toolu_u1")
     assert client.completed == [params["elicitationId"]]
+
+
+async def test_the_demo_model_asks_offline(spawn: Spawn, workdir: Path) -> None:
+    client = AskedClient(replies=[{"action": "accept", "content": {"answer": "dev"}}])
+    async with spawn(DEMO, client) as agent:
+        sid = await start(agent, workdir, FORM_ONLY)
+        said = [text_block("ask which branch: main, dev")]
+        result = await agent.conn.prompt(session_id=sid, prompt=said)
+        assert result.stop_reason == "end_turn"
+    ((message, mode, _),) = client.elicitations
+    assert message == "which branch"
+    assert [o.const for o in mode.requested_schema.properties["answer"].one_of] == ["main", "dev"]
+    assert client.agent_text().endswith("Thanks: you answered dev.")
+    elicitation_frames_valid(agent)
