@@ -140,6 +140,16 @@ async def test_ask_user_is_answered_through_a_form_and_accept_decline_cancel_dif
     assert done.raw_output == {"action": "accept", "content": {"answer": "dev"}}
     all_valid(server)
 
+    # A new process on the same database: the load replays the question and its answer,
+    # asking nothing again.
+    async with spawn(anthropic_env(server), AskedClient()) as second:
+        await second.initialize(FORM_ONLY)
+        await second.conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+        replayed = second.client.tool_updates("toolu_a1")
+    assert (replayed[0].session_update, replayed[0].title) == ("tool_call", "Ask: Which branch?")
+    assert replayed[-1].raw_output == done.raw_output
+    assert second.sent_by_agent("elicitation/create") == []
+
 
 async def test_without_the_capability_ask_user_is_not_offered_and_nothing_is_elicited(
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic
