@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from domain.plan import TODO_WRITE, PlanStatus
+from domain.questions import ASK_USER
 from domain.tool_call import ToolKind
 
 
@@ -17,7 +18,7 @@ class Category(StrEnum):
     EXECUTE = "execute"  # runs commands (and any tool we do not know)
     DELEGATE = "delegate"  # starts a read-only sub-agent
     SWITCH_MODE = "switch_mode"  # asks the user to leave plan mode
-    THINK = "think"  # the agent's own notes (its plan): touch nothing, never ask
+    THINK = "think"  # the agent's own notes (its plan), a question: touch nothing, never ask
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,6 +46,7 @@ TOOLS: Mapping[str, ToolSpec] = {
         ToolSpec(name="agent", kind=ToolKind.EXECUTE, category=Category.DELEGATE),
         ToolSpec(name=EXIT_PLAN_MODE, kind=ToolKind.SWITCH_MODE, category=Category.SWITCH_MODE),
         ToolSpec(name=TODO_WRITE, kind=ToolKind.THINK, category=Category.THINK),
+        ToolSpec(name=ASK_USER, kind=ToolKind.OTHER, category=Category.THINK),
     )
 }
 READ_ONLY_TOOLS = tuple(name for name, spec in TOOLS.items() if spec.category is Category.READ)
@@ -95,6 +97,8 @@ def title_for(name: str, arguments: Mapping[str, object]) -> str:
             return "Ready to code?"
         case "todo_write":
             return _plan_title(arguments.get("todos"))
+        case "ask_user":
+            return f"Ask: {_short(arguments.get('question'), 80)}"
         case "load_skill":
             return f"Load skill {_short(arguments.get('name'))}"
         case "agent":

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from application.system_prompt import ENVIRONMENT_OPEN
 from domain.content import ContentBlock, TextBlock, ToolResultBlock, ToolUseBlock, plain_text
 from domain.message import Message, Role
+from domain.questions import ASK_USER
 from domain.tools import EXIT_PLAN_MODE, title_for
 
 
@@ -152,6 +153,19 @@ def _plan(m: re.Match[str], call_id: str) -> Step:
     )
 
 
+def _ask(m: re.Match[str], call_id: str) -> Step:
+    question = m["question"].strip()
+    choices = [c.strip() for c in (m["choices"] or "").split(",") if c.strip()]
+    arguments: dict[str, object] = {"question": question}
+    if choices:
+        arguments["choices"] = choices
+    return Step(
+        thinking="The user wants to be asked a question. I'll put it to them as a form.",
+        text="I'll ask you that; your editor shows the question.",
+        tool=_call(call_id, ASK_USER, **arguments),
+    )
+
+
 def _help(m: re.Match[str], call_id: str) -> Step:
     return Step(thinking="The user asked what I can do. I'll list the requests I know.", text=HELP)
 
@@ -235,6 +249,11 @@ INTENTS: tuple[Intent, ...] = (
         ),
         _search,
     ),
+    Intent(
+        "ask QUESTION[: CHOICE, CHOICE…] (needs a client that shows forms)",
+        (r"ask(?:\s+me)?\s+(?P<question>[^:]+?)(?:\s*:\s*(?P<choices>.+?))?",),
+        _ask,
+    ),
     Intent("help (this list)", (r"(?:help|what\s+can\s+you\s+do|commands|usage)\W*",), _help),
 )
 
@@ -249,6 +268,7 @@ HELP_ORDER: tuple[str, ...] = (
     "run COMMAND (asks permission)",
     "fetch URL",
     "plan TASK",
+    "ask QUESTION[: CHOICE, CHOICE…] (needs a client that shows forms)",
     "help (this list)",
 )
 
@@ -315,6 +335,15 @@ def _follow_change(use: ToolUseBlock, result: str) -> str:
     return f"Done. {result}"
 
 
+def _follow_ask(use: ToolUseBlock, result: str) -> str:
+    if result.startswith("The user answered"):
+        answer = result.removeprefix("The user answered").lstrip(":").strip()
+        return f"Thanks: you answered {answer}."
+    if result.startswith("The user declined"):
+        return "You declined to answer, so I'll go on without it."
+    return "You dismissed the question; ask me again whenever you like."
+
+
 def _follow_plan(use: ToolUseBlock, result: str) -> str:
     if result.startswith("The user approved"):
         return (
@@ -333,6 +362,7 @@ _FOLLOW_UPS: dict[str, Callable[[ToolUseBlock, str], str]] = {
     "write_file": _follow_change,
     "edit_file": _follow_change,
     EXIT_PLAN_MODE: _follow_plan,
+    ASK_USER: _follow_ask,
 }
 
 

@@ -9,14 +9,17 @@ import asyncio
 import logging
 from collections.abc import Callable
 from contextlib import AsyncExitStack
+from typing import Any
 
 from mcp import Client
 from mcp_types import Implementation
 
 from adapters.mcp.catalogue import Catalogue, list_catalogue
+from adapters.mcp.elicitation import ServerElicitations
 from adapters.mcp.failures import describe
 from adapters.mcp.scrubbing import Scrubber
 from adapters.mcp.transports import Clues, transport
+from application.ports.mcp import McpElicitations
 from domain.mcp import McpServerSpec, McpServerState, McpStatus, McpTransport
 
 logger = logging.getLogger(__name__)
@@ -32,6 +35,7 @@ class Connection:
         cwd: str,
         connect_timeout: float,
         report: Callable[[McpServerState], None],
+        elicitations: McpElicitations | None = None,
     ) -> None:
         self.spec = spec
         self.scrub = Scrubber.of(spec)
@@ -48,6 +52,17 @@ class Connection:
         self._stopping = False
         self.lost_reason: str | None = None
         self._was_connected = False
+        self.call_id: str | None = None  # the session's tool call this server is running
+        self._elicitations = (
+            None if elicitations is None else ServerElicitations(elicitations, self._call)
+        )
+
+    def _call(self) -> str | None:
+        return self.call_id
+
+    async def call_returned(self) -> None:
+        if self._elicitations is not None:
+            await self._elicitations.call_returned()
 
     @property
     def state(self) -> McpServerState:
@@ -120,7 +135,7 @@ class Connection:
                     clues=clues,
                     on_lost=self.lost,
                 )
-                client = Client(streams, cache=None, client_info=CLIENT_INFO)
+                client = self._client(streams)
                 await stack.enter_async_context(client)
                 capabilities = client.server_capabilities
                 self.catalogue = await list_catalogue(
@@ -143,6 +158,20 @@ class Connection:
             await stack.aclose()
         if self.lost_reason is not None and not self._stopping:
             self._fail(self.lost_reason, clues)
+
+    def _client(self, streams: Any) -> Client:
+        """The SDK's client; one that may elicit advertises it to the server (the SDK
+        does when given the callback)."""
+        asking = self._elicitations
+        if asking is None:
+            return Client(streams, cache=None, client_info=CLIENT_INFO)
+        return Client(
+            streams,
+            cache=None,
+            client_info=CLIENT_INFO,
+            elicitation_callback=asking.elicit,
+            message_handler=asking.message,
+        )
 
     def _fail(self, reason: str, clues: Clues) -> None:
         if self._stopping and self._state.status is McpStatus.CONNECTED:

@@ -12,6 +12,7 @@ from adapters.mcp.connection import Connection
 from adapters.mcp.failures import describe
 from adapters.mcp.results import error_result, prompt_text, tool_result
 from application.ports.mcp import (
+    McpElicitations,
     McpPrompt,
     McpPromptError,
     McpServers,
@@ -46,12 +47,18 @@ class SdkMcpConnector:
         self._close_timeout = close_timeout
 
     def open(
-        self, servers: Sequence[McpServerSpec], *, cwd: str, on_change: StateChanged
+        self,
+        servers: Sequence[McpServerSpec],
+        *,
+        cwd: str,
+        on_change: StateChanged,
+        elicitations: McpElicitations | None = None,
     ) -> "SdkMcpServers":
         opened = SdkMcpServers(
             servers,
             cwd=cwd,
             on_change=on_change,
+            elicitations=elicitations,
             connect_timeout=self._connect_timeout,
             call_timeout=self._call_timeout,
             close_timeout=self._close_timeout,
@@ -70,9 +77,16 @@ class SdkMcpServers(McpServers):
         connect_timeout: float,
         call_timeout: float,
         close_timeout: float,
+        elicitations: McpElicitations | None = None,
     ) -> None:
         self._connections = [
-            Connection(spec, cwd=cwd, connect_timeout=connect_timeout, report=self._changed)
+            Connection(
+                spec,
+                cwd=cwd,
+                connect_timeout=connect_timeout,
+                report=self._changed,
+                elicitations=elicitations,
+            )
             for spec in _unique(servers)
         ]
         self._on_change = on_change
@@ -108,7 +122,9 @@ class SdkMcpServers(McpServers):
             for prompt, _ in connection.catalogue.prompts.values()
         )
 
-    async def call_tool(self, name: str, arguments: Mapping[str, object]) -> ToolResult:
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, object], *, call_id: str | None = None
+    ) -> ToolResult:
         connection = next((c for c in self._connections if name in c.catalogue.tools), None)
         if connection is None:
             return error_result("", name, f"There is no MCP tool named {name}.")
@@ -121,7 +137,14 @@ class SdkMcpServers(McpServers):
         tool = connection.catalogue.tools[name][1]
         client = connection.client
         assert client is not None
-        outcome = await self._ask(connection, "the tool", client.call_tool(tool, dict(arguments)))
+        connection.call_id = call_id  # a session's tools run one at a time
+        try:
+            outcome = await self._ask(
+                connection, "the tool", client.call_tool(tool, dict(arguments))
+            )
+        finally:
+            connection.call_id = None
+        await connection.call_returned()
         if not isinstance(outcome, str):
             return tool_result(server, tool, outcome, connection.scrub)
         text = connection.scrub(f"MCP server {server!r}, tool {tool!r}: {outcome}")

@@ -1,11 +1,13 @@
-"""One question (a permission request) put to every client attached to a session.
+"""One question (a permission request, or an elicitation) put to every client attached to
+a session that can answer it.
 
 Every live client gets its own copy, and so does one that goes live while the question is
-pending. The first answer wins, whatever it says; the other copies are withdrawn. A copy
-answered with an error leaves the others waiting; when no copy is left and none could be
-answered, the question is unavailable (the tool does not run), as with one client. Copies
-lost with their client are not errors: the question waits for the next client to attach,
-up to the caller's bound (the permission timeout).
+pending; a question some clients cannot show (an elicitation a client did not advertise)
+goes only to those that can. The first answer wins, whatever it says; the other copies
+are withdrawn. A copy answered with an error leaves the others waiting; when no copy is
+left and none could be answered, the question is unavailable (the tool does not run), as
+with one client. Copies lost with their client are not errors: the question waits for the
+next client to attach, up to the caller's bound (the permission timeout).
 
 What a question says and how its answer reads are the protocol's business: here they are
 a method, its params and the answer as the client sent it.
@@ -29,8 +31,11 @@ class _Question:
 
     method: str
     params: dict[str, Any]
-    subject: str  # what it is about (the tool call id): a newly attached client is told
+    # The tool call a permission request is about, which a newly attached client is told
+    # (None: not a permission request, nothing to tell).
+    subject: str | None
     answer: "asyncio.Future[Any]"
+    eligible: Callable[[Client], bool] = lambda _client: True  # who can show it
     copies: dict[Client, PendingCall | None] = field(default_factory=dict)
     waiting: set["asyncio.Task[None]"] = field(default_factory=set)
     errors: int = 0
@@ -38,7 +43,7 @@ class _Question:
     sending: bool = True  # the first copies are still going out: too early to give up
 
     async def send_to(self, client: Client) -> None:
-        if client in self.copies or self.answer.done():
+        if client in self.copies or self.answer.done() or not self.eligible(client):
             return
         self.copies[client] = None  # claimed: a concurrent go-live sends no second copy
         try:
@@ -47,7 +52,7 @@ class _Question:
             self.copies.pop(client, None)
             return
         except ClientFailed as exc:  # its transport cannot carry it (over the event size limit)
-            log.warning("could not send the permission request to a client: %s", exc.message)
+            log.warning("could not send %s to a client: %s", self.method, exc.message)
             self.copies.pop(client, None)
             self.failed(exc.message)
             return
@@ -71,9 +76,7 @@ class _Question:
             self.copies.pop(client, None)  # the next client to attach gets its copy
             return
         except ClientFailed as exc:
-            log.warning(
-                "client answered the permission request with error %s: %s", exc.code, exc.message
-            )
+            log.warning("client answered %s with error %s: %s", self.method, exc.code, exc.message)
             self.copies.pop(client, None)
             self.failed(exc.message)
             return
@@ -92,9 +95,7 @@ class _Question:
         Not while the first copies are still being sent."""
         if not self.copies and self.errors and not self.sending and not self.answer.done():
             self.answer.set_exception(
-                PermissionUnavailable(
-                    f"the client could not show the permission request ({self.failure})"
-                )
+                PermissionUnavailable(f"the client could not show the request ({self.failure})")
             )
 
     def leave(self, client: Client) -> "asyncio.Task[None] | None":
@@ -115,18 +116,30 @@ class _Question:
 
 
 class Questions:
-    """The pending question of each session (one at a time: a turn asks one by one)."""
+    """The pending questions of each session: a turn asks one at a time, but an MCP
+    server of the session may ask beside it."""
 
     def __init__(self, live: Callable[[str], list[Client]]) -> None:
         self._live = live  # the session's clients past their replay
-        self._pending: dict[str, _Question] = {}
+        self._pending: dict[str, list[_Question]] = {}
         self._leaving: set[asyncio.Task[None]] = set()
 
-    async def ask(self, session_id: str, subject: str, method: str, params: dict[str, Any]) -> Any:
-        """The first answer, as its client sent it. Raises PermissionUnavailable when no
-        client could be asked; cancelled, it withdraws every copy."""
+    async def ask(
+        self,
+        session_id: str,
+        subject: str | None,
+        method: str,
+        params: dict[str, Any],
+        *,
+        eligible: Callable[[Client], bool] | None = None,
+    ) -> Any:
+        """The first answer, as its client sent it, from the clients `eligible` allows (all
+        by default). Raises PermissionUnavailable when no client could be asked; cancelled,
+        it withdraws every copy."""
         question = _Question(method, params, subject, asyncio.get_running_loop().create_future())
-        self._pending[session_id] = question
+        if eligible is not None:
+            question.eligible = eligible
+        self._pending.setdefault(session_id, []).append(question)
         try:
             for client in self._live(session_id):
                 await question.send_to(client)
@@ -134,29 +147,31 @@ class Questions:
             question.give_up_if_none_left()
             return await question.answer
         finally:
-            if self._pending.get(session_id) is question:
-                del self._pending[session_id]
+            pending = self._pending.get(session_id, [])
+            if question in pending:
+                pending.remove(question)
+            if not pending:
+                self._pending.pop(session_id, None)
             await asyncio.shield(question.withdraw_rest())
 
     def subject(self, session_id: str) -> str | None:
-        """What the session's pending question is about (its tool call id), if one is."""
-        question = self._pending.get(session_id)
-        return None if question is None else question.subject
+        """The tool call a pending permission request of the session is about, if one is."""
+        subjects = (q.subject for q in self._pending.get(session_id, ()))
+        return next((s for s in subjects if s is not None), None)
 
     async def went_live(self, session_id: str, client: Client) -> None:
-        """A client attached while a question is pending: it gets its own copy."""
-        question = self._pending.get(session_id)
-        if question is not None:
+        """A client attached while questions are pending: it gets its own copies."""
+        for question in list(self._pending.get(session_id, ())):
             await question.send_to(client)
 
     def left(self, session_id: str, client: Client) -> None:
-        question = self._pending.get(session_id)
-        task = question.leave(client) if question is not None else None
-        if task is not None:
-            self._leaving.add(task)
-            task.add_done_callback(self._withdrawn)
+        for question in list(self._pending.get(session_id, ())):
+            task = question.leave(client)
+            if task is not None:
+                self._leaving.add(task)
+                task.add_done_callback(self._withdrawn)
 
     def _withdrawn(self, task: "asyncio.Task[None]") -> None:
         self._leaving.discard(task)
         if not task.cancelled() and (exc := task.exception()) is not None:
-            log.warning("withdrawing a permission copy failed: %r", exc)
+            log.warning("withdrawing a question's copy failed: %r", exc)

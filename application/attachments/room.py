@@ -12,7 +12,8 @@ follows as they come and go.
   and a running turn gets the detached clock; `session/close` from the last one closes
   the session (cancelling its turn). Neither while another client's attach is under way.
 - a client already gone that a late call attaches leaves again at once.
-- questions: a permission request goes to every live client, the first answer winning.
+- questions: a permission request (or an elicitation, to the clients that can show it)
+  goes to every live client, the first answer winning.
 
 The use cases it needs (close a session, is a turn running) come in as callables; the
 clients are lent through application.ports.clients.
@@ -263,3 +264,15 @@ class Attachments(SessionClients):
         """`method` with `params` to every live client (and each that goes live meanwhile):
         the first answer, as sent. Raises PermissionUnavailable when none could be asked."""
         return await self._questions.ask(session_id, tool_call_id, method, params)
+
+    async def ask_some(
+        self,
+        session_id: str,
+        method: str,
+        params: dict[str, Any],
+        eligible: Callable[[Client], bool],
+    ) -> Any:
+        """`method` to every live client `eligible` allows (and each that goes live
+        meanwhile), the first answer winning, as a permission request goes; not a
+        permission request, so the turn state a new client is told stays `running`."""
+        return await self._questions.ask(session_id, None, method, params, eligible=eligible)

@@ -3,6 +3,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from application.ports.elicitation import Elicitation, ElicitationAnswer
 from application.ports.tools import ToolDefinition, ToolResult
 from domain.mcp import McpServerSpec, McpServerState
 
@@ -36,6 +37,19 @@ class McpPrompt:
 StateChanged = Callable[[McpServerState], Awaitable[None]]
 
 
+class McpElicitations(Protocol):
+    """How a session's MCP servers ask its user for input (their own elicitation
+    requests), forwarded to the session's clients."""
+
+    @abstractmethod
+    async def ask(self, elicitation: Elicitation) -> ElicitationAnswer:
+        """The user's answer; declined when no client can show it. Never raises."""
+
+    @abstractmethod
+    async def complete(self, elicitation_id: str) -> None:
+        """The server says a url-mode step it asked for is done."""
+
+
 class McpServers(Protocol):
     """The MCP servers of one open session.
 
@@ -61,9 +75,12 @@ class McpServers(Protocol):
     def prompts(self) -> tuple[McpPrompt, ...]: ...
 
     @abstractmethod
-    async def call_tool(self, name: str, arguments: Mapping[str, object]) -> ToolResult:
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, object], *, call_id: str | None = None
+    ) -> ToolResult:
         """Call a tool by its qualified name. Failures are error results, not exceptions;
-        cancelling the call stops waiting for it."""
+        cancelling the call stops waiting for it. `call_id`: the tool call it runs for (an
+        elicitation the server makes meanwhile names it)."""
 
     @abstractmethod
     async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> str:
@@ -77,9 +94,15 @@ class McpServers(Protocol):
 class McpConnector(Protocol):
     @abstractmethod
     def open(
-        self, servers: Sequence[McpServerSpec], *, cwd: str, on_change: StateChanged
+        self,
+        servers: Sequence[McpServerSpec],
+        *,
+        cwd: str,
+        on_change: StateChanged,
+        elicitations: McpElicitations | None = None,
     ) -> McpServers:
-        """Start connecting every server concurrently; returns at once."""
+        """Start connecting every server concurrently; returns at once. With
+        `elicitations`, the servers may ask the user for input (MCP elicitation)."""
 
 
 class McpPromptError(Exception):

@@ -62,6 +62,7 @@ class ToolContext:
     # Where files are read and written and commands run: this machine or the editor.
     # None: the runner's own (local) workspace.
     workspace: Workspace | None = None
+    call_id: str | None = None  # the tool call being run (None while it is looked at)
 
 
 class ToolRunner(Protocol):

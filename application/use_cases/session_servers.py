@@ -5,10 +5,12 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 
 from application.commands import CommandRegistry
+from application.ports.elicitation import Elicitor
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
 from application.ports.mcp import McpConnector, McpPrompt, McpServers, StateChanged
 from application.runtime import ActiveSession
+from application.use_cases.mcp_elicitations import SessionElicitations
 from domain.commands import CommandCall, CommandSpec, Invocation
 from domain.events import (
     CommandsAvailable,
@@ -88,6 +90,7 @@ class SessionServers:
     - Every change of a server's state is sent as a `session_info_update` whose `_meta`
       lists each server's status; a server that fails is also announced once as agent
       text; the session's command list follows its servers' prompts.
+    - With an elicitor, the servers may ask the user for input (SessionElicitations).
     """
 
     def __init__(
@@ -98,12 +101,16 @@ class SessionServers:
         sink: EventSink,
         ids: IdGenerator,
         project_commands: ProjectCommands | None = None,
+        elicitor: Elicitor | None = None,
+        elicitation_timeout: float = 300.0,
     ) -> None:
         self._project_commands = project_commands
         self._connector = connector
         self._commands = commands
         self._sink = sink
         self._ids = ids
+        self._elicitor = elicitor
+        self._elicitation_timeout = elicitation_timeout
 
     async def connect(self, active: ActiveSession) -> None:
         wanted = active.mcp_wanted
@@ -124,13 +131,23 @@ class SessionServers:
         if connector is not None:
             owner: list[McpServers] = []
             active.mcp = connector.open(
-                wanted, cwd=active.session.cwd, on_change=self._listener(active, owner)
+                wanted,
+                cwd=active.session.cwd,
+                on_change=self._listener(active, owner),
+                elicitations=self._elicitations(active),
             )
             owner.append(active.mcp)
         if old is not None:
             await old.aclose()
         if active.mcp is not None and not active.closing:  # closed while the old ones stopped
             await self._report(active, active.mcp)
+
+    def _elicitations(self, active: ActiveSession) -> SessionElicitations | None:
+        if self._elicitor is None:
+            return None
+        return SessionElicitations(
+            elicitor=self._elicitor, active=active, timeout=self._elicitation_timeout
+        )
 
     def _listener(self, active: ActiveSession, owner: list[McpServers]) -> StateChanged:
         """Reports the changes of the set `owner` holds (once opened). A set that was

@@ -52,4 +52,4 @@ class SessionTools(ToolRunner):
             return await self._inner.run(name, arguments, context, progress)
         if self._servers is None:
             return ToolResult(text=f"There is no tool named {name!r}.", is_error=True)
-        return await self._servers.call_tool(name, arguments)
+        return await self._servers.call_tool(name, arguments, call_id=context.call_id)

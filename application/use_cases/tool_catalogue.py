@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+from application.ports.elicitation import ElicitationMode, Elicitor
 from application.ports.knowledge import ProjectKnowledge
 from application.ports.tools import (
     Progress,
@@ -13,6 +14,7 @@ from application.ports.tools import (
 )
 from application.ports.workspace import Workspaces
 from application.runtime import ActiveSession, SessionRegistry
+from application.use_cases.ask_user import ASK_USER_TOOL, check_question
 from application.use_cases.plan_tool import TODO_WRITE_TOOL, check_plan
 from application.use_cases.session_tools import SessionTools
 from application.use_cases.skill_tools import SkillTools
@@ -21,6 +23,7 @@ from domain.content import ToolUseBlock
 from domain.knowledge import Briefing
 from domain.modes import ModeId
 from domain.plan import TODO_WRITE
+from domain.questions import ASK_USER
 from domain.session import Session
 from domain.tool_call import ToolCallRecord
 from domain.tools import EXIT_PLAN_MODE
@@ -49,7 +52,8 @@ class ToolCatalogue:
     """The tools of one session, as its mode and turn make them.
 
     - The built-in tools, the session's MCP servers' tools, `load_skill` when the turn has
-      skills, and our own `todo_write`; `exit_plan_mode` too while in plan mode.
+      skills, and our own `todo_write`; `exit_plan_mode` too while in plan mode; `ask_user`
+      while the session's controlling client can show a question (form elicitation).
     - A call is looked at and run by the tool it names, with the session's directories,
       briefing and workspace (the editor's files where it lends them).
     """
@@ -62,19 +66,27 @@ class ToolCatalogue:
         registry: SessionRegistry | None = None,
         workspaces: Workspaces | None = None,  # None: the runner's own (local) files
         knowledge: ProjectKnowledge | None = None,
+        elicitor: Elicitor | None = None,  # None: ask_user is never offered
     ) -> None:
         self._runner = runner
         self._catalog = catalog
         self._registry = registry
         self._workspaces = workspaces
         self._knowledge = knowledge
+        self._elicitor = elicitor
 
     def mode_of(self, session: Session) -> str:
         return self._catalog.usable_mode(session.mode_id)
 
     def definitions(self, session: Session) -> tuple[ToolDefinition, ...]:
         tools = (*self._tools(session).definitions(), TODO_WRITE_TOOL)
+        if self.can_ask_user(session):
+            tools = (*tools, ASK_USER_TOOL)
         return (*tools, EXIT_PLAN_TOOL) if self.mode_of(session) == ModeId.PLAN else tools
+
+    def can_ask_user(self, session: Session) -> bool:
+        elicitor = self._elicitor
+        return elicitor is not None and elicitor.can_ask(session.id, ElicitationMode.FORM)
 
     async def look(self, session: Session, use: ToolUseBlock) -> ToolPlan:
         """The call looked at before anything happens; our own tools here, the rest by
@@ -83,11 +95,19 @@ class ToolCatalogue:
             return ToolPlan()
         if use.name == TODO_WRITE:
             return check_plan(use.input)
+        if use.name == ASK_USER:
+            if not self.can_ask_user(session):
+                return ToolPlan(
+                    problem="ask_user is not available: the user's client cannot "
+                    "show questions. Decide yourself, or ask in your reply."
+                )
+            return check_question(use.input)
         return await self._tools(session).plan(use.name, use.input, self._context(session))
 
     async def run(self, session: Session, call: ToolCallRecord, progress: Progress) -> ToolResult:
         tools = self._tools(session)
-        return await tools.run(call.name, call.arguments, self._context(session), progress)
+        context = replace(self._context(session), call_id=call.id)
+        return await tools.run(call.name, call.arguments, context, progress)
 
     def _active(self, session: Session) -> ActiveSession | None:
         return self._registry.find(session.id) if self._registry is not None else None

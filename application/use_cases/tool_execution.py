@@ -4,6 +4,7 @@ from dataclasses import dataclass, field, replace
 
 from application.ports.tools import ToolResult
 from application.runtime import SessionRegistry, TurnCancelled, TurnControl
+from application.use_cases.ask_user import AskUser
 from application.use_cases.briefing import Briefer
 from application.use_cases.plan_tool import plan_written
 from application.use_cases.tool_call_log import ToolCallLog
@@ -11,6 +12,7 @@ from application.use_cases.tool_catalogue import ToolCatalogue
 from domain.content import ToolResultBlock
 from domain.events import PlanUpdated, ToolCallUpdated
 from domain.plan import TODO_WRITE, read_plan
+from domain.questions import ASK_USER
 from domain.session import Session
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolOutput
 from domain.usage import Usage
@@ -38,7 +40,8 @@ class ToolExecution:
     - Cancelling the turn stops the tool; its result is discarded.
     - A file tool working in a subdirectory brings that directory's instructions with its
       result, the first time.
-    - `todo_write` runs here: it completes at once and sends the whole plan (PlanUpdated).
+    - `todo_write` runs here: it completes at once and sends the whole plan (PlanUpdated);
+      `ask_user` asks the user (AskUser).
     """
 
     def __init__(
@@ -48,15 +51,19 @@ class ToolExecution:
         calls: ToolCallLog,
         registry: SessionRegistry | None = None,
         briefer: Briefer | None = None,
+        ask_user: AskUser | None = None,
     ) -> None:
         self._catalogue = catalogue
         self._calls = calls
         self._registry = registry
         self._briefer = briefer
+        self._ask_user = ask_user
 
     async def run(self, session: Session, control: TurnControl, call: ToolCallRecord) -> Outcome:
         if call.name == TODO_WRITE:
             return Outcome(result=await self._write_plan(session, call))
+        if call.name == ASK_USER and self._ask_user is not None:
+            return Outcome(result=await self._ask_user.run(session, control, call))
         await self._calls.emit(
             session, ToolCallUpdated(tool_call_id=call.id, status=ToolCallStatus.IN_PROGRESS)
         )

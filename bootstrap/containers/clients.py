@@ -1,10 +1,11 @@
 """What reaches the connected clients: the room of the shared sessions, every
-session/update journaled and delivered, permission asks, the editor's files and terminals
-where it lends them."""
+session/update journaled and delivered, permission asks and questions for the user, the
+editor's files and terminals where it lends them."""
 
 from dependency_injector import containers, providers
 
 from adapters.protocol.channels import SessionChannels
+from adapters.protocol.elicitation import AcpElicitor
 from adapters.protocol.journal import JournalTerms, UpdateJournal
 from adapters.protocol.permissions import AcpPermissionAsker
 from adapters.workspace.client import AcpWorkspaces
@@ -41,5 +42,7 @@ class Clients(containers.DeclarativeContainer):
     )
     channels = providers.Singleton(SessionChannels, room, update_log=journal)
     permissions = providers.Singleton(AcpPermissionAsker, room)
+    # Questions for the user (ACP elicitation), to the clients that advertised it.
+    elicitor = providers.Singleton(AcpElicitor, room)
     # The editor's files and terminals where it lends them (ACP fs/*, terminal/*).
     workspaces = providers.Singleton(AcpWorkspaces, room, gateways.local_workspace)

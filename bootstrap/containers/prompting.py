@@ -33,6 +33,8 @@ class Prompting(containers.DeclarativeContainer):
         sink=clients.channels,
         ids=core.ids,
         project_commands=turn.briefer.provided.offered,
+        elicitor=clients.elicitor,
+        elicitation_timeout=core.settings.provided.permission_timeout,
     )
     run_command = providers.Factory(
         RunCommand,

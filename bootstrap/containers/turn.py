@@ -3,6 +3,7 @@ session's log, its context meter and compaction, the request built for the model
 
 from dependency_injector import containers, providers
 
+from application.use_cases.ask_user import AskUser
 from application.use_cases.briefing import Briefer
 from application.use_cases.compaction import Compactor
 from application.use_cases.context_meter import CompactionPolicy, ContextMeter
@@ -34,6 +35,7 @@ class Turn(containers.DeclarativeContainer):
         registry=core.registry,
         workspaces=clients.workspaces,
         knowledge=gateways.knowledge,
+        elicitor=clients.elicitor,
     )
     tool_calls = providers.Factory(ToolCallLog, sink=clients.channels, uow=storage.uow)
     permission_desk = providers.Factory(
@@ -67,6 +69,12 @@ class Turn(containers.DeclarativeContainer):
             calls=tool_calls,
             registry=core.registry,
             briefer=briefer,
+            ask_user=providers.Factory(
+                AskUser,
+                elicitor=clients.elicitor,
+                calls=tool_calls,
+                timeout=core.settings.provided.permission_timeout,
+            ),
         ),
         tracer=core.tracer,
     )

@@ -15,6 +15,7 @@ from application.ports.leases import LeaseState, ReplicaPresence, TurnLeases
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest
 from application.ports.mcp import (
     McpConnector,
+    McpElicitations,
     McpPrompt,
     McpPromptError,
     McpServers,
@@ -504,6 +505,7 @@ class FakeMcpServers(McpServers):
     prompt_calls: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     closed: bool = False
     connected: asyncio.Event = field(default_factory=asyncio.Event)
+    elicitations: McpElicitations | None = None  # what the session lent for elicitation
     _states: dict[str, McpServerState] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -536,7 +538,9 @@ class FakeMcpServers(McpServers):
     def prompts(self) -> tuple[McpPrompt, ...]:
         return tuple(p for p in self.prompts_offered if self._up(p.server))
 
-    async def call_tool(self, name: str, arguments: Mapping[str, object]) -> ToolResult:
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, object], *, call_id: str | None = None
+    ) -> ToolResult:
         self.calls.append((name, dict(arguments)))
         return self.results.get(name, ToolResult(text=f"{name} done"))
 
@@ -558,9 +562,15 @@ class FakeMcpConnector(McpConnector):
     configure: Callable[[FakeMcpServers], None] = lambda servers: None
 
     def open(
-        self, servers: Sequence[McpServerSpec], *, cwd: str, on_change: StateChanged
+        self,
+        servers: Sequence[McpServerSpec],
+        *,
+        cwd: str,
+        on_change: StateChanged,
+        elicitations: McpElicitations | None = None,
     ) -> McpServers:
         fake = FakeMcpServers(specs=tuple(servers), on_change=on_change)
+        fake.elicitations = elicitations
         self.configure(fake)
         self.opened.append(fake)
         return fake

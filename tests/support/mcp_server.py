@@ -21,20 +21,44 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
+from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.server.mcpserver.utilities.types import Image
-from mcp_types import CallToolResult, EmbeddedResource, ResourceLink, TextContent
+from mcp_types import (
+    CallToolResult,
+    ElicitRequest,
+    ElicitRequestURLParams,
+    ElicitResult,
+    EmbeddedResource,
+    InputRequiredResult,
+    ResourceLink,
+    TextContent,
+)
 from mcp_types import TextResourceContents as TextResource
+from pydantic import BaseModel
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 # A 1x1 transparent PNG.
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )
+
+
+class Name(BaseModel):
+    name: str
+
+
+SIGN_IN_URL = "https://example.com/sign-in"
+SIGN_IN_ID = "el-test-sign-in"
+
+
+def _ask_name() -> Elicit[Name]:
+    return Elicit("What is your name?", Name)
 
 
 def build(*, colliding_tools: bool = False) -> MCPServer:
@@ -96,6 +120,22 @@ def build(*, colliding_tools: bool = False) -> MCPServer:
     @server.tool(description="The server's pid.")
     def pid() -> str:
         return str(os.getpid())
+
+    @server.tool(description="Asks the user for their name (form elicitation).")
+    def ask_name(answer: Annotated[ElicitationResult[Name], Resolve(_ask_name)]) -> str:
+        return f"accept: {answer.data.name}" if answer.action == "accept" else answer.action
+
+    @server.tool(description="Sends the user to a page to sign in (url elicitation).")
+    async def sign_in(ctx: Context) -> CallToolResult | InputRequiredResult:
+        answered = (ctx.input_responses or {}).get("sign_in")
+        if not isinstance(answered, ElicitResult):
+            step = ElicitRequestURLParams(
+                message="Sign in to continue.", url=SIGN_IN_URL, elicitation_id=SIGN_IN_ID
+            )
+            return InputRequiredResult(input_requests={"sign_in": ElicitRequest(params=step)})
+        if answered.action == "accept":
+            await ctx.session.send_elicit_complete(SIGN_IN_ID)
+        return CallToolResult(content=[TextContent(text=answered.action)])
 
     @server.prompt(description="Review a file.")
     def review(file: str) -> list[Message]:

@@ -49,6 +49,9 @@ AGENT_METHODS: dict[str, tuple[Any, Any]] = {
     "terminal/wait_for_exit": (acp.WaitForTerminalExitRequest, acp.WaitForTerminalExitResponse),
     "terminal/kill": (acp.KillTerminalRequest, acp.KillTerminalResponse),
     "terminal/release": (acp.ReleaseTerminalRequest, acp.ReleaseTerminalResponse),
+    # Unstable in the pinned SDK; checked against the newest schema file too (schema_file).
+    "elicitation/create": (acp.CreateElicitationRequest, acp.CreateElicitationResponse),
+    "elicitation/complete": (acp.CompleteElicitationNotification, None),
 }
 _OPEN = {"_meta", "rawInput", "rawOutput", "data"}  # free-form by the spec
 

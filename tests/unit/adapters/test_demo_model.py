@@ -362,3 +362,33 @@ def test_finding_16_help_lists_every_request_once_in_its_fixed_order_help_last()
     demo = " ".join(readme.split("**The offline demo model.**", 1)[1].split("\n\n", 1)[0].split())
     named = [demo.index(f"`{usage.split(' (')[0]}`") for usage in HELP_ORDER]
     assert named == sorted(named)
+
+
+def test_ask_puts_a_question_to_the_user_when_the_client_shows_forms() -> None:
+    with_ask = NAMES | {"ask_user"}
+    step = next_step([said("ask me which branch: main, dev")], with_ask)
+    assert step.tool is not None
+    assert (step.tool.name, step.tool.input) == (
+        "ask_user",
+        {"question": "which branch", "choices": ["main", "dev"]},
+    )
+    free = next_step([said("ask what to call it?")], with_ask).tool
+    assert free is not None and free.input == {"question": "what to call it?"}
+    # Not offered (the client shows no forms): said so, nothing called.
+    assert next_step([said("ask which branch: main, dev")], NAMES).tool is None
+
+
+@pytest.mark.parametrize(
+    ("result", "reply"),
+    [
+        ("The user answered: dev", "Thanks: you answered dev."),
+        ("The user declined to answer.", "You declined to answer, so I'll go on without it."),
+        (
+            "The user cancelled the question.",
+            "You dismissed the question; ask me again whenever you like.",
+        ),
+    ],
+)
+def test_the_answer_to_a_question_is_said_back(result: str, reply: str) -> None:
+    asked = use("ask_user", question="which branch", choices=["main", "dev"])
+    assert next_step(after(asked, result), NAMES | {"ask_user"}).text == reply

@@ -6,6 +6,7 @@ import pytest
 from application.commands import CommandRegistry
 from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
+from application.use_cases.ask_user import AskUser
 from application.use_cases.briefing import Briefer
 from application.use_cases.commands.context import ClearCommand, CompactCommand
 from application.use_cases.commands.dispatch import BuiltInCommands
@@ -43,6 +44,7 @@ from application.use_cases.turn_parts import ModelSide, TurnOutput
 from domain.config import Catalog
 from domain.models import ModelInfo
 from domain.modes import offered_modes
+from tests.fakes.elicitation import FakeElicitor
 from tests.fakes.knowledge import FakeKnowledge
 from tests.fakes.ports import (
     FakeMcpConnector,
@@ -93,6 +95,8 @@ class World:
     # take (a test's own, that need not pass any time).
     retry_terms: RetryTerms | None = None
     sleep: Sleep | None = None
+    # Questions for the user (ask_user, MCP elicitation); None: the client shows none.
+    elicitor: FakeElicitor | None = None
 
     def tool_phase(self) -> ToolPhase:
         catalogue, calls = self.tool_catalogue(), self.tool_calls()
@@ -109,7 +113,11 @@ class World:
                 desk=desk, settings=self.settings(), catalogue=catalogue, calls=calls
             ),
             execution=ToolExecution(
-                catalogue=catalogue, calls=calls, registry=self.registry, briefer=self.briefer()
+                catalogue=catalogue,
+                calls=calls,
+                registry=self.registry,
+                briefer=self.briefer(),
+                ask_user=self.ask_user(calls),
             ),
         )
 
@@ -119,7 +127,13 @@ class World:
             catalog=self.catalog,
             registry=self.registry,
             knowledge=self.knowledge if self.briefed else None,
+            elicitor=self.elicitor,
         )
+
+    def ask_user(self, calls: ToolCallLog) -> AskUser | None:
+        if self.elicitor is None:
+            return None
+        return AskUser(elicitor=self.elicitor, calls=calls, timeout=self.permission_timeout)
 
     def tool_calls(self) -> ToolCallLog:
         return ToolCallLog(sink=self.sink, uow=self.uow)
@@ -169,6 +183,8 @@ class World:
             sink=self.sink,
             ids=self.ids,
             project_commands=briefer.offered if (briefer := self.briefer()) else None,
+            elicitor=self.elicitor,
+            elicitation_timeout=self.permission_timeout,
         )
 
     # The prompt's graph, wired as bootstrap/containers/ wires it.

@@ -113,4 +113,5 @@ def test_tool_kinds_follow_the_product_documents() -> None:
         "agent": "execute",
         "exit_plan_mode": "switch_mode",
         "todo_write": "think",
+        "ask_user": "other",
     }
