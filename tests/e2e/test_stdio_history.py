@@ -87,6 +87,7 @@ async def test_create_prompt_kill_restart_list_load_prompt(
         ]
         assert replay[0]["content"]["text"] == "Read a.txt please"
         assert replay[2]["title"] == "Read a.txt"
+        assert replay[2]["name"] == "read_file"  # the tool's stable name, stored with the call
         assert replay[2]["locations"][0]["path"] == str(workdir / "a.txt")
         assert "contents of a" in replay[3]["content"][0]["content"]["text"]
         assert replay[4]["content"]["text"] == "The file says: contents of a"
