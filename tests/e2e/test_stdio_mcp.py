@@ -119,6 +119,8 @@ async def test_a_servers_tool_is_called_after_permission_and_its_result_reaches_
             if m["params"]["update"]["sessionUpdate"] == "tool_call"
         ]
         assert started["name"] == "mcp__tests__echo"
+        [asked] = agent.sent_by_agent("session/request_permission")
+        assert asked["params"]["toolCall"]["name"] == "mcp__tests__echo"  # who asks, too
         assert filled.title == "Echo"
         assert rest[-1].status == "completed"
         assert "hello through MCP" in rest[-1].content[0].content.text
