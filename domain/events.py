@@ -47,7 +47,8 @@ class SessionTitleChanged:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStarted:
     """A tool call shown for the first time; `arguments` None: its input is still coming
-    (an update brings it)."""
+    (an update brings it). `name` is the tool's stable name as the model calls it (`bash`,
+    `mcp__github__create_issue`), for clients that tell tools apart by more than kind."""
 
     tool_call_id: ToolCallId
     title: str
@@ -55,6 +56,7 @@ class ToolCallStarted:
     arguments: Mapping[str, object] | None
     locations: tuple[str, ...] = ()
     status: ToolCallStatus = ToolCallStatus.PENDING
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,8 +2,14 @@
 attaching means): `session/new` and `session/fork` make a session and attach their sender
 live; `session/load` and `session/resume` attach it to a stored or open session, idle or
 mid-turn, once what it is sent first is sent (the history, or what it missed after its
-cursor); a connection restored after a restart is attached with nothing to replay."""
+cursor); a connection restored after a restart is attached with nothing to replay.
 
+When the session's announce (its commands, its context usage) goes out depends on whether
+the client can route it: for load and resume it names the id the client asked for, so it
+comes before the response, and the response means "you have it all" (acp-tck ACP-LOAD-002);
+for new and fork the id is only learnt from the response, so it follows it."""
+
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -24,6 +30,8 @@ from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.new_session import NewSessionRequest
 from domain.events import AgentEvent
 from domain.ids import SessionId
+
+log = logging.getLogger(__name__)
 
 # A session made for new/fork: its id and its result.
 Made = tuple[str, dict[str, Any]]
@@ -63,8 +71,9 @@ class Openers:
 
         return await self._make(params, peer, acp.ForkSessionRequest, "session/fork", make)
 
-    async def load(self, params: dict[str, Any] | None, peer: Connection) -> AnswerThen:
-        """The stored history to `peer` alone, then live."""
+    async def load(self, params: dict[str, Any] | None, peer: Connection) -> dict[str, Any]:
+        """The stored history and the announce to `peer` alone, then live, then the
+        response."""
 
         async def read(request: acp.LoadSessionRequest, opening: SessionOpening) -> Read:
             loaded = await self._uc.load_session().prepare(
@@ -74,8 +83,8 @@ class Openers:
 
         return await self._attach(params, peer, acp.LoadSessionRequest, "session/load", read)
 
-    async def resume(self, params: dict[str, Any] | None, peer: Connection) -> AnswerThen:
-        """No replay: live from now."""
+    async def resume(self, params: dict[str, Any] | None, peer: Connection) -> dict[str, Any]:
+        """No replay: the announce, then live, then the response."""
 
         async def read(request: acp.ResumeSessionRequest, opening: SessionOpening) -> Read:
             resume = self._uc.resume_session()
@@ -106,7 +115,8 @@ class Openers:
         method: str,
         make: Callable[[Any, SessionOpening], Awaitable[Made]],
     ) -> AnswerThen:
-        """The result with the sender's role; then the commands and context usage."""
+        """The result with the sender's role; then the commands and context usage (after
+        it: the client learns the new session's id from the response)."""
         request = parse_params(model, no_mcp_default(params), method)
         check_cwd(request.cwd)
         session_id, result = await make(request, session_opening(params))
@@ -121,7 +131,10 @@ class Openers:
         model: Any,
         method: str,
         read: Callable[[Any, SessionOpening], Awaitable[Read]],
-    ) -> AnswerThen:
+    ) -> dict[str, Any]:
+        """Attach `peer`: what it is sent first (replay or missed updates, and the
+        announce) to it alone, then the live updates held back meanwhile, all before the
+        response it is given."""
         request = parse_params(model, no_mcp_default(params), method)
         check_cwd(request.cwd)
         opening = session_opening(params)
@@ -139,25 +152,23 @@ class Openers:
             else:
                 for event in replay:
                     await attaching.emit(SessionId(session_id), event)
+            await self._announce(session_id, attaching)
         except BaseException:
             await attaching.abort()
             raise
-        return self._attached(session_id, peer, result, attaching)
+        # Live from here, still before the response: what the client is sent after it is
+        # only what happens in the session from now on.
+        await attaching.go_live()
+        await self._room.unless_gone(session_id, peer)
+        return _with_role(result, self._room.role(session_id, peer))
 
-    def _attached(
-        self, session_id: str, peer: Connection, result: dict[str, Any], attaching: Attaching
-    ) -> AnswerThen:
-        """The result with the client's role; then, to this client only, the commands and
-        context usage; then the live updates held back meanwhile, and from then on live."""
-
-        async def then() -> None:
-            try:
-                await self._uc.announce().execute(session_id, sink=attaching)
-            finally:
-                await attaching.go_live()
-                await self._room.unless_gone(session_id, peer)
-
-        return AnswerThen(_with_role(result, self._room.role(session_id, peer)), then)
+    async def _announce(self, session_id: str, attaching: Attaching) -> None:
+        """The commands and context usage, to this client only. Best effort, as it was
+        when it followed the response: a failure here does not refuse the attach."""
+        try:
+            await self._uc.announce().execute(session_id, sink=attaching)
+        except Exception:
+            log.exception("failed to announce session %s to an attaching client", session_id)
 
 
 def _with_role(result: dict[str, Any], role: Role) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """The `session/update` payloads a replay sends (and a live turn sends most), built as plain
 dicts: the same JSON, key for key and in the same order, as dumping the SDK's models
-(`tests/unit/adapters/test_updates.py` compares the two). Building and validating a pydantic
-model per update cost most of a long session's load, and the first load after start also
-paid for building those models' validators."""
+(`tests/unit/adapters/test_updates.py` compares the two), plus the fields newer schema
+releases added that the pinned SDK's models lack (`NEWER_THAN_SDK`). Building and
+validating a pydantic model per update cost most of a long session's load, and the first
+load after start also paid for building those models' validators."""
 
 from collections.abc import Mapping
 from typing import Any
@@ -35,6 +36,11 @@ from domain.tool_call import DiffOutput, TerminalOutput, TextOutput, ToolCallSta
 # three times (input, diff old and new) in one message, past every transport's limit; the
 # model and the file get everything, the client a marked prefix.
 MAX_SHOWN_CHARS = 256 * 1024
+
+
+# Fields of an update kind that the schema has and the pinned SDK's models do not (ACP
+# schema after v1.19; checked against @agentclientprotocol/sdk 2.4.0's schema.json).
+NEWER_THAN_SDK: dict[str, tuple[str, ...]] = {"tool_call": ("name",)}
 
 
 def shown(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
@@ -132,6 +138,7 @@ def tool_call_start(event: ToolCallStarted) -> dict[str, Any]:
         {
             "toolCallId": event.tool_call_id,
             "title": event.title,
+            "name": event.name,  # the tool's stable name: `bash`, `mcp__github__create_issue`
             "kind": event.kind.value,
             "status": _status(event.status),
             "locations": locations(event.locations),

@@ -378,8 +378,11 @@ def permission_request(session_id: str, request: PermissionRequest) -> dict[str,
         # Rules the user granted for this tool in this project that do not cover this call:
         # the client can say why it is asked although "always" was chosen before.
         meta = {"iac-code": {"rememberedRules": [_rule_meta(r) for r in request.remembered]}}
-    return dump(
+    params = dump(
         acp.RequestPermissionRequest(
             session_id=session_id, tool_call=tool_call, options=options, field_meta=meta
         )
     )
+    # The tool's stable name, as its `tool_call` gives it (a field newer than the SDK's model).
+    params["toolCall"] = {**params["toolCall"], "name": request.tool_name}
+    return params

@@ -59,6 +59,7 @@ def _tool_events(
             kind=record.kind,
             arguments=record.arguments,
             locations=record.locations,
+            name=record.name,
         ),
         ToolCallUpdated(
             tool_call_id=call_id,

@@ -45,6 +45,7 @@ class ToolCallLog:
                 title=name,
                 kind=spec_for(name).kind,
                 arguments=None,
+                name=name,
             ),
         )
 
@@ -75,6 +76,7 @@ class ToolCallLog:
                 kind=call.kind,
                 arguments=call.arguments,
                 locations=call.locations,
+                name=call.name,
             )
         await self.emit(session, shown)
 

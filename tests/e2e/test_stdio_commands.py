@@ -1,6 +1,8 @@
 """Slash commands through the real process, the official client and the real SDK against
-the scripted Messages API: announced after each response that opens a session, answered
-without the model, stored and replayed on load."""
+the scripted Messages API: announced with each response that opens a session (after the
+response of new and fork, whose id the client learns from it; before the response of load
+and resume, whose id it asked for), answered without the model, stored and replayed on
+load."""
 
 from pathlib import Path
 from typing import Any
@@ -42,9 +44,9 @@ def user_texts(request_messages: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-async def announced_after_answer(agent: Agent, method: str, session_id: str) -> bool:
-    """The session's commands came after the answer to the last `method` call, and not
-    between the call and its answer."""
+def announced(agent: Agent, method: str, session_id: str) -> tuple[int, int]:
+    """How many of the session's command announcements came between the last `method`
+    call and its answer, and how many after the answer."""
     raw = agent.raw
     call = max(i for i, (who, m) in enumerate(raw) if who == CLIENT and m.get("method") == method)
     call_id = raw[call][1]["id"]
@@ -64,12 +66,23 @@ async def announced_after_answer(agent: Agent, method: str, session_id: str) -> 
             and params["update"]["sessionUpdate"] == "available_commands_update"
         )
 
-    # The announcement follows the answer: it may still be on its way.
-    await until(lambda: any(is_announcement(i) for i in range(answer, len(raw))), agent)
-    return not any(is_announcement(i) for i in range(call, answer))
+    before = sum(1 for i in range(call, answer) if is_announcement(i))
+    return before, sum(1 for i in range(answer, len(raw)) if is_announcement(i))
 
 
-async def test_commands_are_announced_after_each_answer_that_opens_a_session(
+async def announced_after_answer(agent: Agent, method: str, session_id: str) -> bool:
+    """The session's commands came after the answer to the last `method` call, and not
+    between the call and its answer (they follow it: wait for them)."""
+    await until(lambda: announced(agent, method, session_id)[1] > 0, agent)
+    return announced(agent, method, session_id)[0] == 0
+
+
+def announced_before_answer(agent: Agent, method: str, session_id: str) -> bool:
+    """The session's commands came once, between the last `method` call and its answer."""
+    return announced(agent, method, session_id) == (1, 0)
+
+
+async def test_commands_are_announced_with_each_answer_that_opens_a_session(
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic
 ) -> None:
     server.script(stream(text("Hello.")))
@@ -80,15 +93,13 @@ async def test_commands_are_announced_after_each_answer_that_opens_a_session(
     async with spawn(anthropic_env(server)) as agent:
         await agent.initialize()
         await agent.conn.load_session(session_id=sid, cwd=str(workdir), mcp_servers=[])
-        assert await announced_after_answer(agent, "session/load", sid)
+        assert announced_before_answer(agent, "session/load", sid)
         fork = await agent.conn.fork_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
         assert await announced_after_answer(agent, "session/fork", fork.session_id)
     async with spawn(anthropic_env(server)) as agent:
         await agent.initialize()
         await agent.conn.resume_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
-        assert await announced_after_answer(agent, "session/resume", sid)
-        # The usage update follows the commands: wait for it before the agent is closed.
-        await until(lambda: bool(updates(agent, "usage_update")), agent)
+        assert announced_before_answer(agent, "session/resume", sid)
     [listed] = updates(agent, "available_commands_update")
     assert [c.name for c in listed.available_commands] == COMMANDS
     hints = {c.name: c.input.root.hint for c in listed.available_commands if c.input}

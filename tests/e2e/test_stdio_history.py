@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError, text_block
 
-from tests.e2e.conftest import Agent, Spawn, anthropic_env, until
+from tests.e2e.conftest import Agent, Spawn, anthropic_env
 from tests.support.scripted_anthropic import (
     ScriptedAnthropic,
     assert_valid_history,
@@ -49,16 +49,6 @@ def updates_before_answer(agent: Agent, request_method: str) -> list[dict]:
     ]
 
 
-def kinds_after_answer(agent: Agent, request_method: str) -> list[str]:
-    """The kinds of session/update sent after the answer to the last `request_method` call."""
-    _start, answer = _answer_span(agent, request_method)
-    return [
-        m["params"]["update"]["sessionUpdate"]
-        for s, m in agent.raw[answer:]
-        if m.get("method") == "session/update"
-    ]
-
-
 async def test_create_prompt_kill_restart_list_load_prompt(
     spawn: Spawn, workdir: Path, env: dict[str, str], server: ScriptedAnthropic
 ) -> None:
@@ -91,19 +81,16 @@ async def test_create_prompt_kill_restart_list_load_prompt(
             ("tool_call", "pending"),
             ("tool_call_update", "completed"),
             ("agent_message_chunk", None),
+            # What any opened session is told: its commands, how full its context is.
+            ("available_commands_update", None),
+            ("usage_update", None),
         ]
         assert replay[0]["content"]["text"] == "Read a.txt please"
         assert replay[2]["title"] == "Read a.txt"
+        assert replay[2]["name"] == "read_file"  # the tool's stable name, stored with the call
         assert replay[2]["locations"][0]["path"] == str(workdir / "a.txt")
         assert "contents of a" in replay[3]["content"][0]["content"]["text"]
         assert replay[4]["content"]["text"] == "The file says: contents of a"
-        # After the answer, no replay: only what any opened session is told, the commands
-        # and how full its context is (usage_update comes last).
-        await until(lambda: "usage_update" in kinds_after_answer(second, "session/load"), second)
-        assert kinds_after_answer(second, "session/load") == [
-            "available_commands_update",
-            "usage_update",
-        ]
         result = await second.conn.prompt(session_id=sid, prompt=[text_block("Still there?")])
     assert result.stop_reason == "end_turn"
     history = server.requests[2].body["messages"]
@@ -210,7 +197,11 @@ async def test_resume_close_and_delete(
         updates = len(agent.client.updates)
         resumed = await agent.conn.resume_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
         assert resumed.modes.current_mode_id == "default"
-        assert len(agent.client.updates) == updates  # resume does not replay
+        # Resume does not replay: it tells only the commands and the context usage.
+        assert [u.session_update for _, u in agent.client.updates[updates:]] == [
+            "available_commands_update",
+            "usage_update",
+        ]
         await agent.conn.prompt(session_id=sid, prompt=[text_block("second")])
         with pytest.raises(RequestError) as caught:
             await agent.conn.resume_session(cwd="/", session_id=sid, mcp_servers=[])

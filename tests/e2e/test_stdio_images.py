@@ -39,7 +39,11 @@ async def open_session(agent: Agent, workdir: Path) -> str:
 async def load(agent: Agent, workdir: Path, sid: str) -> list[dict[str, Any]]:
     await agent.initialize()
     await agent.conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
-    return updates_before_answer(agent, "session/load")
+    updates = updates_before_answer(agent, "session/load")
+    # The load's announce ends what comes before its answer; the rest is the replay.
+    announce = [u["sessionUpdate"] for u in updates[-2:]]
+    assert announce == ["available_commands_update", "usage_update"]
+    return updates[:-2]
 
 
 async def test_an_image_reaches_the_model_and_is_replayed_as_an_image_after_a_restart(

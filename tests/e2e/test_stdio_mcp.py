@@ -112,6 +112,15 @@ async def test_a_servers_tool_is_called_after_permission_and_its_result_reaches_
         assert {o.kind for o in options} >= {"allow_once", "allow_always"}
         first, filled, *rest = agent.client.tool_updates("toolu_1")
         assert (first.kind, first.title) == ("other", "mcp__tests__echo")  # as it starts
+        # The tool's stable name (a field the pinned SDK's model drops: read from the wire).
+        [started] = [
+            m["params"]["update"]
+            for m in agent.sent_by_agent("session/update")
+            if m["params"]["update"]["sessionUpdate"] == "tool_call"
+        ]
+        assert started["name"] == "mcp__tests__echo"
+        [asked] = agent.sent_by_agent("session/request_permission")
+        assert asked["params"]["toolCall"]["name"] == "mcp__tests__echo"  # who asks, too
         assert filled.title == "Echo"
         assert rest[-1].status == "completed"
         assert "hello through MCP" in rest[-1].content[0].content.text

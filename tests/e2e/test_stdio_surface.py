@@ -169,6 +169,7 @@ async def test_message_ids_and_the_early_tool_call_are_the_same_live_and_on_load
         "sessionUpdate": "tool_call",
         "toolCallId": "toolu_a",
         "title": "read_file",
+        "name": "read_file",  # the tool's stable name, which the title later leaves
         "kind": "read",
         "status": "pending",
     }

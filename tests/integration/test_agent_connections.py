@@ -136,6 +136,13 @@ async def test_a_second_client_attaches_mid_turn_and_follows_it(world) -> None: 
 
     loaded = await b.call("session/load", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []})
     assert loaded["result"]["_meta"]["iac_code"]["role"] == "observer"
+    # Mid-turn too, the answer comes after all b is sent for its load (the replay, then the
+    # announce), and while the turn waits nothing follows it.
+    assert b.sent[-1] is loaded
+    assert [u["sessionUpdate"] for u in b.updates()][-2:] == [
+        "available_commands_update",
+        "usage_update",
+    ]
     first = next(m for m in b.sent if m.get("method") == "session/update")
     assert first["params"]["_meta"]["iac_code"]["turn"] == {"state": "running"}
     assert first["params"]["update"]["sessionUpdate"] == "user_message_chunk"  # the history

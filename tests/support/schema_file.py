@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 
-from tests.support.wire_validator import AGENT, CLIENT
+from tests.support.senders import AGENT, CLIENT
 
 SCHEMA_DIR = Path(__file__).parent / "acp_schema"
 SCHEMA_RELEASE = "@agentclientprotocol/sdk 2.4.0"
@@ -115,3 +115,9 @@ class SchemaFileValidator:
 
     def _fail(self, sender: str, message: Any, why: str) -> None:
         self.problems.append(f"{sender} sent an invalid message ({why}): {str(message)[:400]}")
+
+
+def has_method(method: str, which: Which = "stable") -> bool:
+    """Whether the file defines `method` (either way): the stable file lacks those still
+    unstable, e.g. `session/fork` in 2.4.0."""
+    return any(known == method for _, known, _ in _methods(which))

@@ -1,8 +1,12 @@
 """Validates every JSON-RPC message on the wire against JSON Schemas generated from the
-official SDK's pydantic models (acp.schema), chosen per method and direction.
+official SDK's pydantic models (acp.schema), chosen per method and direction, and against
+the newest upstream schema file too (`tests/support/schema_file.py`): every test that
+validates its traffic here checks both.
 
 pydantic's own `model_validate` is lenient (it drops bad fields), so it cannot be the
-check; a per-method schema with no extra keys allowed is.
+check; a per-method schema with no extra keys allowed is. The keys newer schema releases
+added to a definition the pinned SDK mirrors (`NEWER_FIELDS`) are allowed with the newest
+schema file's own definition of them: the SDK's schema is closed, not stale.
 """
 
 import copy
@@ -14,7 +18,11 @@ from acp import schema as acp
 from jsonschema import Draft202012Validator
 from pydantic import TypeAdapter
 
-CLIENT, AGENT = "client", "agent"  # who sends the request
+from tests.support.schema_file import SchemaFileValidator, has_method, problems_with
+from tests.support.schema_file import schema as schema_file
+from tests.support.senders import AGENT, CLIENT
+
+__all__ = ["AGENT", "CLIENT", "WireValidator"]
 
 # method -> (params model, result model or None for notifications)
 CLIENT_METHODS: dict[str, tuple[Any, Any]] = {
@@ -55,7 +63,28 @@ AGENT_METHODS: dict[str, tuple[Any, Any]] = {
 }
 _OPEN = {"_meta", "rawInput", "rawOutput", "data"}  # free-form by the spec
 
-# Fields newer than the pinned SDK that the agent sends, by (method, "params" | "result"):
+# SDK model (its JSON schema's definition name) -> (the newest schema file's definition
+# it mirrors, the keys that file added since the pinned SDK's release).
+NEWER_FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "ToolCallStart": ("ToolCall", ("name",)),
+    "ToolCallProgress": ("ToolCallUpdate", ("name",)),
+    "ToolCallUpdate": ("ToolCallUpdate", ("name",)),
+}
+
+
+def _add_newer_fields(schema: dict[str, Any]) -> None:
+    """Each newer key as the newest schema file defines it (no $ref inside those)."""
+    newest = schema_file("stable")["$defs"]
+    for name, (mirrored, keys) in NEWER_FIELDS.items():
+        definition = schema.get("$defs", {}).get(name)
+        if definition is None:
+            continue
+        for key in keys:
+            definition["properties"].setdefault(key, newest[mirrored]["properties"][key])
+
+
+# Fields newer than the pinned SDK whose newest definition holds $refs (so it cannot be
+# spliced into the SDK's schema, as NEWER_FIELDS are), by (method, "params" | "result"):
 # where each sits, and the definition of the newest schema file (tests.support.schema_file,
 # unstable) that checks it. Each is taken out of a copy before the SDK's closed schema
 # checks the rest, so nothing else loosens.
@@ -89,6 +118,7 @@ def _close_objects(node: Any, key: str | None = None) -> None:
 @cache
 def _validator(model: Any, strict: bool) -> Draft202012Validator:
     schema = TypeAdapter(model).json_schema(by_alias=True, mode="validation")
+    _add_newer_fields(schema)
     if strict:
         _close_objects(schema)
     return Draft202012Validator(schema)
@@ -100,6 +130,13 @@ class WireValidator:
 
     strict_agent: bool = True
     problems: list[str] = field(default_factory=list)
+    # The same traffic against the newest upstream schema file (False: the SDK's alone);
+    # a method the stable file does not have yet (session/fork) against the unstable one.
+    schema_files: bool = True
+    _stable: SchemaFileValidator = field(default_factory=SchemaFileValidator)
+    _unstable: SchemaFileValidator = field(
+        default_factory=lambda: SchemaFileValidator(which="unstable")
+    )
     checked: int = 0
     _outstanding: dict[tuple[str, Any], str] = field(default_factory=dict)
     # The agent's requests it withdrew with `$/cancel_request`: an answer may still come,
@@ -108,6 +145,7 @@ class WireValidator:
 
     def check(self, sender: str, message: Any) -> None:
         self.checked += 1
+        self._check_schema_file(sender, message)
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             self._fail(sender, message, "not a JSON-RPC 2.0 object")
             return
@@ -115,6 +153,21 @@ class WireValidator:
             self._check_call(sender, message)
         else:
             self._check_response(sender, message)
+
+    def _check_schema_file(self, sender: str, message: Any) -> None:
+        if not self.schema_files:
+            return
+        files = [self._stable]
+        if isinstance(message, dict) and message.get("jsonrpc") == "2.0":
+            method = message.get("method")
+            if method is None:  # a response: validated by the file that saw its request
+                files.append(self._unstable)
+            elif isinstance(method, str) and not has_method(method, "stable"):
+                files = [self._unstable]  # unknown there too: the unstable file names it
+        for file in files:
+            seen = len(file.problems)
+            file.check(sender, message)
+            self.problems += [f"{file.which} schema file: {p}" for p in file.problems[seen:]]
 
     def assert_clean(self, *, allow_unanswered: bool = False) -> None:
         assert self.checked, "no message was validated"
@@ -176,9 +229,6 @@ class WireValidator:
 
     def _without_newer(self, value: Any, sender: str, message: Any, method: str, role: str) -> Any:
         """`value` without the fields of NEWER_THAN_SDK, each checked by the schema file."""
-        # Imported here: schema_file imports this module's names.
-        from tests.support.schema_file import problems_with
-
         newer = NEWER_THAN_SDK.get((method, role), ())
         if not newer or not isinstance(value, dict):
             return value

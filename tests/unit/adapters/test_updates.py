@@ -1,5 +1,6 @@
 """The updates built as plain dicts are, byte for byte, what dumping the SDK's models gives:
-for every kind built that way and any content (hypothesis draws it)."""
+for every kind built that way and any content (hypothesis draws it), but for the fields the
+pinned SDK's models do not have yet (`NEWER_THAN_SDK`), which the newest schema file has."""
 
 import json
 from typing import Any
@@ -8,7 +9,7 @@ from acp import schema as acp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.protocol.updates import MAX_SHOWN_CHARS, update_dict
+from adapters.protocol.updates import MAX_SHOWN_CHARS, NEWER_THAN_SDK, update_dict
 from adapters.protocol.wire import dump, notification_for, update_for
 from domain.content import (
     AudioBlock,
@@ -33,6 +34,7 @@ from domain.events import (
 from domain.ids import MessageId, ToolCallId
 from domain.plan import PlanEntry, PlanPriority, PlanStatus
 from domain.tool_call import DiffOutput, TerminalOutput, TextOutput, ToolCallStatus, ToolKind
+from tests.support.schema_file import problems_with
 
 text = st.text(max_size=20)
 maybe = st.none() | text
@@ -76,6 +78,7 @@ events = st.one_of(
         arguments=st.none() | mapping,
         locations=st.lists(text, max_size=3).map(tuple),
         status=statuses,
+        name=maybe,
     ),
     st.builds(
         ToolCallUpdated,
@@ -110,11 +113,36 @@ def _wire(message: dict[str, Any]) -> str:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
 
 
+def _as_the_sdk_knows_it(message: dict[str, Any]) -> dict[str, Any]:
+    update = message["update"]
+    newer = NEWER_THAN_SDK.get(update["sessionUpdate"], ())
+    return {**message, "update": {k: v for k, v in update.items() if k not in newer}}
+
+
 @settings(max_examples=400, deadline=None)
 @given(session_id=text, event=events)
 def test_each_update_is_the_json_the_sdk_models_dump(session_id: str, event: AgentEvent) -> None:
     assert update_dict(event) is not None
-    assert _wire(notification_for(session_id, event)) == _wire(_through_models(session_id, event))
+    built = _as_the_sdk_knows_it(notification_for(session_id, event))
+    assert _wire(built) == _wire(_through_models(session_id, event))
+
+
+def test_a_tool_call_carries_the_tools_name_as_the_newest_schema_spells_it() -> None:
+    for name in ("bash", "mcp__github__create_issue"):
+        started = ToolCallStarted(
+            tool_call_id=ToolCallId("t"),
+            title="Run",
+            kind=ToolKind.EXECUTE,
+            arguments=None,
+            name=name,
+        )
+        built = notification_for("s", started)
+        assert built["update"]["name"] == name
+        assert problems_with("SessionNotification", built) == []
+    unnamed = ToolCallStarted(
+        tool_call_id=ToolCallId("t"), title="Run", kind=ToolKind.EXECUTE, arguments=None
+    )
+    assert "name" not in notification_for("s", unnamed)["update"]
 
 
 def test_long_tool_call_fields_are_capped_as_the_models_cap_them() -> None:
@@ -130,7 +158,7 @@ def test_long_tool_call_fields_are_capped_as_the_models_cap_them() -> None:
     )
     completed = ToolCallUpdated(tool_call_id=ToolCallId("t"), arguments={"text": long})
     for event in (started, updated, completed):
-        built = notification_for("s", event)
+        built = _as_the_sdk_knows_it(notification_for("s", event))
         assert _wire(built) == _wire(_through_models("s", event))
         assert "truncated for display" in _wire(built)
         assert len(_wire(built)) < 4 * MAX_SHOWN_CHARS + 1000

@@ -53,6 +53,7 @@ async def test_the_call_is_shown_when_it_starts_and_filled_in_once_complete(
         title="read_file",
         kind=ToolKind.READ,
         arguments=None,
+        name="read_file",
     )
     assert filled == ToolCallUpdated(
         tool_call_id="toolu_0",  # type: ignore[arg-type]

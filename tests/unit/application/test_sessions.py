@@ -102,7 +102,11 @@ async def test_load_replays_history_and_opens_the_session(world: World) -> None:
     ]
     started, finished = events[-2:]
     assert isinstance(started, ToolCallStarted)
-    assert (started.tool_call_id, started.title) == ("toolu_1", "Read a.py")
+    assert (started.tool_call_id, started.title, started.name) == (
+        "toolu_1",
+        "Read a.py",
+        "read_file",
+    )
     assert isinstance(finished, ToolCallUpdated)
     assert finished.status is ToolCallStatus.COMPLETED
     assert finished.output == (TextOutput(text="print('a')"),)

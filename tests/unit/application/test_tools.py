@@ -68,6 +68,7 @@ async def test_reads_inside_cwd_run_without_asking(world: World) -> None:
     assert tool_results(world, sid) == [ToolResultBlock(tool_use_id="toolu_0", content="done a.py")]
     started = world.sink.of_type(ToolCallStarted)
     assert started[0].title == "Read a.py"
+    assert started[0].name == "read_file"  # the tool's stable name, beside the title shown
     assert started[0].status is ToolCallStatus.PENDING
     statuses = [e.status for e in world.sink.of_type(ToolCallUpdated) if e.status]
     assert statuses == [ToolCallStatus.IN_PROGRESS, ToolCallStatus.COMPLETED]
