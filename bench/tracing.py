@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from adapters.tracing.dispatcher import TracedDispatcher
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from adapters.protocol.connection import Connection, Dispatcher
+from adapters.protocol.traced import TracedDispatcher
 from adapters.tracing.otel import OtelTracer
 from application.ports.tracing import NO_TRACING, Tracer
 
@@ -99,7 +99,7 @@ def main() -> None:
     args = parser.parse_args()
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(Dropping()))
-    plain, traced = Answering(), TracedDispatcher(Answering(), provider)
+    plain, traced = Answering(), TracedDispatcher(Answering(), OtelTracer(provider))
     bare, with_meta = _lines(args.messages, False), _lines(args.messages, True)
 
     def message(dispatcher: Dispatcher, lines: list[bytes]) -> Callable[[], float]:
