@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from adapters.protocol.connection import Connection, Dispatcher
-from adapters.tracing.dispatcher import TracedDispatcher
+from adapters.protocol.traced import TracedDispatcher
 from adapters.tracing.otel import OtelTracer
 from application.ports.tracing import NO_TRACING, Tracer
 

@@ -36,6 +36,7 @@ async def release(container: Container) -> None:
     """Stop what a container started, in order: sessions (their turns, MCP servers), then
     the journal's last updates, then the database pool. Whatever ends a server or a test's
     container ends it this way, so no write is left running against a closed pool."""
+    await container.clients.tasks().end_all()  # background tasks: their process trees
     await container.core.registry().close_all()
     await container.clients.journal().aclose()
     await container.storage.engine().dispose()

@@ -9,6 +9,7 @@ from domain.content import ContentBlock
 from domain.ids import MessageId, ToolCallId
 from domain.mcp import McpServerState
 from domain.plan import PlanEntry
+from domain.tasks import TaskSummary
 from domain.tool_call import ToolCallStatus, ToolKind, ToolOutput
 
 
@@ -114,6 +115,13 @@ class McpServersChanged:
     servers: tuple[McpServerState, ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TasksChanged:
+    """The session's whole list of background tasks, after any of them started or ended."""
+
+    tasks: tuple[TaskSummary, ...]
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -128,4 +136,5 @@ AgentEvent = (
     | CommandsAvailable
     | PlanUpdated
     | McpServersChanged
+    | TasksChanged
 )

@@ -1,6 +1,7 @@
 from application.commands import CommandRegistry
 from application.ports.event_sink import EventSink
 from application.runtime import SessionRegistry
+from application.use_cases.background_tasks import BackgroundTasks
 from application.use_cases.briefing import Briefer
 from application.use_cases.context_meter import ContextMeter
 from application.use_cases.model_request import RequestBuilder
@@ -11,8 +12,9 @@ from domain.events import CommandsAvailable
 
 class AnnounceSession:
     """What a client learns about a session right after opening it: the slash commands it
-    offers and how full its context is. Sent after the response that opened the session
-    (clients attach their handlers for a session once they know its id)."""
+    offers, how full its context is, and its background tasks if it has any. Sent after
+    the response that opened the session (clients attach their handlers for a session once
+    they know its id)."""
 
     def __init__(
         self,
@@ -24,6 +26,7 @@ class AnnounceSession:
         requests: RequestBuilder,
         servers: SessionServers | None = None,
         briefer: Briefer | None = None,
+        tasks: BackgroundTasks | None = None,
     ) -> None:
         self._sessions = sessions
         self._commands = commands
@@ -32,6 +35,7 @@ class AnnounceSession:
         self._requests = requests
         self._servers = servers
         self._briefer = briefer
+        self._tasks = tasks
 
     async def execute(self, session_id: str, sink: EventSink | None = None) -> None:
         """Tell the session's clients, or only `sink` (a client attaching to it)."""
@@ -52,6 +56,8 @@ class AnnounceSession:
         await sink.emit(session.id, CommandsAvailable(commands=self._offered(session.id)))
         used = self._meter.estimate(session, overhead=self._requests.overhead(session))
         await sink.emit(session.id, self._meter.report(session, used))
+        if self._tasks is not None:  # tasks started before it attached: it sees them
+            await self._tasks.tell_list(session.id, sink)
 
     async def commands_changed(self) -> None:
         """The command list changed: every open session is sent the new one."""

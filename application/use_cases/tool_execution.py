@@ -4,8 +4,10 @@ from dataclasses import dataclass, field, replace
 
 from application.ports.tools import ToolResult
 from application.runtime import SessionRegistry, TurnCancelled, TurnControl
+from application.use_cases.background_tasks import BackgroundTasks, TaskLimitReached
 from application.use_cases.briefing import Briefer
 from application.use_cases.plan_tool import plan_written
+from application.use_cases.task_tools import TaskTools, started_text
 from application.use_cases.tool_call_log import ToolCallLog
 from application.use_cases.tool_catalogue import ToolCatalogue
 from domain.content import ToolResultBlock
@@ -13,6 +15,7 @@ from domain.events import PlanUpdated, ToolCallUpdated
 from domain.plan import TODO_WRITE, read_plan
 from domain.session import Session
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolOutput
+from domain.tools import TASK_KILL, TASK_OUTPUT
 from domain.usage import Usage
 
 CANCELLED = "Cancelled by the user before the tool finished; its result was discarded."
@@ -39,6 +42,9 @@ class ToolExecution:
     - A file tool working in a subdirectory brings that directory's instructions with its
       result, the first time.
     - `todo_write` runs here: it completes at once and sends the whole plan (PlanUpdated).
+    - `bash` with `run_in_background` starts a background task (BackgroundTasks): the model
+      is answered at once, and the call stays in progress until the command exits.
+      `task_output` and `task_kill` run here too.
     """
 
     def __init__(
@@ -48,15 +54,22 @@ class ToolExecution:
         calls: ToolCallLog,
         registry: SessionRegistry | None = None,
         briefer: Briefer | None = None,
+        tasks: BackgroundTasks | None = None,
     ) -> None:
         self._catalogue = catalogue
         self._calls = calls
         self._registry = registry
         self._briefer = briefer
+        self._tasks = tasks
 
     async def run(self, session: Session, control: TurnControl, call: ToolCallRecord) -> Outcome:
         if call.name == TODO_WRITE:
             return Outcome(result=await self._write_plan(session, call))
+        if self._tasks is not None:
+            if call.name in (TASK_OUTPUT, TASK_KILL):
+                return Outcome(result=await self._task_tool(session, call, self._tasks))
+            if call.name == "bash" and call.arguments.get("run_in_background") is True:
+                return Outcome(result=await self._background(session, call, self._tasks))
         await self._calls.emit(
             session, ToolCallUpdated(tool_call_id=call.id, status=ToolCallStatus.IN_PROGRESS)
         )
@@ -97,6 +110,29 @@ class ToolExecution:
         block = await self._calls.finish(session, call, ToolCallStatus.COMPLETED, result)
         await self._calls.emit(session, PlanUpdated(entries=entries))
         return block
+
+    async def _background(
+        self, session: Session, call: ToolCallRecord, tasks: BackgroundTasks
+    ) -> ToolResultBlock:
+        """Start the command as a background task; its call ends when it exits."""
+        workspace = self._catalogue.workspace(session)
+        if workspace is None:
+            return await self._calls.fail(session, call, "Background commands cannot run here.")
+        try:
+            task = await tasks.launch(session, call, workspace, str(call.arguments["command"]))
+        except TaskLimitReached as exc:
+            return await self._calls.fail(session, call, str(exc))
+        return ToolResultBlock(tool_use_id=call.id, content=started_text(task))
+
+    async def _task_tool(
+        self, session: Session, call: ToolCallRecord, tasks: BackgroundTasks
+    ) -> ToolResultBlock:
+        await self._calls.emit(
+            session, ToolCallUpdated(tool_call_id=call.id, status=ToolCallStatus.IN_PROGRESS)
+        )
+        result = await TaskTools(tasks).run(session.id, call.name, call.arguments)
+        status = ToolCallStatus.FAILED if result.is_error else ToolCallStatus.COMPLETED
+        return await self._calls.finish(session, call, status, result)
 
     async def _nested(self, session: Session, call: ToolCallRecord) -> str:
         """A subdirectory's instructions, the first time the agent works there."""

@@ -62,6 +62,8 @@ class Prompting(containers.DeclarativeContainer):
             output=turn_output,
             servers=servers,
             briefer=turn.briefer,
+            tasks=clients.tasks,
+            clock=core.clock,
         ),
         turn=providers.Factory(
             ModelTurn,
@@ -91,4 +93,5 @@ class Prompting(containers.DeclarativeContainer):
         requests=turn.requests,
         servers=servers,
         briefer=turn.briefer,
+        tasks=clients.tasks,
     )

@@ -90,7 +90,11 @@ class Sessions(containers.DeclarativeContainer):
         clock=core.clock,
     )
     delete_session = providers.Factory(
-        DeleteSession, uow=storage.uow, registry=core.registry, clock=core.clock
+        DeleteSession,
+        uow=storage.uow,
+        registry=core.registry,
+        clock=core.clock,
+        tasks=clients.tasks,
     )
     set_mode = providers.Factory(SetMode, registry=core.registry, settings=change_settings)
     set_config_option = providers.Factory(

@@ -34,6 +34,7 @@ class Turn(containers.DeclarativeContainer):
         registry=core.registry,
         workspaces=clients.workspaces,
         knowledge=gateways.knowledge,
+        background=True,
     )
     tool_calls = providers.Factory(ToolCallLog, sink=clients.channels, uow=storage.uow)
     permission_desk = providers.Factory(
@@ -63,6 +64,7 @@ class Turn(containers.DeclarativeContainer):
             calls=tool_calls,
             registry=core.registry,
             briefer=briefer,
+            tasks=clients.tasks,
         ),
         tracer=core.tracer,
     )

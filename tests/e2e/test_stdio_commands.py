@@ -15,7 +15,18 @@ from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text
 pytestmark = pytest.mark.e2e
 
 # The built-in commands, then the project's own (/init; skills when there are some).
-COMMANDS = ["compact", "clear", "rename", "model", "mode", "usage", "memory", "help", "init"]
+COMMANDS = [
+    "compact",
+    "clear",
+    "rename",
+    "model",
+    "mode",
+    "usage",
+    "memory",
+    "tasks",
+    "help",
+    "init",
+]
 
 
 async def start(agent: Agent, cwd: Path) -> str:
