@@ -14,7 +14,8 @@ from domain.ids import ToolCallId
 DEFAULT_MAX_TASKS = 8  # running at once in one session (IAC_CODE_MAX_TASKS)
 OUTPUT_KEPT = 64_000  # characters of one task's output kept (its tail)
 READ_LIMIT = 16_000  # characters one task_output call hands the model
-LAST_LINES = 5  # lines /tasks and the final tool call update show
+LAST_LINES = 5  # lines /tasks, _meta.iac_code.tasks and an exit's notice show
+LINE_CHARS = 200  # of each of those lines
 
 
 class TaskState(StrEnum):
@@ -47,7 +48,14 @@ class TaskOutput:
         return new, missed
 
     def last_lines(self, count: int = LAST_LINES) -> str:
-        return "\n".join(self.text.rstrip("\n").split("\n")[-count:]) if self.text else ""
+        """The last `count` lines, each cut to its last LINE_CHARS characters (a progress
+        bar or a flood without newlines is one long line)."""
+        lines = self.text.rstrip("\n").split("\n")[-count:] if self.text else []
+        return "\n".join(_line_end(line) for line in lines)
+
+
+def _line_end(line: str) -> str:
+    return line if len(line) <= LINE_CHARS else "…" + line[-(LINE_CHARS - 1) :]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
