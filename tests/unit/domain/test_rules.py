@@ -113,4 +113,6 @@ def test_tool_kinds_follow_the_product_documents() -> None:
         "agent": "execute",
         "exit_plan_mode": "switch_mode",
         "todo_write": "think",
+        "task_output": "read",  # ours (issue 30): a background task's output
+        "task_kill": "execute",
     }
