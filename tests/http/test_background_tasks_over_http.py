@@ -72,7 +72,8 @@ def assert_schema_clean(*clients: Follower) -> None:
 async def test_a_tasks_end_reaches_every_attached_client(tmp_path: Path, workdir: Path) -> None:
     go = workdir / "go"
     command = f"until [ -e {go} ]; do sleep 0.05; done; echo done"
-    a, b = Follower(answers=["allow_once"]), Follower()
+    # b never answers the permission request (a does): the first answer wins.
+    a, b = Follower(answers=["allow_once"]), Follower(hold=True)
     with ScriptedAnthropic(background(command), stream(text("started"))) as model:
         async with (
             agent_server(anthropic_settings(tmp_path, model)) as base,
