@@ -21,6 +21,9 @@ def migrated_container(settings: Settings, version: str) -> Container:
     # A command added later (e.g. from an MCP server) reaches every open session.
     announce = container.prompting.announce
     container.commands.registry().subscribe(lambda: announce().commands_changed())
+    if settings.task_follow_up:  # a background task ending while idle starts a turn
+        follow_up = container.prompting.task_follow_up
+        container.clients.tasks().follow_up_with(lambda sid, text: follow_up().run(sid, text))
     return container
 
 

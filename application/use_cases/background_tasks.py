@@ -12,6 +12,7 @@ is closed by its last client, deleted, or the server stops; the server dying kil
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from application.ports.clock import Clock
@@ -42,6 +43,10 @@ PROGRESS_TAIL = 16_000  # characters of live output each progress update shows
 PROGRESS_EVERY = 0.25  # seconds between progress updates of one task: a flood is coalesced
 STOP_BOUND = 40.0  # a stopped task's tree is gone within the launcher's grace and bound
 KEEP_EXITED = 16  # exited tasks still listed per session (the oldest go first)
+
+
+# Told of a task that ended while its session was idle: (session id, what to tell the model).
+FollowUp = Callable[[str, str], Awaitable[None]]
 
 
 class TaskLimitReached(Exception):
@@ -81,6 +86,13 @@ class BackgroundTasks:
         self._max = max_tasks
         self._sessions: dict[SessionId, dict[str, _Entry]] = {}
         self._numbers: dict[SessionId, int] = {}
+        self._follow_up: FollowUp | None = None
+        self._following: set[asyncio.Task[None]] = set()
+
+    def follow_up_with(self, follow_up: FollowUp) -> None:
+        """A task that ends while its session is idle starts a turn for the model to react
+        (IAC_CODE_TASK_FOLLOW_UP): `follow_up` runs it."""
+        self._follow_up = follow_up
 
     # -- what the session has
 
@@ -247,6 +259,7 @@ class BackgroundTasks:
         await self._changed(entry.session_id)
         if not task.killed and not self._busy(entry.session_id):
             await self._tell_exit(entry)
+            self._start_follow_up(entry)
 
     async def _tell_exit(self, entry: _Entry) -> None:
         """Nobody's turn will show it: the users are told the task ended."""
@@ -255,6 +268,19 @@ class BackgroundTasks:
         last = task.output.last_lines(LAST_LINES)
         title = f"Background task {task.id} (`{one_line(task.command)}`) {task.status_text()}."
         await self._notices.tell_session(entry.session_id, severity, title, last)
+
+    def _start_follow_up(self, entry: _Entry) -> None:
+        """Its own task: stopping the background task must not wait for a whole turn."""
+        if self._follow_up is None:
+            return
+        task = entry.task
+        last = task.output.last_lines(LAST_LINES)
+        text = f"Background task {task.id} (`{one_line(task.command)}`) {task.status_text()}." + (
+            f" Its last output:\n{last}" if last else ""
+        )
+        turn = asyncio.ensure_future(self._follow_up(entry.session_id, text))
+        self._following.add(turn)
+        turn.add_done_callback(self._following.discard)
 
     # -- bookkeeping
 

@@ -299,3 +299,40 @@ async def test_a_load_after_the_task_ended_shows_it_ended(
         assert replayed and "completed" in statuses(again, "toolu_bg")
         assert "finished-output" in str(replayed)
     assert_schema_clean(again)
+
+
+async def test_a_task_ending_while_idle_starts_a_turn_when_follow_up_is_on(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    go = workdir / "go"
+    server.script(
+        background(f"{waits_for(go)}; echo 'FAILED test_login'; exit 4"),
+        stream(text("started")),
+        stream(text("The build failed in test_login; shall I fix it?")),
+    )
+    async with spawn(anthropic_env(server, IAC_CODE_TASK_FOLLOW_UP="1")) as agent:
+        agent.client.answers = ["allow_once"]
+        sid = await start(agent, workdir)
+        assert await prompt(agent, sid, "build") == "end_turn"
+        assert len(server.requests) == 2
+        go.touch()
+        await until(lambda: "shall I fix it?" in agent.client.agent_text(), agent)
+        told = str(server.requests[2].messages[-1])
+        assert "Background task t1" in told and "exited with code 4" in told
+        assert "FAILED test_login" in told
+    assert_schema_clean(agent)
+
+
+async def test_without_follow_up_an_idle_exit_starts_no_turn(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    server.script(background("exit 4"), stream(text("started")), stream(text("next answer")))
+    async with spawn(anthropic_env(server)) as agent:
+        agent.client.answers = ["allow_once"]
+        sid = await start(agent, workdir)
+        assert await prompt(agent, sid, "build") == "end_turn"
+        await until(lambda: "Background task t1" in agent.client.agent_text(), agent)
+        # The user's next prompt is the model's next request: no turn slipped in between.
+        assert await prompt(agent, sid, "what next?") == "end_turn"
+        assert len(server.requests) == 3 and "what next?" in str(server.requests[2].messages)
+    assert_schema_clean(agent)
