@@ -5,11 +5,13 @@ What is kept of one task's output is bounded (`TaskOutput`): a flood costs memor
 not for as long as it runs. The model reads what came since its last read; the user sees
 the last lines."""
 
-from dataclasses import dataclass, field
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 
 from domain.ids import ToolCallId
+from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
 
 DEFAULT_MAX_TASKS = 8  # running at once in one session (IAC_CODE_MAX_TASKS)
 OUTPUT_KEPT = 64_000  # characters of one task's output kept (its tail)
@@ -137,6 +139,24 @@ class BackgroundTask:
         new, missed = self.output.since(self.read_to, limit)
         self.read_to = self.output.total
         return f"[... {missed} characters not shown ...]\n{new}" if missed else new
+
+
+SERVER_STOPPED = "The server stopped while this background task ran; it ended with it."
+
+
+def as_shown_now(record: ToolCallRecord, live: Collection[str]) -> ToolCallRecord:
+    """A stored background call as a load shows it: one stored running whose task is not
+    running here (the server stopped or died since, and its tree with it) ended."""
+    raw = record.raw_output or {}
+    if record.status is not ToolCallStatus.IN_PROGRESS or raw.get("background") is not True:
+        return record
+    if record.id in live:
+        return record
+    return replace(
+        record,
+        status=ToolCallStatus.FAILED,
+        output=(*record.output, TextOutput(text=SERVER_STOPPED)),
+    )
 
 
 def _duration(seconds: float) -> str:

@@ -66,6 +66,7 @@ class Sessions(containers.DeclarativeContainer):
         sink=clients.channels,
         catalog=core.catalog,
         open_with=open_with,
+        tasks=clients.tasks,
     )
     list_sessions = providers.Factory(ListSessions, uow=storage.uow)
     resume_session = providers.Factory(

@@ -213,6 +213,13 @@ async def test_the_servers_death_kills_the_task(
         await until(lambda: bool(survivors(marker)), agent)
         agent.kill()
         await until(lambda: survivors(marker) == [], agent)
+    # The call was stored running; a load on the next server shows that it ended.
+    async with spawn(anthropic_env(server)) as again:
+        await again.initialize()
+        await again.conn.load_session(session_id=sid, cwd=str(workdir), mcp_servers=[])
+        assert statuses(again, "toolu_bg")[-1] == "failed"
+        assert "The server stopped" in str(again.client.tool_updates("toolu_bg")[-1].content)
+    assert_schema_clean(again)
 
 
 async def test_the_cap_is_answered_clearly(

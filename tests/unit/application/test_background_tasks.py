@@ -4,7 +4,7 @@ kill, the cap, a deleted session, the model's tools and /tasks."""
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -26,7 +26,7 @@ from application.use_cases.task_tools import TaskTools, check_task_call
 from domain.events import Notice, TasksChanged, ToolCallUpdated
 from domain.ids import MessageId, ToolCallId
 from domain.session import Session
-from domain.tasks import BackgroundTask, TaskOutput, tasks_context
+from domain.tasks import BackgroundTask, TaskOutput, as_shown_now, tasks_context
 from domain.tool_call import ToolCallRecord, ToolCallStatus, ToolKind
 from domain.turn import Turn
 from tests.factories import T0, SessionFactory
@@ -272,3 +272,20 @@ def test_the_model_is_told_its_tasks_with_the_turn() -> None:
     assert tasks_context((), T0) is None
     told = tasks_context((task,), T0.replace(minute=2, second=5))
     assert told is not None and "t1 `npm run dev` running, for 2m05s" in told
+
+
+def test_a_load_shows_a_call_stored_running_as_ended_when_its_task_is_gone() -> None:
+    stored = ToolCallRecord(
+        id=ToolCallId("toolu_bg"),
+        name="bash",
+        title="Start `serve`",
+        kind=ToolKind.EXECUTE,
+        arguments={"command": "serve", "run_in_background": True},
+        status=ToolCallStatus.IN_PROGRESS,
+        raw_output={"taskId": "t1", "background": True},
+    )
+    assert as_shown_now(stored, {"toolu_bg"}) == stored  # still running here
+    shown = as_shown_now(stored, set())
+    assert shown.status is ToolCallStatus.FAILED and "server stopped" in str(shown.output)
+    foreground = replace(stored, raw_output={"exitCode": None})
+    assert as_shown_now(foreground, set()) == foreground
