@@ -5,6 +5,7 @@ import pytest
 from application.commands import CommandRegistry
 from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
+from application.use_cases.background_tasks import BackgroundTasks
 from application.use_cases.briefing import Briefer
 from application.use_cases.commands.context import ClearCommand, CompactCommand
 from application.use_cases.commands.dispatch import BuiltInCommands
@@ -87,6 +88,7 @@ class World:
     lease_terms: LeaseTerms = field(default_factory=lambda: LeaseTerms(holder="here"))
     lease_clock: StoppedClock = field(default_factory=StoppedClock)  # the leases' time
     presence: FakePresence = field(default_factory=FakePresence)
+    tasks: BackgroundTasks | None = None  # background tasks, where a test runs them
 
     def tool_phase(self) -> ToolPhase:
         catalogue, calls = self.tool_catalogue(), self.tool_calls()
@@ -101,7 +103,11 @@ class World:
                 desk=desk, settings=self.settings(), catalogue=catalogue, calls=calls
             ),
             execution=ToolExecution(
-                catalogue=catalogue, calls=calls, registry=self.registry, briefer=self.briefer()
+                catalogue=catalogue,
+                calls=calls,
+                registry=self.registry,
+                briefer=self.briefer(),
+                tasks=self.tasks,
             ),
         )
 
