@@ -202,6 +202,25 @@ async def test_session_close_kills_the_task(
     assert_schema_clean(agent)
 
 
+@pytest.mark.parametrize("how", ["stdin closed", "SIGTERM"])
+async def test_the_servers_shutdown_kills_the_task(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, marker: str, how: str
+) -> None:
+    server.script(background(f"exec -a {marker} sleep 1000"), stream(text("ok")))
+    async with spawn(anthropic_env(server)) as agent:
+        agent.client.answers = ["allow_once"]
+        sid = await start(agent, workdir)
+        assert await prompt(agent, sid, "serve") == "end_turn"
+        await until(lambda: bool(survivors(marker)), agent)
+        if how == "SIGTERM":
+            agent.process.send_signal(signal.SIGTERM)
+        else:
+            agent.process.stdin.close()
+        await agent.process.wait()
+        await until(lambda: survivors(marker) == [], agent)
+    assert_schema_clean(agent)
+
+
 async def test_the_servers_death_kills_the_task(
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic, marker: str
 ) -> None:
