@@ -231,6 +231,8 @@ class BackgroundTasks:
                 entry.task.output.add(f"\n{exc}\n")
                 log.info("background task %s failed: %s", entry.task.id, exc)
         task = entry.task
+        if ran is not None and ran.output and not task.output.total:
+            task.output.add(ran.output)  # an editor's terminal gives its output at the end
         task.exited(
             at=self._clock.now(),
             exit_code=None if ran is None else ran.exit_code,

@@ -306,6 +306,10 @@ async def test_a_task_runs_in_the_editors_terminal_when_it_lends_one(
         go.touch()
         await until(lambda: "completed" in statuses(agent, "toolu_bg"), agent)
         assert "terminal/release" in editor.methods()
+        # The end keeps the terminal embedded; the tasks list has the editor's output.
+        ended = final(agent, "toolu_bg")
+        assert [c.type for c in ended.content] == ["terminal"]
+        assert "in-editor" in task_lists(agent)[-1][0]["lastLines"]
     assert_schema_clean(agent)
 
 
