@@ -69,16 +69,20 @@ def assert_schema_clean(*clients: Follower) -> None:
         client.wire.assert_clean()
 
 
-async def test_a_tasks_end_reaches_every_attached_client(tmp_path: Path, workdir: Path) -> None:
+@pytest.mark.parametrize("transport", ["http", "websocket"])
+async def test_a_tasks_end_reaches_every_attached_client(
+    tmp_path: Path, workdir: Path, transport: str
+) -> None:
+    connect = sdk if transport == "http" else sdk_ws
     go = workdir / "go"
     command = f"until [ -e {go} ]; do sleep 0.05; done; echo done"
     # b never answers the permission request (a does): the first answer wins.
     a, b = Follower(answers=["allow_once"]), Follower(hold=True)
     with ScriptedAnthropic(background(command), stream(text("started"))) as model:
         async with (
-            agent_server(anthropic_settings(tmp_path, model)) as base,
-            sdk(base, a) as first,
-            sdk(base, b) as second,
+            both_transports(anthropic_settings(tmp_path, model)) as base,
+            connect(base, a) as first,
+            connect(base, b) as second,
         ):
             sid = (await first.new_session(cwd=str(workdir), mcp_servers=[])).session_id
             await second.load_session(cwd=str(workdir), session_id=sid)
