@@ -202,6 +202,21 @@ async def test_session_close_kills_the_task(
     assert_schema_clean(agent)
 
 
+async def test_deleting_the_session_kills_the_task(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, marker: str
+) -> None:
+    server.script(background(f"exec -a {marker} sleep 1000"), stream(text("ok")))
+    async with spawn(anthropic_env(server)) as agent:
+        agent.client.answers = ["allow_once"]
+        sid = await start(agent, workdir)
+        assert await prompt(agent, sid, "serve") == "end_turn"
+        await until(lambda: bool(survivors(marker)), agent)
+        # The pinned SDK has no call for it: a raw request, as the history tests send.
+        await agent.conn._conn.send_request("session/delete", {"sessionId": sid})
+        assert survivors(marker) == []
+    assert_schema_clean(agent)
+
+
 @pytest.mark.parametrize("how", ["stdin closed", "SIGTERM"])
 async def test_the_servers_shutdown_kills_the_task(
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic, marker: str, how: str
