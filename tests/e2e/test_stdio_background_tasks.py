@@ -111,7 +111,7 @@ async def test_the_turn_ends_before_the_task_and_its_call_completes_when_it_exit
         await until(lambda: "completed" in statuses(agent, "toolu_bg"), agent)
         ended = final(agent, "toolu_bg")
         assert "done" in shown_text(ended) and ended.raw_output["exitCode"] == 0
-        assert task_lists(agent)[-1][0]["state"] == "exited"
+        await until(lambda: task_lists(agent)[-1][0]["state"] == "exited", agent)
         # The session was idle: the user is told (agent text until notices land).
         await until(lambda: "Background task t1" in agent.client.agent_text(), agent)
     assert_schema_clean(agent)
@@ -150,6 +150,7 @@ async def test_task_output_and_task_kill_from_the_model(
         assert await prompt(agent, sid, "serve") == "end_turn"
         await until(lambda: "first" in str(agent.client.tool_updates("toolu_bg")), agent)
         go.touch()
+        await until(lambda: "second" in str(agent.client.tool_updates("toolu_bg")), agent)
         await until(lambda: bool(survivors(marker)), agent)
         assert await prompt(agent, sid, "check it, then stop it") == "end_turn"
         # The model sees its tasks with the turn's environment.
@@ -324,7 +325,7 @@ async def test_a_task_runs_in_the_editors_terminal_when_it_lends_one(
         # The end keeps the terminal embedded; the tasks list has the editor's output.
         ended = final(agent, "toolu_bg")
         assert [c.type for c in ended.content] == ["terminal"]
-        assert "in-editor" in task_lists(agent)[-1][0]["lastLines"]
+        await until(lambda: "in-editor" in task_lists(agent)[-1][0]["lastLines"], agent)
     assert_schema_clean(agent)
 
 
@@ -371,11 +372,14 @@ async def test_a_task_ending_while_idle_starts_a_turn_when_follow_up_is_on(
 async def test_without_follow_up_an_idle_exit_starts_no_turn(
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic
 ) -> None:
-    server.script(background("exit 4"), stream(text("started")), stream(text("next answer")))
+    go = workdir / "go"
+    script = (background(f"{waits_for(go)}; exit 4"), stream(text("started")))
+    server.script(*script, stream(text("next answer")))
     async with spawn(anthropic_env(server)) as agent:
         agent.client.answers = ["allow_once"]
         sid = await start(agent, workdir)
         assert await prompt(agent, sid, "build") == "end_turn"
+        go.touch()  # it ends while the session is idle
         await until(lambda: "Background task t1" in agent.client.agent_text(), agent)
         # The user's next prompt is the model's next request: no turn slipped in between.
         assert await prompt(agent, sid, "what next?") == "end_turn"
