@@ -51,6 +51,8 @@ def test_config_file_is_read_and_environment_wins(tmp_path: Path) -> None:
         ({"IAC_CODE_ALLOW_BYPASS": "maybe"}, "allow_bypass"),
         ({"IAC_CODE_THOUGHT_LEVEL": "max"}, "thought_level"),
         ({"IAC_CODE_MAX_IMAGE_BYTES": "0"}, "max_image_bytes"),
+        ({"IAC_CODE_MAX_TASKS": "0"}, "max_tasks"),
+        ({"IAC_CODE_TASK_FOLLOW_UP": "sometimes"}, "task_follow_up"),
     ],
 )
 def test_bad_values_are_reported_by_name(tmp_path: Path, env: dict[str, str], message: str) -> None:
@@ -246,3 +248,16 @@ def test_finding_13_an_empty_model_means_the_providers_default(tmp_path: Path, b
     assert load_settings({**env, "IAC_CODE_PROVIDER": "openai"}).model == "gpt-4.1"
     assert load_settings({**env, "IAC_CODE_PROVIDER": "deepseek"}).model == "deepseek-chat"
     assert load_settings({**env, "IAC_CODE_MAX_RETRIES": blank}).max_retries == 4
+
+
+def test_background_task_settings(tmp_path: Path) -> None:
+    defaults = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert (defaults.max_tasks, defaults.task_follow_up) == (8, False)
+    settings = load_settings(
+        {
+            "IAC_CODE_CONFIG_DIR": str(tmp_path),
+            "IAC_CODE_MAX_TASKS": "3",
+            "IAC_CODE_TASK_FOLLOW_UP": "1",
+        }
+    )
+    assert (settings.max_tasks, settings.task_follow_up) == (3, True)
