@@ -202,7 +202,7 @@ class BackgroundTasks:
     async def _progress(self, entry: _Entry) -> None:
         """One progress update for what came in the last PROGRESS_EVERY seconds."""
         await asyncio.sleep(PROGRESS_EVERY)  # pacing, not synchronisation: a flood coalesces
-        if entry.task.running:
+        if entry.task.running and not entry.silent:
             tail = entry.task.output.text[-PROGRESS_TAIL:]
             await self._sink.emit(
                 entry.session_id,
