@@ -28,3 +28,5 @@ class TaskFollowUp:
             await self._prompt.execute(request)
         except (ApplicationError, DomainError) as exc:  # busy meanwhile, no key, closed...
             log.info("no follow-up turn for session %s: %s", session_id, exc)
+        except Exception:  # nobody awaits this turn: its failure is logged, not lost
+            log.exception("the follow-up turn of session %s failed", session_id)
