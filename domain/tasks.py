@@ -5,7 +5,7 @@ What is kept of one task's output is bounded (`TaskOutput`): a flood costs memor
 not for as long as it runs. The model reads what came since its last read; the user sees
 the last lines."""
 
-from collections.abc import Collection
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -144,14 +144,19 @@ class BackgroundTask:
 SERVER_STOPPED = "The server stopped while this background task ran; it ended with it."
 
 
-def as_shown_now(record: ToolCallRecord, live: Collection[str]) -> ToolCallRecord:
-    """A stored background call as a load shows it: one stored running whose task is not
-    running here (the server stopped or died since, and its tree with it) ended."""
+SHOWN_TAIL = 16_000  # characters of a running task's output a load shows
+
+
+def as_shown_now(record: ToolCallRecord, live: Mapping[str, BackgroundTask]) -> ToolCallRecord:
+    """A stored background call as a load shows it: running here, with its output so far
+    (the live updates go on from there); stored running but not running here (the server
+    stopped or died since, and its tree with it), ended."""
     raw = record.raw_output or {}
     if record.status is not ToolCallStatus.IN_PROGRESS or raw.get("background") is not True:
         return record
-    if record.id in live:
-        return record
+    if (task := live.get(record.id)) is not None:
+        tail = task.output.text[-SHOWN_TAIL:]
+        return replace(record, output=(TextOutput(text=tail),)) if tail else record
     return replace(
         record,
         status=ToolCallStatus.FAILED,

@@ -103,9 +103,9 @@ class BackgroundTasks:
         entry = self._sessions.get(SessionId(session_id), {}).get(task_id.strip())
         return None if entry is None else entry.task
 
-    def running_calls(self, session_id: str) -> frozenset[str]:
-        """The tool calls of its tasks still running here."""
-        return frozenset(t.tool_call_id for t in self.of(session_id) if t.running)
+    def running_calls(self, session_id: str) -> dict[str, BackgroundTask]:
+        """Its tasks still running here, by their tool call."""
+        return {t.tool_call_id: t for t in self.of(session_id) if t.running}
 
     def running(self, session_id: str) -> int:
         return sum(t.running for t in self.of(session_id))

@@ -70,7 +70,7 @@ class TaskTools:
         new = task.read_new()
         if tail is not None and new:
             new = "\n".join(new.rstrip("\n").split("\n")[-tail:])
-        body = new or "(no new output)"
+        body = new.rstrip("\n") or "(no new output)"
         return ToolResult(text=f"{body}\n\nTask {task.id} (`{task.command}`) {task.status_text()}.")
 
     async def _kill(self, session_id: str, task: BackgroundTask) -> ToolResult:

@@ -53,6 +53,16 @@ def shown_text(update: Any) -> str:
     )
 
 
+def output_of(agent: Agent, call_id: str = "toolu_bg") -> str:
+    """What the call's updates showed as output (not its input, which names the command)."""
+    return "".join(shown_text(u) for u in agent.client.tool_updates(call_id))
+
+
+def result_text(request: Any) -> str:
+    """The text of the tool result a model request carries last."""
+    return str(request.messages[-1]["content"][0]["content"])
+
+
 def final(agent: Agent, call_id: str) -> Any:
     return next(
         u
@@ -148,17 +158,17 @@ async def test_task_output_and_task_kill_from_the_model(
         agent.client.answers = ["allow_once"]
         sid = await start(agent, workdir)
         assert await prompt(agent, sid, "serve") == "end_turn"
-        await until(lambda: "first" in str(agent.client.tool_updates("toolu_bg")), agent)
+        await until(lambda: "first" in output_of(agent), agent)
         go.touch()
-        await until(lambda: "second" in str(agent.client.tool_updates("toolu_bg")), agent)
+        await until(lambda: "second" in output_of(agent), agent)
         await until(lambda: bool(survivors(marker)), agent)
         assert await prompt(agent, sid, "check it, then stop it") == "end_turn"
         # The model sees its tasks with the turn's environment.
         assert "t1 `echo first" in server.requests[2].environment[-1]
-        first_read = str(server.requests[3].messages[-1])
-        assert "first" in first_read and "second" in first_read and "running" in first_read
-        second_read = str(server.requests[4].messages[-1])
-        assert "(no new output)" in second_read  # only what is new since the last read
+        first_read = result_text(server.requests[3])
+        assert first_read.startswith("first\nsecond\n") and first_read.endswith(" running.")
+        second_read = result_text(server.requests[4])
+        assert second_read.startswith("(no new output)")  # only what is new since the last read
         assert "was stopped" in str(server.requests[5].messages[-1])
         assert survivors(marker) == []  # the kill returned once its tree was gone
         ended = final(agent, "toolu_bg")
@@ -176,11 +186,12 @@ async def test_tasks_command_lists_and_kills(
         sid = await start(agent, workdir)
         assert await prompt(agent, sid, "serve") == "end_turn"
         await until(lambda: bool(survivors(marker)), agent)
-        await until(lambda: "hello" in str(agent.client.tool_updates("toolu_bg")), agent)
+        await until(lambda: "hello" in output_of(agent), agent)
         before = len(agent.client.agent_text())
         assert await prompt(agent, sid, "/tasks") == "end_turn"
         listing = agent.client.agent_text()[before:]
-        assert "t1 `echo hello" in listing and "running" in listing and "hello" in listing
+        assert "t1 `echo hello" in listing and "running" in listing
+        assert "\n    hello" in listing  # its last lines
         assert await prompt(agent, sid, "/tasks kill t1") == "end_turn"
         assert "Task t1" in agent.client.agent_text() and survivors(marker) == []
         assert await prompt(agent, sid, "/tasks kill t9") == "end_turn"
@@ -293,7 +304,8 @@ async def test_a_flood_stays_within_its_bounds(
         await until(lambda: "completed" in statuses(agent, "toolu_bg"), agent)
         assert await prompt(agent, sid, "read it") == "end_turn"
         read = server.requests[3].messages[-1]["content"][0]["content"]
-        assert "characters not shown" in read and "end" in read
+        assert read.startswith("[... ") and "characters not shown" in read
+        assert "\nend\n\nTask t1" in read  # the newest output, up to its end
         assert len(str(read)) < 20_000
         for update in agent.client.tool_updates("toolu_bg"):
             assert len(shown_text(update)) < 20_000
@@ -343,7 +355,7 @@ async def test_a_load_after_the_task_ended_shows_it_ended(
         await again.conn.load_session(session_id=sid, cwd=str(workdir), mcp_servers=[])
         replayed = again.client.tool_updates("toolu_bg")
         assert replayed and "completed" in statuses(again, "toolu_bg")
-        assert "finished-output" in str(replayed)
+        assert "finished-output" in output_of(again)
     assert_schema_clean(again)
 
 
@@ -363,9 +375,9 @@ async def test_a_task_ending_while_idle_starts_a_turn_when_follow_up_is_on(
         assert len(server.requests) == 2
         go.touch()
         await until(lambda: "shall I fix it?" in agent.client.agent_text(), agent)
-        told = str(server.requests[2].messages[-1])
+        told = server.requests[2].messages[-1]["content"][0]["text"]
         assert "Background task t1" in told and "exited with code 4" in told
-        assert "FAILED test_login" in told
+        assert "Its last output:\nFAILED test_login" in told
     assert_schema_clean(agent)
 
 

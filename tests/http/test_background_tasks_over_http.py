@@ -50,6 +50,15 @@ def statuses(client: Follower) -> list[str]:
     return [u.status for u in client.tool_updates("toolu_bg") if u.status is not None]
 
 
+def output_of(client: Follower) -> str:
+    """What the call's updates showed as output (not its input, which names the command)."""
+    return "".join(
+        getattr(getattr(c, "content", None), "text", "") or ""
+        for u in client.tool_updates("toolu_bg")
+        for c in u.content or []
+    )
+
+
 def tasks_meta(client: Follower) -> list[list[dict[str, Any]]]:
     found = []
     for message in client.incoming("session/update"):
@@ -100,7 +109,7 @@ async def test_a_task_outlives_its_client_and_the_next_one_sees_it_end(
     tmp_path: Path, workdir: Path, marker: str
 ) -> None:
     go = workdir / "go"
-    command = f"echo up; until [ -e {go} ]; do sleep 0.05; done; echo finished"
+    command = f"echo warming-7; until [ -e {go} ]; do sleep 0.05; done; echo finished"
     a, b = Follower(answers=["allow_once"]), Follower()
     with ScriptedAnthropic(background(command), stream(text("started"))) as model:
         async with both_transports(anthropic_settings(tmp_path, model)) as base:
@@ -108,16 +117,17 @@ async def test_a_task_outlives_its_client_and_the_next_one_sees_it_end(
                 sid = (await first.new_session(cwd=str(workdir), mcp_servers=[])).session_id
                 done = await first.prompt(session_id=sid, prompt=[text_block("serve")])
                 assert done.stop_reason == "end_turn"
-                await a.until(lambda: "up" in str(a.tool_updates("toolu_bg")))
+                await a.until(lambda: "warming-7" in output_of(a))
             # a is gone (its session closed in memory); the task runs on.
             async with sdk_ws(base, b) as second:
                 await second.load_session(cwd=str(workdir), session_id=sid)
                 await b.until(lambda: bool(tasks_meta(b)))
                 assert tasks_meta(b)[-1][0]["state"] == "running"
-                assert statuses(b)[-1] == "in_progress"  # the replay shows it running
+                assert statuses(b)[-1] == "in_progress"  # the replay shows it running,
+                assert "warming-7" in output_of(b)  # with its output so far
                 go.touch()
                 await b.until(lambda: "completed" in statuses(b))
-                assert "finished" in str(b.tool_updates("toolu_bg")[-1].content)
+                assert "finished" in output_of(b)
                 await b.until(lambda: tasks_meta(b)[-1][0]["state"] == "exited")
         model.assert_script_consumed()
     assert_schema_clean(a, b)

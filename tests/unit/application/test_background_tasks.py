@@ -284,8 +284,12 @@ def test_a_load_shows_a_call_stored_running_as_ended_when_its_task_is_gone() -> 
         status=ToolCallStatus.IN_PROGRESS,
         raw_output={"taskId": "t1", "background": True},
     )
-    assert as_shown_now(stored, {"toolu_bg"}) == stored  # still running here
-    shown = as_shown_now(stored, set())
+    task = BackgroundTask(id="t1", command="serve", tool_call_id=stored.id, started_at=T0)
+    assert as_shown_now(stored, {"toolu_bg": task}) == stored  # running, nothing printed yet
+    task.output.add("listening\n")
+    running = as_shown_now(stored, {"toolu_bg": task})  # running here: its output so far
+    assert running.status is ToolCallStatus.IN_PROGRESS and "listening" in str(running.output)
+    shown = as_shown_now(stored, {})
     assert shown.status is ToolCallStatus.FAILED and "server stopped" in str(shown.output)
     foreground = replace(stored, raw_output={"exitCode": None})
-    assert as_shown_now(foreground, set()) == foreground
+    assert as_shown_now(foreground, {}) == foreground
