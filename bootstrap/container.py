@@ -21,6 +21,9 @@ def migrated_container(settings: Settings, version: str) -> Container:
     # A command added later (e.g. from an MCP server) reaches every open session.
     announce = container.prompting.announce
     container.commands.registry().subscribe(lambda: announce().commands_changed())
+    if settings.task_follow_up:  # a background task ending while idle starts a turn
+        follow_up = container.prompting.task_follow_up
+        container.clients.tasks().follow_up_with(lambda sid, text: follow_up().run(sid, text))
     return container
 
 
@@ -36,6 +39,7 @@ async def release(container: Container) -> None:
     """Stop what a container started, in order: sessions (their turns, MCP servers), then
     the journal's last updates, then the database pool. Whatever ends a server or a test's
     container ends it this way, so no write is left running against a closed pool."""
+    await container.clients.tasks().end_all()  # background tasks: their process trees
     await container.core.registry().close_all()
     await container.clients.journal().aclose()
     await container.storage.engine().dispose()

@@ -56,6 +56,9 @@ class Settings:
     permission_timeout: float = 300.0
     # How long a running turn goes on with no client attached before it is cancelled.
     detached_turn_timeout: float = 300.0
+    max_tasks: int = 8  # background tasks running at once in one session
+    # A background task ending while its session is idle starts a turn for the model.
+    task_follow_up: bool = False
     bash_timeout: float = 120.0
     bash_max_timeout: float = 600.0
     mcp_connect_timeout: float = 10.0  # per MCP server; the first prompt waits at most this
@@ -117,6 +120,8 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "request_timeout": ("IAC_CODE_REQUEST_TIMEOUT",),
     "permission_timeout": ("IAC_CODE_PERMISSION_TIMEOUT",),
     "detached_turn_timeout": ("IAC_CODE_DETACHED_TURN_TIMEOUT",),
+    "max_tasks": ("IAC_CODE_MAX_TASKS",),
+    "task_follow_up": ("IAC_CODE_TASK_FOLLOW_UP",),
     "bash_timeout": ("IAC_CODE_BASH_TIMEOUT",),
     "bash_max_timeout": ("IAC_CODE_BASH_MAX_TIMEOUT",),
     "mcp_connect_timeout": ("IAC_CODE_MCP_CONNECT_TIMEOUT",),
@@ -143,6 +148,7 @@ _FLOATS = {
 }
 _INTS = {
     "max_turn_requests",
+    "max_tasks",
     "max_tokens",
     "max_retries",
     "max_message_bytes",
@@ -153,6 +159,7 @@ _INTS = {
 # compact_keep_turns >= 1: the latest user turn (the one being answered) is never summarised.
 _POSITIVE = {
     "max_turn_requests",
+    "max_tasks",
     "max_tokens",
     "max_message_bytes",
     "max_image_bytes",
@@ -195,7 +202,7 @@ def _convert(name: str, value: Any) -> Any:
             return seconds
         if name in _CHOICES and str(value) not in _CHOICES[name]:
             raise ValueError(f"one of {', '.join(_CHOICES[name])}")
-        if name == "allow_bypass":
+        if name in ("allow_bypass", "task_follow_up"):
             flag = str(value).strip().lower()
             if flag not in _TRUE | _FALSE:
                 raise ValueError("1 or 0")

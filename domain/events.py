@@ -10,6 +10,7 @@ from domain.content import ContentBlock
 from domain.ids import MessageId, ToolCallId
 from domain.mcp import McpServerState
 from domain.plan import PlanEntry
+from domain.tasks import TaskSummary
 from domain.tool_call import ToolCallStatus, ToolKind, ToolOutput
 
 
@@ -172,6 +173,13 @@ class CompactionSummaryDelta:
     text: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TasksChanged:
+    """The session's whole list of background tasks, after any of them started or ended."""
+
+    tasks: tuple[TaskSummary, ...]
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -189,4 +197,5 @@ AgentEvent = (
     | SessionNotice
     | CompactionChanged
     | CompactionSummaryDelta
+    | TasksChanged
 )

@@ -77,7 +77,8 @@ def decide(
 ) -> Verdict:
     """The one permission rule, for every mode.
 
-    - The agent's own notes (its plan) touch nothing: they run in every mode, unasked.
+    - The agent's own notes (its plan) touch nothing: they run in every mode, unasked; so
+      do reading and stopping the session's own background tasks (starting one asked).
     - `plan` refuses edits and commands, whatever was remembered.
     - "Always reject" in the session wins over everything else.
     - A call that must always ask (outside the working directory, or a reason of its own)
@@ -85,7 +86,7 @@ def decide(
     - Reads run; `bypass` runs everything; `accept_edits` runs edits; a rule remembered
       for the project runs what it covers; the rest asks.
     """
-    if spec.category is Category.THINK:
+    if spec.category in (Category.THINK, Category.TASKS):
         return Verdict.ALLOW
     if mode == ModeId.PLAN and spec.category in PLAN_REFUSES:
         return Verdict.REFUSE

@@ -19,6 +19,7 @@ class Category(StrEnum):
     DELEGATE = "delegate"  # starts a read-only sub-agent
     SWITCH_MODE = "switch_mode"  # asks the user to leave plan mode
     THINK = "think"  # the agent's own notes (its plan), a question: touch nothing, never ask
+    TASKS = "tasks"  # read or stop the session's own background tasks: never ask
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,6 +30,8 @@ class ToolSpec:
 
 
 EXIT_PLAN_MODE = "exit_plan_mode"
+TASK_OUTPUT = "task_output"
+TASK_KILL = "task_kill"
 LOAD_SKILL = "load_skill"  # reads a skill's instructions: never asks, in any mode
 
 TOOLS: Mapping[str, ToolSpec] = {
@@ -47,6 +50,8 @@ TOOLS: Mapping[str, ToolSpec] = {
         ToolSpec(name=EXIT_PLAN_MODE, kind=ToolKind.SWITCH_MODE, category=Category.SWITCH_MODE),
         ToolSpec(name=TODO_WRITE, kind=ToolKind.THINK, category=Category.THINK),
         ToolSpec(name=ASK_USER, kind=ToolKind.OTHER, category=Category.THINK),
+        ToolSpec(name=TASK_OUTPUT, kind=ToolKind.READ, category=Category.TASKS),
+        ToolSpec(name=TASK_KILL, kind=ToolKind.EXECUTE, category=Category.TASKS),
     )
 }
 READ_ONLY_TOOLS = tuple(name for name, spec in TOOLS.items() if spec.category is Category.READ)
@@ -92,7 +97,12 @@ def title_for(name: str, arguments: Mapping[str, object]) -> str:
         case "edit_file":
             return f"Edit {path}"
         case "bash":
-            return f"Run `{_short(arguments.get('command'))}`"
+            verb = "Start" if arguments.get("run_in_background") is True else "Run"
+            return f"{verb} `{_short(arguments.get('command'))}`"
+        case "task_output":
+            return f"Read output of task {_short(arguments.get('id'))}"
+        case "task_kill":
+            return f"Stop task {_short(arguments.get('id'))}"
         case "exit_plan_mode":
             return "Ready to code?"
         case "todo_write":

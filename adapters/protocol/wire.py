@@ -32,6 +32,7 @@ from domain.events import (
     PlanUpdated,
     SessionNotice,
     SessionTitleChanged,
+    TasksChanged,
     TextDelta,
     ThinkingDelta,
     ToolCallStarted,
@@ -41,6 +42,7 @@ from domain.events import (
 )
 from domain.mcp import McpServerState
 from domain.project_rules import ProjectRule
+from domain.tasks import TaskSummary
 from domain.tool_call import (
     DiffOutput,
     TerminalOutput,
@@ -125,6 +127,11 @@ def update_for(event: AgentEvent) -> Any:
             return acp.SessionInfoUpdate(
                 session_update="session_info_update",
                 field_meta={"iac_code": {"mcpServers": [_server_state(s) for s in servers]}},
+            )
+        case TasksChanged(tasks=tasks):
+            return acp.SessionInfoUpdate(
+                session_update="session_info_update",
+                field_meta={"iac_code": {"tasks": [task_meta(t) for t in tasks]}},
             )
         case ToolCallStarted():
             return tool_call_start(event)
@@ -256,6 +263,23 @@ def _server_state(state: McpServerState) -> dict[str, Any]:
     }
     if state.error:
         shown["error"] = state.error
+    return shown
+
+
+def task_meta(task: TaskSummary) -> dict[str, Any]:
+    """One background task as `_meta.iac_code.tasks` lists it."""
+    shown: dict[str, Any] = {
+        "id": task.id,
+        "command": task.command,
+        "toolCallId": task.tool_call_id,
+        "state": task.state.value,
+        "status": task.status,
+        "exitCode": task.exit_code,
+        "startedAt": _iso(task.started_at),
+        "lastLines": task.last_lines,
+    }
+    if task.ended_at is not None:
+        shown["endedAt"] = _iso(task.ended_at)
     return shown
 
 

@@ -15,9 +15,16 @@ class Bash(Tool):
         description="Run a shell command (bash -c) in the working directory. Output "
         "(stdout and stderr together) streams to the user. timeout is in "
         "seconds. Processes it starts in the background are stopped when the command ends, "
-        "so a server needed by a later command must be started in that same command.",
+        "so a server needed by a later command must be started in that same command. "
+        "For a command that should keep running while you go on (a dev server, a watcher, a "
+        "long build or test suite), set run_in_background: true: you get a task id at once "
+        "(no timeout applies), read its output with task_output and stop it with task_kill.",
         input_schema=schema(
-            {"command": {"type": "string"}, "timeout": {"type": "number", "exclusiveMinimum": 0}},
+            {
+                "command": {"type": "string"},
+                "timeout": {"type": "number", "exclusiveMinimum": 0},
+                "run_in_background": {"type": "boolean"},
+            },
             ["command"],
         ),
     )
@@ -34,6 +41,8 @@ class Bash(Tool):
     async def plan(self, arguments: Mapping[str, object], context: ToolContext) -> ToolPlan:
         text_arg(arguments, "command")
         self._timeout(arguments)
+        if not isinstance(arguments.get("run_in_background", False), bool):
+            raise ToolInputError("run_in_background must be true or false.")
         return ToolPlan(locations=(context.cwd,))
 
     async def run(

@@ -1,6 +1,7 @@
 from application.commands import CommandRegistry
 from application.ports.event_sink import EventSink
 from application.runtime import SessionRegistry
+from application.use_cases.background_tasks import BackgroundTasks
 from application.use_cases.briefing import Briefer
 from application.use_cases.context_meter import ContextMeter
 from application.use_cases.model_request import RequestBuilder
@@ -14,9 +15,8 @@ from domain.setup_problems import setup_problems
 
 class AnnounceSession:
     """What a client learns about a session right after opening it: the slash commands it
-    offers, how full its context is, and (a notice) what of its stored setup this server
-    no longer serves. Sent after the response that opened the session
-    (clients attach their handlers for a session once they know its id)."""
+    offers, how full its context is, its background tasks if it has any, and (a notice)
+    what of its stored setup this server no longer serves."""
 
     def __init__(
         self,
@@ -29,6 +29,7 @@ class AnnounceSession:
         servers: SessionServers | None = None,
         briefer: Briefer | None = None,
         catalog: Catalog | None = None,
+        tasks: BackgroundTasks | None = None,
     ) -> None:
         self._sessions = sessions
         self._commands = commands
@@ -38,6 +39,7 @@ class AnnounceSession:
         self._servers = servers
         self._briefer = briefer
         self._catalog = catalog  # to find what of the stored setup is not served (None: not)
+        self._tasks = tasks
 
     async def execute(self, session_id: str, sink: EventSink | None = None) -> None:
         """Tell the session's clients, or only `sink` (a client attaching to it)."""
@@ -58,6 +60,8 @@ class AnnounceSession:
         await sink.emit(session.id, CommandsAvailable(commands=self._offered(session.id)))
         used = self._meter.estimate(session, overhead=self._requests.overhead(session))
         await sink.emit(session.id, self._meter.report(session, used))
+        if self._tasks is not None:  # tasks started before it attached: it sees them
+            await self._tasks.tell_list(session.id, sink)
         await self._tell_problems(session, sink)
 
     async def _tell_problems(self, session: Session, sink: EventSink) -> None:

@@ -1,4 +1,5 @@
 from application.runtime import SessionRegistry
+from application.use_cases.background_tasks import BackgroundTasks
 from application.use_cases.turn_lease import TurnLeasing
 from domain.ids import SessionId
 
@@ -26,10 +27,17 @@ class CancelTurn:
 
 
 class CloseSession:
-    """Drop a session from memory, cancelling its running turn. History stays. Idempotent."""
+    """Drop a session from memory, cancelling its running turn. History stays. Idempotent.
 
-    def __init__(self, *, registry: SessionRegistry) -> None:
+    With `tasks` (`session/close` from its last client), its background tasks are killed
+    too; without (the room closing a session its last client's connection left), they go
+    on: they belong to the session, and a client attaching again finds them."""
+
+    def __init__(self, *, registry: SessionRegistry, tasks: BackgroundTasks | None = None) -> None:
         self._registry = registry
+        self._tasks = tasks
 
     async def execute(self, session_id: str) -> None:
         await self._registry.close(session_id)
+        if self._tasks is not None:
+            await self._tasks.end_session(session_id)

@@ -5,6 +5,7 @@ from application.errors import SessionConflict, SessionNotFound
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import ActiveSession, SessionRegistry
+from application.use_cases.background_tasks import BackgroundTasks
 from application.use_cases.compaction import replayed as compaction_replayed
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_state import state_of
@@ -26,6 +27,7 @@ from domain.ids import ToolCallId
 from domain.message import Message, MessageKind, Role
 from domain.plan import written_plan
 from domain.session import Session
+from domain.tasks import as_shown_now
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
 from domain.tools import spec_for, title_for
 
@@ -234,18 +236,28 @@ class LoadSession:
     """
 
     def __init__(
-        self, *, stored: StoredSessions, sink: EventSink, catalog: Catalog, open_with: OpenWith
+        self,
+        *,
+        stored: StoredSessions,
+        sink: EventSink,
+        catalog: Catalog,
+        open_with: OpenWith,
+        tasks: BackgroundTasks | None = None,
     ) -> None:
         self._stored = stored
         self._sink = sink
         self._catalog = catalog
         self._open_with = open_with
+        self._tasks = tasks
 
     async def prepare(self, request: LoadSessionRequest) -> Loaded:
         session, records = await self._stored.open_with_tool_calls(request.session_id, request.cwd)
         active = self._stored.registry.find(request.session_id)
         if active is None or not active.busy:  # a running turn's servers are left as they are
             await self._open_with.apply(session, request.opening, stored=True)
+        if self._tasks is not None:  # a background call stored running may have ended
+            live = self._tasks.running_calls(session.id)
+            records = {k: as_shown_now(r, live) for k, r in records.items()}
         return Loaded(state_of(session, self._catalog), replay_events(session.messages, records))
 
     async def execute(self, request: LoadSessionRequest) -> SessionState:

@@ -6,13 +6,16 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from application.commands import CommandRegistry
+from application.ports.clock import Clock
 from application.ports.mcp import McpPromptError
 from application.runtime import ActiveSession, TurnControl
+from application.use_cases.background_tasks import BackgroundTasks
 from application.use_cases.briefing import Briefer, PromptCommandFailed
 from application.use_cases.session_servers import SessionServers
 from application.use_cases.turn_parts import TurnOutput
 from domain.commands import CommandCall, Invocation, unescape
 from domain.content import UserInputBlock
+from domain.tasks import tasks_context
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,11 +46,15 @@ class PromptPreparation:
         output: TurnOutput,
         servers: SessionServers | None = None,
         briefer: Briefer | None = None,
+        tasks: BackgroundTasks | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._commands = commands
         self._output = output
         self._servers = servers
         self._briefer = briefer
+        self._tasks = tasks
+        self._clock = clock
 
     async def prepare(
         self,
@@ -63,7 +70,7 @@ class PromptPreparation:
         except _Told:
             return None
         names = self._taken(active)
-        context = Briefer.context(active.briefing) if self._briefer else None
+        context = self._context(active)
         if expansion is None:  # as typed
             typed = invocation.unescaped(names) if invocation else content
             return PreparedPrompt(content=typed, context=context)
@@ -75,6 +82,15 @@ class PromptPreparation:
             typed=invocation.text,
             context=context,
         )
+
+    def _context(self, active: ActiveSession) -> str | None:
+        """The environment, and the session's background tasks, as the turn's prompt
+        carries them to the model."""
+        environment = Briefer.context(active.briefing) if self._briefer else None
+        if self._tasks is None or self._clock is None:
+            return environment
+        tasks = tasks_context(self._tasks.of(active.session.id), self._clock.now())
+        return "\n".join(part for part in (environment, tasks) if part) or None
 
     async def _expansion(
         self, active: ActiveSession, control: TurnControl, invocation: Invocation | None

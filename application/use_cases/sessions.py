@@ -6,6 +6,7 @@ from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
+from application.use_cases.background_tasks import BackgroundTasks
 from application.use_cases.load_session import StoredSessions
 from application.use_cases.saving import save_setting
 from application.use_cases.session_opening import OpenWith
@@ -75,12 +76,22 @@ class ForkSession:
 class DeleteSession:
     """Remove a session and its history; its running turn is cancelled. Unknown ids: no-op."""
 
-    def __init__(self, *, uow: UnitOfWork, registry: SessionRegistry, clock: Clock) -> None:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWork,
+        registry: SessionRegistry,
+        clock: Clock,
+        tasks: BackgroundTasks | None = None,
+    ) -> None:
         self._uow = uow
         self._registry = registry
         self._clock = clock
+        self._tasks = tasks
 
     async def execute(self, session_id: str) -> bool:
+        if self._tasks is not None:  # killed, and nothing more of them stored
+            await self._tasks.end_session(session_id, record=False)
         await self._registry.close(session_id)  # its last writes land before the delete
         async with self._uow as uow:
             deleted = await uow.sessions.delete(session_id, self._clock.now())  # type: ignore[arg-type]

@@ -12,12 +12,13 @@ from application.ports.tools import (
     ToolResult,
     ToolRunner,
 )
-from application.ports.workspace import Workspaces
+from application.ports.workspace import Workspace, Workspaces
 from application.runtime import ActiveSession, SessionRegistry
 from application.use_cases.ask_user import ASK_USER_TOOL, check_question
 from application.use_cases.plan_tool import TODO_WRITE_TOOL, check_plan
 from application.use_cases.session_tools import SessionTools
 from application.use_cases.skill_tools import SkillTools
+from application.use_cases.task_tools import TASK_TOOLS, check_task_call
 from domain.config import Catalog
 from domain.content import ToolUseBlock
 from domain.knowledge import Briefing
@@ -26,7 +27,7 @@ from domain.plan import TODO_WRITE
 from domain.questions import ASK_USER
 from domain.session import Session
 from domain.tool_call import ToolCallRecord
-from domain.tools import EXIT_PLAN_MODE
+from domain.tools import EXIT_PLAN_MODE, TASK_KILL, TASK_OUTPUT
 
 EXIT_PLAN_TOOL = ToolDefinition(
     name=EXIT_PLAN_MODE,
@@ -52,8 +53,9 @@ class ToolCatalogue:
     """The tools of one session, as its mode and turn make them.
 
     - The built-in tools, the session's MCP servers' tools, `load_skill` when the turn has
-      skills, and our own `todo_write`; `exit_plan_mode` too while in plan mode; `ask_user`
-      while the session's controlling client can show a question (form elicitation).
+      skills, and our own `todo_write` (and `task_output`, `task_kill` where background
+      tasks run); `exit_plan_mode` too while in plan mode; `ask_user` while the session's
+      controlling client can show a question (form elicitation).
     - A call is looked at and run by the tool it names, with the session's directories,
       briefing and workspace (the editor's files where it lends them).
     """
@@ -67,6 +69,7 @@ class ToolCatalogue:
         workspaces: Workspaces | None = None,  # None: the runner's own (local) files
         knowledge: ProjectKnowledge | None = None,
         elicitor: Elicitor | None = None,  # None: ask_user is never offered
+        background: bool = False,  # background tasks run here: their tools are offered
     ) -> None:
         self._runner = runner
         self._catalog = catalog
@@ -74,6 +77,7 @@ class ToolCatalogue:
         self._workspaces = workspaces
         self._knowledge = knowledge
         self._elicitor = elicitor
+        self._background = background
 
     def mode_of(self, session: Session) -> str:
         return self._catalog.usable_mode(session.mode_id)
@@ -82,6 +86,8 @@ class ToolCatalogue:
         tools = (*self._tools(session).definitions(), TODO_WRITE_TOOL)
         if self.can_ask_user(session):
             tools = (*tools, ASK_USER_TOOL)
+        if self._background:
+            tools = (*tools, *TASK_TOOLS)
         return (*tools, EXIT_PLAN_TOOL) if self.mode_of(session) == ModeId.PLAN else tools
 
     def can_ask_user(self, session: Session) -> bool:
@@ -102,12 +108,18 @@ class ToolCatalogue:
                     "show questions. Decide yourself, or ask in your reply."
                 )
             return check_question(use.input)
+        if self._background and use.name in (TASK_OUTPUT, TASK_KILL):
+            return check_task_call(use.input)
         return await self._tools(session).plan(use.name, use.input, self._context(session))
 
     async def run(self, session: Session, call: ToolCallRecord, progress: Progress) -> ToolResult:
         tools = self._tools(session)
         context = replace(self._context(session), call_id=call.id)
         return await tools.run(call.name, call.arguments, context, progress)
+
+    def workspace(self, session: Session) -> Workspace | None:
+        """Where the session's commands run (None: only the runner knows, its own)."""
+        return self._context(session).workspace
 
     def _active(self, session: Session) -> ActiveSession | None:
         return self._registry.find(session.id) if self._registry is not None else None

@@ -5,8 +5,10 @@ from dataclasses import dataclass, field, replace
 from application.ports.tools import ToolResult
 from application.runtime import SessionRegistry, TurnCancelled, TurnControl
 from application.use_cases.ask_user import AskUser
+from application.use_cases.background_tasks import BackgroundTasks, TaskLimitReached
 from application.use_cases.briefing import Briefer
 from application.use_cases.plan_tool import plan_written
+from application.use_cases.task_tools import TaskTools, started_text
 from application.use_cases.tool_call_log import ToolCallLog
 from application.use_cases.tool_catalogue import ToolCatalogue
 from domain.content import ToolResultBlock
@@ -15,6 +17,7 @@ from domain.plan import TODO_WRITE, read_plan
 from domain.questions import ASK_USER
 from domain.session import Session
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolOutput
+from domain.tools import TASK_KILL, TASK_OUTPUT
 from domain.usage import Usage
 
 CANCELLED = "Cancelled by the user before the tool finished; its result was discarded."
@@ -42,6 +45,9 @@ class ToolExecution:
       result, the first time.
     - `todo_write` runs here: it completes at once and sends the whole plan (PlanUpdated);
       `ask_user` asks the user (AskUser).
+    - `bash` with `run_in_background` starts a background task (BackgroundTasks): the model
+      is answered at once, and the call stays in progress until the command exits.
+      `task_output` and `task_kill` run here too.
     """
 
     def __init__(
@@ -52,18 +58,25 @@ class ToolExecution:
         registry: SessionRegistry | None = None,
         briefer: Briefer | None = None,
         ask_user: AskUser | None = None,
+        tasks: BackgroundTasks | None = None,
     ) -> None:
         self._catalogue = catalogue
         self._calls = calls
         self._registry = registry
         self._briefer = briefer
         self._ask_user = ask_user
+        self._tasks = tasks
 
     async def run(self, session: Session, control: TurnControl, call: ToolCallRecord) -> Outcome:
         if call.name == TODO_WRITE:
             return Outcome(result=await self._write_plan(session, call))
         if call.name == ASK_USER and self._ask_user is not None:
             return Outcome(result=await self._ask_user.run(session, control, call))
+        if self._tasks is not None:
+            if call.name in (TASK_OUTPUT, TASK_KILL):
+                return Outcome(result=await self._task_tool(session, call, self._tasks))
+            if call.name == "bash" and call.arguments.get("run_in_background") is True:
+                return Outcome(result=await self._background(session, call, self._tasks))
         await self._calls.emit(
             session, ToolCallUpdated(tool_call_id=call.id, status=ToolCallStatus.IN_PROGRESS)
         )
@@ -104,6 +117,29 @@ class ToolExecution:
         block = await self._calls.finish(session, call, ToolCallStatus.COMPLETED, result)
         await self._calls.emit(session, PlanUpdated(entries=entries))
         return block
+
+    async def _background(
+        self, session: Session, call: ToolCallRecord, tasks: BackgroundTasks
+    ) -> ToolResultBlock:
+        """Start the command as a background task; its call ends when it exits."""
+        workspace = self._catalogue.workspace(session)
+        if workspace is None:
+            return await self._calls.fail(session, call, "Background commands cannot run here.")
+        try:
+            task = await tasks.launch(session, call, workspace, str(call.arguments["command"]))
+        except TaskLimitReached as exc:
+            return await self._calls.fail(session, call, str(exc))
+        return ToolResultBlock(tool_use_id=call.id, content=started_text(task))
+
+    async def _task_tool(
+        self, session: Session, call: ToolCallRecord, tasks: BackgroundTasks
+    ) -> ToolResultBlock:
+        await self._calls.emit(
+            session, ToolCallUpdated(tool_call_id=call.id, status=ToolCallStatus.IN_PROGRESS)
+        )
+        result = await TaskTools(tasks).run(session.id, call.name, call.arguments)
+        status = ToolCallStatus.FAILED if result.is_error else ToolCallStatus.COMPLETED
+        return await self._calls.finish(session, call, status, result)
 
     async def _nested(self, session: Session, call: ToolCallRecord) -> str:
         """A subdirectory's instructions, the first time the agent works there."""

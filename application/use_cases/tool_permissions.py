@@ -28,7 +28,7 @@ WITHOUT_ALWAYS_ALLOW = (
     PermissionOption.REJECT_ALWAYS,
 )
 # Allowed without asking and without a decision worth storing: reads inside cwd, the plan.
-UNRECORDED = frozenset({Category.READ, Category.THINK})
+UNRECORDED = frozenset({Category.READ, Category.THINK, Category.TASKS})
 
 
 @dataclass(frozen=True, slots=True)

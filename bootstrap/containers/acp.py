@@ -32,7 +32,7 @@ class Acp(containers.DeclarativeContainer):
         rename_session=sessions.rename_session.provider,
         prompt=prompting.prompt.provider,
         cancel=sessions.cancel.provider,
-        close=clients.close.provider,
+        close=clients.close_by_client.provider,
         set_mode=sessions.set_mode.provider,
         set_config_option=sessions.set_config_option.provider,
         announce=prompting.announce.provider,

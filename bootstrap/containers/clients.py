@@ -10,7 +10,9 @@ from adapters.protocol.journal import JournalTerms, UpdateJournal
 from adapters.protocol.permissions import AcpPermissionAsker
 from adapters.workspace.client import AcpWorkspaces
 from application.attachments.room import Attachments
+from application.use_cases.background_tasks import BackgroundTasks
 from application.use_cases.lifecycle import CloseSession
+from application.use_cases.session_notices import SessionNotices
 
 
 class Clients(containers.DeclarativeContainer):
@@ -46,3 +48,18 @@ class Clients(containers.DeclarativeContainer):
     elicitor = providers.Singleton(AcpElicitor, room)
     # The editor's files and terminals where it lends them (ACP fs/*, terminal/*).
     workspaces = providers.Singleton(AcpWorkspaces, room, gateways.local_workspace)
+    # What the agent tells a session's users outside any reply (notices, issue 27).
+    notices = providers.Factory(SessionNotices, sink=channels, ids=core.ids)
+    # Every session's background tasks: they outlive turns and clients, not their session.
+    tasks = providers.Singleton(
+        BackgroundTasks,
+        sink=channels,
+        uow=storage.uow,
+        clock=core.clock,
+        notices=notices,
+        registry=core.registry,
+        max_tasks=core.settings.provided.max_tasks,
+    )
+    # `session/close` from the last client: the session's background tasks end with it
+    # (the room's own close, when the last client's connection goes, leaves them running).
+    close_by_client = providers.Factory(CloseSession, registry=core.registry, tasks=tasks)

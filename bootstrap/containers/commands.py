@@ -9,6 +9,7 @@ from application.use_cases.commands.context import ClearCommand, CompactCommand
 from application.use_cases.commands.info import HelpCommand, UsageCommand
 from application.use_cases.commands.memory import MemoryCommand
 from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
+from application.use_cases.commands.tasks import TasksCommand
 
 
 def build_commands(*makers: Callable[[], Command]) -> CommandRegistry:
@@ -45,6 +46,7 @@ class Commands(containers.DeclarativeContainer):
         UsageCommand, meter=turn.meter, requests=turn.requests, sink=clients.channels
     )
     help_command = providers.Factory(HelpCommand)
+    tasks_command = providers.Factory(TasksCommand, tasks=clients.tasks, clock=core.clock)
     memory_command = providers.Factory(
         MemoryCommand,
         knowledge=gateways.knowledge,
@@ -60,5 +62,6 @@ class Commands(containers.DeclarativeContainer):
         mode_command.provider,
         usage_command.provider,
         memory_command.provider,
+        tasks_command.provider,
         help_command.provider,
     )

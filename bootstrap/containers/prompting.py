@@ -14,6 +14,7 @@ from application.use_cases.prompt_preparation import PromptPreparation
 from application.use_cases.provider_retry import ProviderRetry, RetryTerms
 from application.use_cases.reply_stream import ReplyStream
 from application.use_cases.session_servers import SessionServers
+from application.use_cases.task_follow_up import TaskFollowUp
 from application.use_cases.turn_ownership import TurnOwnership
 from application.use_cases.turn_parts import ModelSide, TurnOutput
 
@@ -79,6 +80,8 @@ class Prompting(containers.DeclarativeContainer):
             output=turn_output,
             servers=servers,
             briefer=turn.briefer,
+            tasks=clients.tasks,
+            clock=core.clock,
         ),
         turn=providers.Factory(
             ModelTurn,
@@ -100,6 +103,8 @@ class Prompting(containers.DeclarativeContainer):
         ownership=ownership,
         tracer=core.tracer,
     )
+    # A turn for the model when a background task ends while its session is idle.
+    task_follow_up = providers.Factory(TaskFollowUp, prompt=prompt, registry=core.registry)
     announce = providers.Factory(
         AnnounceSession,
         sessions=core.registry,
@@ -110,4 +115,5 @@ class Prompting(containers.DeclarativeContainer):
         servers=servers,
         briefer=turn.briefer,
         catalog=core.catalog,
+        tasks=clients.tasks,
     )

@@ -66,6 +66,7 @@ class Sessions(containers.DeclarativeContainer):
         sink=clients.channels,
         catalog=core.catalog,
         open_with=open_with,
+        tasks=clients.tasks,
     )
     list_sessions = providers.Factory(ListSessions, uow=storage.uow)
     resume_session = providers.Factory(
@@ -90,7 +91,11 @@ class Sessions(containers.DeclarativeContainer):
         clock=core.clock,
     )
     delete_session = providers.Factory(
-        DeleteSession, uow=storage.uow, registry=core.registry, clock=core.clock
+        DeleteSession,
+        uow=storage.uow,
+        registry=core.registry,
+        clock=core.clock,
+        tasks=clients.tasks,
     )
     set_mode = providers.Factory(SetMode, registry=core.registry, settings=change_settings)
     set_config_option = providers.Factory(

@@ -36,6 +36,7 @@ class Turn(containers.DeclarativeContainer):
         workspaces=clients.workspaces,
         knowledge=gateways.knowledge,
         elicitor=clients.elicitor,
+        background=True,
     )
     tool_calls = providers.Factory(ToolCallLog, sink=clients.channels, uow=storage.uow)
     permission_desk = providers.Factory(
@@ -75,6 +76,7 @@ class Turn(containers.DeclarativeContainer):
                 calls=tool_calls,
                 timeout=core.settings.provided.permission_timeout,
             ),
+            tasks=clients.tasks,
         ),
         tracer=core.tracer,
     )

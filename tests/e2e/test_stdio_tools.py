@@ -87,6 +87,8 @@ async def test_a_read_runs_without_asking(
         "bash",
         "agent",
         "todo_write",
+        "task_output",
+        "task_kill",
     }
     all_valid(server)
 

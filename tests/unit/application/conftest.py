@@ -7,6 +7,7 @@ from application.commands import CommandRegistry
 from application.runtime import SessionRegistry
 from application.use_cases.announce import AnnounceSession
 from application.use_cases.ask_user import AskUser
+from application.use_cases.background_tasks import BackgroundTasks
 from application.use_cases.briefing import Briefer
 from application.use_cases.commands.context import ClearCommand, CompactCommand
 from application.use_cases.commands.dispatch import BuiltInCommands
@@ -97,6 +98,7 @@ class World:
     sleep: Sleep | None = None
     # Questions for the user (ask_user, MCP elicitation); None: the client shows none.
     elicitor: FakeElicitor | None = None
+    tasks: BackgroundTasks | None = None  # background tasks, where a test runs them
 
     def tool_phase(self) -> ToolPhase:
         catalogue, calls = self.tool_catalogue(), self.tool_calls()
@@ -118,6 +120,7 @@ class World:
                 registry=self.registry,
                 briefer=self.briefer(),
                 ask_user=self.ask_user(calls),
+                tasks=self.tasks,
             ),
         )
 

@@ -5,9 +5,11 @@ from collections.abc import Mapping
 import pytest
 
 from application.ports.tools import ToolResult
+from application.use_cases.background_tasks import BackgroundTasks
 from application.use_cases.new_session import NewSessionRequest
 from application.use_cases.plan_exit import KEEP_PLANNING
 from application.use_cases.prompt import PromptRequest
+from application.use_cases.session_notices import SessionNotices
 from application.use_cases.session_settings import SetConfigOptionRequest, SetModeRequest
 from application.use_cases.tool_permissions import PLANNING
 from domain.content import TextBlock
@@ -112,6 +114,24 @@ async def test_plan_mode_refuses_edits_and_commands_without_asking(world: World)
     request = world.llm.requests[0]
     assert "## Mode: Plan" in request.system
     assert "exit_plan_mode" in {t.name for t in request.tools}
+
+
+async def test_plan_mode_refuses_a_background_command_without_asking(world: World) -> None:
+    world.tasks = BackgroundTasks(
+        sink=world.sink,
+        uow=world.uow,
+        clock=world.clock,
+        notices=SessionNotices(sink=world.sink, ids=world.ids),
+        registry=world.registry,
+    )
+    world.tools.tools = {"bash": ok}
+    sid = await open_session(world, "plan")
+    background = {"command": "npm run dev", "run_in_background": True}
+    stop = await prompt(world, sid, uses(("bash", background)), final())
+    assert stop is StopReason.END_TURN
+    assert world.asker.requests == [] and world.tools.ran == []
+    assert [r.content for r in tool_results(world, sid)] == [PLANNING]
+    assert world.tasks.of(sid) == ()
 
 
 async def test_plan_mode_refuses_edits_even_where_a_project_rule_allows_them(

@@ -54,6 +54,8 @@ def test_config_file_is_read_and_environment_wins(tmp_path: Path) -> None:
         ({"IAC_CODE_MAX_IMAGE_BYTES": "0"}, "max_image_bytes"),
         ({"IAC_CODE_PROVIDER_RETRY_SECONDS": "0"}, "provider_retry_seconds"),
         ({"IAC_CODE_PROVIDER_RETRY_SECONDS": "soon"}, "provider_retry_seconds"),
+        ({"IAC_CODE_MAX_TASKS": "0"}, "max_tasks"),
+        ({"IAC_CODE_TASK_FOLLOW_UP": "sometimes"}, "task_follow_up"),
     ],
 )
 def test_bad_values_are_reported_by_name(tmp_path: Path, env: dict[str, str], message: str) -> None:
@@ -254,3 +256,16 @@ def test_finding_13_an_empty_model_means_the_providers_default(tmp_path: Path, b
 def test_the_provider_retry_budget_is_read(tmp_path: Path) -> None:
     env = {"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_PROVIDER_RETRY_SECONDS": "30.5"}
     assert load_settings(env).provider_retry_seconds == 30.5
+
+
+def test_background_task_settings(tmp_path: Path) -> None:
+    defaults = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
+    assert (defaults.max_tasks, defaults.task_follow_up) == (8, False)
+    settings = load_settings(
+        {
+            "IAC_CODE_CONFIG_DIR": str(tmp_path),
+            "IAC_CODE_MAX_TASKS": "3",
+            "IAC_CODE_TASK_FOLLOW_UP": "1",
+        }
+    )
+    assert (settings.max_tasks, settings.task_follow_up) == (3, True)

@@ -101,6 +101,18 @@ TABLE: dict[str, dict[tuple[bool, bool], tuple[Verdict, Verdict, Verdict, Verdic
         (True, False): (A, A, A, A),
         (True, True): (A, A, A, A),
     },
+    "task_output": {  # the session's own background tasks: read, never asked about
+        (False, False): (A, A, A, A),
+        (False, True): (A, A, A, A),
+        (True, False): (A, A, A, A),
+        (True, True): (A, A, A, A),
+    },
+    "task_kill": {  # stops only what the session itself started (starting it asked)
+        (False, False): (A, A, A, A),
+        (False, True): (A, A, A, A),
+        (True, False): (A, A, A, A),
+        (True, True): (A, A, A, A),
+    },
     "mystery_tool": {  # unknown tools are treated as running something
         (False, False): (Q, Q, X, A),
         (False, True): (A, A, X, A),
@@ -135,9 +147,9 @@ def test_always_reject_wins_except_where_plan_refuses_or_nothing_asks(
     tool: str, outside: bool, rule: bool, mode: str, expected: Verdict
 ) -> None:
     verdict = decide(spec_for(tool), mode, always_asks=outside, rejected=True, project_allows=rule)
-    # todo_write and ask_user are never asked about, so no user could have rejected them:
-    # they stay allowed.
-    never_asked = tool in ("todo_write", "ask_user")
+    # todo_write, ask_user and the task tools are never asked about, so no user could have
+    # rejected them: they stay allowed.
+    never_asked = tool in ("todo_write", "ask_user", "task_output", "task_kill")
     assert verdict is (A if never_asked else X if expected is X else R)
 
 

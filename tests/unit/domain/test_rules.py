@@ -114,4 +114,6 @@ def test_tool_kinds_follow_the_product_documents() -> None:
         "exit_plan_mode": "switch_mode",
         "todo_write": "think",
         "ask_user": "other",
+        "task_output": "read",  # ours (issue 30): a background task's output
+        "task_kill": "execute",
     }
