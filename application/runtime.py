@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from application.errors import SessionBusy, SessionNotFound
 from application.ports.mcp import McpServers
+from application.steering import SteerInbox
 from domain.ids import SessionId
 from domain.knowledge import Briefing
 from domain.mcp import McpServerSpec
@@ -30,6 +31,11 @@ class TurnControl:
     # Tool calls shown while the model was still writing them, not yet taken up by the
     # tool phase (which then updates them instead of showing them again).
     announced: set[str] = field(default_factory=set)
+    # Set once the turn has begun for sure (its lease taken, not cancelled: Prompt): a
+    # steering message that started it is answered then, not when the turn ends.
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    # Messages sent while it runs (`_session/steering`), for its next safe point.
+    steers: SteerInbox = field(default_factory=SteerInbox)
 
     async def guard(self, step: Awaitable[T]) -> T:
         """Await `step`, or abandon it the moment the turn is cancelled."""
@@ -84,6 +90,7 @@ class ActiveSession:
         return self.turn
 
     def end_turn(self, control: TurnControl) -> None:
+        control.steers.close()  # a turn that never reached the model took none
         control.finished.set()
         if self.turn is control:
             self.turn = None

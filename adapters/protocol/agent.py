@@ -23,7 +23,7 @@ from adapters.protocol.errors import being_closed, mapped
 from adapters.protocol.handshake import handle_initialize
 from adapters.protocol.journal import UpdateJournal
 from adapters.protocol.jsonrpc import METHOD_NOT_FOUND, RpcError
-from adapters.protocol.methods import ALIASES, METHODS, RENAME_METHOD, Capability
+from adapters.protocol.methods import ALIASES, METHODS, RENAME_METHOD, STEER_METHOD, Capability
 from adapters.protocol.openers import Openers
 from adapters.protocol.params import (
     check_list_cwd,
@@ -31,6 +31,7 @@ from adapters.protocol.params import (
     config_option_model,
     parse_params,
     rename_params,
+    steering_params,
 )
 from adapters.protocol.received import ReceivedPrompt, ReceivedPrompts
 from adapters.protocol.use_cases import UseCases
@@ -40,6 +41,7 @@ from application.errors import ApplicationError
 from application.runtime import CLOSE_GRACE, TurnControl
 from application.use_cases.prompt import PromptRequest
 from application.use_cases.session_settings import SetConfigOptionRequest, SetModeRequest
+from application.use_cases.steering import SteerRequest
 from domain.images import DEFAULT_MAX_IMAGE_BYTES
 
 log = logging.getLogger(__name__)
@@ -93,6 +95,7 @@ class AcpAgent(Dispatcher):
                 "session/fork": (acp.ForkSessionRequest, self._openers.fork),
                 "session/delete": (acp.DeleteSessionRequest, self._delete),
                 RENAME_METHOD: (None, self._rename),
+                STEER_METHOD: (None, self._steer),
             }
         )
 
@@ -207,6 +210,31 @@ class AcpAgent(Dispatcher):
             turn.add_done_callback(lambda _: journal.flush_soon())
         with self._room.waiting(peer):
             return await asyncio.shield(turn)
+
+    async def _steer(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        """A message into the running turn, or (no turn) the next turn's prompt. Any client
+        that may act on the session may steer; a turn it begins makes it the controller,
+        as a prompt would (application.attachments.ownership)."""
+        request, idle = steering_params(params, STEER_METHOD)
+        session_id = request.session_id
+        self._room.check_may_act(session_id, peer)
+        content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
+        steer = SteerRequest(session_id=session_id, content=content, idle=idle)
+        result = await self._uc.steer().execute(steer, lambda turn: self._begin_turn(peer, turn))
+        return wire.steering_result(result)
+
+    def _begin_turn(self, peer: Connection, request: PromptRequest) -> "asyncio.Future[Any]":
+        """A turn a steering message begins: a prompt whose answer has nowhere to go (the
+        steering request is answered once it has begun)."""
+
+        async def prompted() -> Any:
+            async with self._room.prompting(request.session_id, peer):
+                return await self._run_turn(peer, request)
+
+        task = asyncio.ensure_future(prompted())
+        self._turns.add(task)
+        task.add_done_callback(_forget_turn(self._turns))
+        return task
 
     async def _set_mode(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.SetSessionModeRequest, params, "session/set_mode")

@@ -13,6 +13,7 @@ from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt
 from application.use_cases.session_settings import SetConfigOption, SetMode
 from application.use_cases.sessions import DeleteSession, ForkSession, RenameSession, ResumeSession
+from application.use_cases.steering import SteerSession
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,4 +33,5 @@ class UseCases:
     delete_session: Callable[[], DeleteSession]
     rename_session: Callable[[], RenameSession]
     announce: Callable[[], AnnounceSession]
+    steer: Callable[[], SteerSession]
     key_variable: str = "IAC_CODE_API_KEY"  # named when a key is missing

@@ -39,6 +39,7 @@ from domain.events import (
 )
 from domain.mcp import McpServerState
 from domain.project_rules import ProjectRule
+from domain.steering import SteerResult
 from domain.tool_call import (
     DiffOutput,
     TerminalOutput,
@@ -379,3 +380,14 @@ def permission_request(session_id: str, request: PermissionRequest) -> dict[str,
             session_id=session_id, tool_call=tool_call, options=options, field_meta=meta
         )
     )
+
+
+def steering_result(result: SteerResult) -> dict[str, Any]:
+    """`_session/steering`'s answer: the peers' `outcome`, and ours beside it (the user
+    message it became, why it failed)."""
+    answer: dict[str, Any] = {"outcome": result.outcome.value}
+    if result.reason is not None:
+        answer["reason"] = result.reason
+    if result.message_id is not None:
+        answer["_meta"] = {"iac_code": {"messageId": result.message_id}}
+    return answer

@@ -36,6 +36,7 @@ class Acp(containers.DeclarativeContainer):
         set_mode=sessions.set_mode.provider,
         set_config_option=sessions.set_config_option.provider,
         announce=prompting.announce.provider,
+        steer=sessions.steer.provider,
         key_variable=core.settings.provided.key_hint,
     )
     agent = providers.Singleton(

@@ -15,6 +15,7 @@ from application.use_cases.sessions import (
     RenameSession,
     ResumeSession,
 )
+from application.use_cases.steering import SteerSession
 from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
 
 
@@ -97,3 +98,4 @@ class Sessions(containers.DeclarativeContainer):
         SetConfigOption, registry=core.registry, settings=change_settings
     )
     cancel = providers.Factory(CancelTurn, registry=core.registry, leasing=leasing)
+    steer = providers.Factory(SteerSession, registry=core.registry)
