@@ -43,6 +43,10 @@ class SteerInbox:
     def waiting(self) -> bool:
         return bool(self._waiting)
 
+    @property
+    def count(self) -> int:
+        return len(self._waiting)
+
     def close(self) -> None:
         """The turn takes no more: whatever still waits is told it was not delivered."""
         self._closed = True

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from adapters.tracing.dispatcher import TracedDispatcher
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from adapters.protocol.connection import Connection, Dispatcher
-from adapters.tracing.dispatcher import TracedDispatcher
 from adapters.tracing.otel import OtelTracer
 from application.ports.tracing import NO_TRACING, Tracer
 

@@ -114,6 +114,14 @@ class McpServersChanged:
     servers: tuple[McpServerState, ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SteeringWaiting:
+    """How many steering messages wait for the running turn's next safe point, after the
+    count changed: every client sees that its message (or another's) is on its way."""
+
+    waiting: int
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -128,4 +136,5 @@ AgentEvent = (
     | CommandsAvailable
     | PlanUpdated
     | McpServersChanged
+    | SteeringWaiting
 )

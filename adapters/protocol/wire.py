@@ -30,6 +30,7 @@ from domain.events import (
     Notice,
     PlanUpdated,
     SessionTitleChanged,
+    SteeringWaiting,
     TextDelta,
     ThinkingDelta,
     ToolCallStarted,
@@ -124,6 +125,11 @@ def update_for(event: AgentEvent) -> Any:
             return acp.SessionInfoUpdate(
                 session_update="session_info_update",
                 field_meta={"iac_code": {"mcpServers": [_server_state(s) for s in servers]}},
+            )
+        case SteeringWaiting(waiting=waiting):
+            return acp.SessionInfoUpdate(
+                session_update="session_info_update",
+                field_meta={"iac_code": {"steering": {"waiting": waiting}}},
             )
         case ToolCallStarted():
             return tool_call_start(event)

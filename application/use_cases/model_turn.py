@@ -8,7 +8,7 @@ from application.use_cases.prompt_preparation import PreparedPrompt
 from application.use_cases.reply_stream import ReplyStream
 from application.use_cases.tool_phase import ToolPhase
 from application.use_cases.turn_parts import ModelSide, TurnOutput
-from domain.events import UserContentReplayed
+from domain.events import SteeringWaiting, UserContentReplayed
 from domain.ids import MessageId
 from domain.message import Message, Role
 from domain.session import Session
@@ -117,6 +117,8 @@ class ModelTurn:
     async def _deliver_steers(self, session: Session, control: TurnControl) -> None:
         """Store and show what the user sent since the last request, oldest first."""
         taken = control.steers.take()
+        if not taken:
+            return
         stored: dict[int, MessageId] = {}
         try:
             for index, steer in enumerate(taken):
@@ -134,6 +136,7 @@ class ModelTurn:
                 if not steer.delivered.done():
                     in_history = index in stored and _in_history(session, stored[index])
                     steer.delivered.set_result(stored[index] if in_history else None)
+        await self._output.sink.emit(session.id, SteeringWaiting(waiting=control.steers.count))
 
     async def _request(
         self, session: Session, control: TurnControl, turn: Turn, thought_level: str

@@ -6,9 +6,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from application.errors import SessionBusy
+from application.ports.event_sink import EventSink
 from application.runtime import ActiveSession, SessionRegistry, TurnControl
 from application.use_cases.prompt import PromptRequest
 from domain.content import UserInputBlock
+from domain.events import SteeringWaiting
+from domain.ids import SessionId
 from domain.steering import IdleBehavior, SteerOutcome, SteerResult
 
 # Runs a prompt for the message in a task of its own (the caller's: a turn begun for a
@@ -39,8 +42,9 @@ class SteerSession:
     - Never delivered twice, never dropped: every path ends in one truthful answer.
     """
 
-    def __init__(self, *, registry: SessionRegistry) -> None:
+    def __init__(self, *, registry: SessionRegistry, sink: EventSink) -> None:
         self._registry = registry
+        self._sink = sink
 
     async def execute(self, request: SteerRequest, start: StartTurn) -> SteerResult:
         while True:
@@ -56,12 +60,13 @@ class SteerSession:
             elif (began := await self._begin(active, request, start)) is not None:
                 return began
 
-    @staticmethod
-    async def _into(control: TurnControl, request: SteerRequest) -> SteerResult | None:
+    async def _into(self, control: TurnControl, request: SteerRequest) -> SteerResult | None:
         """Into the running turn; None when it ended without taking the message."""
         steer = control.steers.offer(request.content)
         if steer is None:
             return None
+        waiting = SteeringWaiting(waiting=control.steers.count)
+        await self._sink.emit(SessionId(request.session_id), waiting)
         message_id = await steer.delivered
         if message_id is not None:
             return SteerResult(outcome=SteerOutcome.INJECTED, message_id=message_id)

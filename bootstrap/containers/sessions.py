@@ -98,4 +98,4 @@ class Sessions(containers.DeclarativeContainer):
         SetConfigOption, registry=core.registry, settings=change_settings
     )
     cancel = providers.Factory(CancelTurn, registry=core.registry, leasing=leasing)
-    steer = providers.Factory(SteerSession, registry=core.registry)
+    steer = providers.Factory(SteerSession, registry=core.registry, sink=clients.channels)

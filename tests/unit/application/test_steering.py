@@ -21,7 +21,7 @@ from application.use_cases.steering import (
     SteerSession,
 )
 from domain.content import TextBlock, ToolResultBlock
-from domain.events import UserContentReplayed
+from domain.events import SteeringWaiting, UserContentReplayed
 from domain.message import Role
 from domain.steering import IdleBehavior, SteerOutcome, SteerResult
 from domain.stop_reason import StopReason
@@ -46,7 +46,9 @@ def starter(world: World, started: Started) -> StartTurn:
 
 
 async def send(world: World, request: SteerRequest, started: Started) -> SteerResult:
-    return await SteerSession(registry=world.registry).execute(request, starter(world, started))
+    return await SteerSession(registry=world.registry, sink=world.sink).execute(
+        request, starter(world, started)
+    )
 
 
 def held(release: asyncio.Event, text: str = "Working") -> object:
@@ -86,6 +88,11 @@ async def test_a_steer_during_a_streaming_reply_reaches_the_next_request(world: 
     assert texts(world.llm.requests[1])[-1] == "also add tests"  # after the finished reply
     shown = world.sink.of_type(UserContentReplayed)
     assert shown == [UserContentReplayed(message_id=stored[2].id, block=stored[2].content[0])]
+    # Everyone saw it wait, then go.
+    assert world.sink.of_type(SteeringWaiting) == [
+        SteeringWaiting(waiting=1),
+        SteeringWaiting(waiting=0),
+    ]
 
 
 async def test_a_steer_during_a_tool_call_follows_its_result(world: World) -> None:
