@@ -100,24 +100,26 @@ async def test_a_websocket_client_steers_a_turn_an_http_client_prompted(
     http_side, ws_side = BothValidators(), BothValidators()
     prompter, steerer = RecordingClient(), RecordingClient()
     with ScriptedAnthropic(*script) as model:
-        async with agent_server(anthropic_settings(tmp_path, model)) as base:
-            async with sdk_client(base, http_side, prompter) as (http, init):  # type: ignore[arg-type]
-                session = await http.new_session(cwd=str(workdir), mcp_servers=[])
-                sid = session.session_id
-                prompt = asyncio.create_task(
-                    http.prompt(session_id=sid, prompt=[text_block("write it")])
-                )
-                await asyncio.to_thread(model.wait_for_hang)
-                url = base.replace("http://", "ws://") + "/acp"
-                async with sdk_over_websocket(url, ws_side, steerer) as (ws, _):  # type: ignore[arg-type]
-                    await ws.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
-                    params = {"sessionId": sid, "prompt": [{"type": "text", "text": "and docs"}]}
-                    answer = asyncio.create_task(ws.ext_method("session/steering", params))
-                    await until(lambda: waiting(prompter) == [1])  # the HTTP client sees it wait
-                    release.set()
-                    steered = await asyncio.wait_for(answer, PATIENCE)
-                    done = await asyncio.wait_for(prompt, PATIENCE)
-                    await until(lambda: waiting(steerer)[-1:] == [0])
+        async with (
+            agent_server(anthropic_settings(tmp_path, model)) as base,
+            sdk_client(base, http_side, prompter) as (http, init),  # type: ignore[arg-type]
+        ):
+            session = await http.new_session(cwd=str(workdir), mcp_servers=[])
+            sid = session.session_id
+            prompt = asyncio.create_task(
+                http.prompt(session_id=sid, prompt=[text_block("write it")])
+            )
+            await asyncio.to_thread(model.wait_for_hang)
+            url = base.replace("http://", "ws://") + "/acp"
+            async with sdk_over_websocket(url, ws_side, steerer) as (ws, _):  # type: ignore[arg-type]
+                await ws.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+                params = {"sessionId": sid, "prompt": [{"type": "text", "text": "and docs"}]}
+                answer = asyncio.create_task(ws.ext_method("session/steering", params))
+                await until(lambda: waiting(prompter) == [1])  # the HTTP client sees it wait
+                release.set()
+                steered = await asyncio.wait_for(answer, PATIENCE)
+                done = await asyncio.wait_for(prompt, PATIENCE)
+                await until(lambda: waiting(steerer)[-1:] == [0])
         model.assert_script_consumed()
 
     assert init.agent_capabilities.field_meta["steering"] == {"supported": True}
