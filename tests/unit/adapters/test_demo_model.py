@@ -362,3 +362,22 @@ def test_finding_16_help_lists_every_request_once_in_its_fixed_order_help_last()
     demo = " ".join(readme.split("**The offline demo model.**", 1)[1].split("\n\n", 1)[0].split())
     named = [demo.index(f"`{usage.split(' (')[0]}`") for usage in HELP_ORDER]
     assert named == sorted(named)
+
+
+def test_a_message_sent_while_a_tool_ran_is_taken_up_after_its_result() -> None:
+    """Steering: the provider's view joins the tool result and the user's added words in
+    one message; the demo describes the result, then does what was added."""
+    conversation = after(use("bash", command="ls"), "a.py\n\nExit code 0.")
+    steered = MessageFactory.build(
+        content=(*conversation[-1].content, TextBlock(text="also run pytest"))
+    )
+    step = next_step([*conversation[:-1], steered], NAMES)
+    assert step.text.startswith("The command finished. Exit code 0.")
+    assert "You added: “also run pytest”. I'll run `pytest`" in step.text
+    assert step.tool is not None and step.tool.input == {"command": "pytest"}
+    assert step.tool.id == "toolu_demo_002"  # a new call, not the one answered
+
+
+@pytest.mark.parametrize("words", ["also list files", "And then list files", "oh and list files"])
+def test_an_added_request_is_read_without_its_also(words: str) -> None:
+    assert step_for(words) == step_for("list files")
