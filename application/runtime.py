@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from application.errors import SessionBusy, SessionNotFound
 from application.ports.mcp import McpServers
+from application.prompt_queue import PromptQueue
 from application.steering import SteerInbox
 from domain.ids import SessionId
 from domain.knowledge import Briefing
@@ -73,6 +74,8 @@ class ActiveSession:
     # far (each only once).
     briefing: Briefing = field(default_factory=Briefing)
     nested_loaded: set[str] = field(default_factory=set)  # their paths
+    # Prompts held behind the running turn (clients that queue); see end_turn.
+    queue: PromptQueue = field(default_factory=PromptQueue)
 
     def begin_turn(self, control: TurnControl | None = None) -> TurnControl:
         """The turn `control` stands for starts (a new one without): `control` may have been
@@ -81,7 +84,7 @@ class ActiveSession:
             raise SessionNotFound(
                 f"Session {self.session.id!r} is being closed.", sessionId=self.session.id
             )
-        if self.turn is not None:
+        if self.turn is not None and self.turn is not control:  # not reserved for it
             raise SessionBusy(
                 "A prompt is already running in this session; cancel it or wait for its answer.",
                 sessionId=self.session.id,
@@ -90,6 +93,8 @@ class ActiveSession:
         return self.turn
 
     def end_turn(self, control: TurnControl) -> None:
+        """The turn is over (or, reserved for a queued prompt, will not begin): the session
+        goes to the oldest queued prompt at once, in this same step."""
         control.steers.close()  # a turn that never reached the model took none
         control.finished.set()
         if self.turn is control:
@@ -97,6 +102,8 @@ class ActiveSession:
             # Read afresh when the next turn starts: an idle session need not hold it.
             if self.briefing.environment is not None:
                 self.briefing = replace(self.briefing, environment=None)
+            if not self.closing and (queued := self.queue.next()) is not None:
+                self.turn = queued.control  # reserved: only that prompt may begin now
 
     @property
     def busy(self) -> bool:
@@ -141,6 +148,7 @@ class SessionRegistry:
         if active is None:
             return False
         active.closing = True
+        active.queue.clear()  # what waited will not run: each answers cancelled
         turn = active.turn
         active.cancel()
         if turn is not None:

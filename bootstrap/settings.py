@@ -55,6 +55,8 @@ class Settings:
     permission_timeout: float = 300.0
     # How long a running turn goes on with no client attached before it is cancelled.
     detached_turn_timeout: float = 300.0
+    # Prompts a session holds behind its running turn for clients that queue (0: none).
+    prompt_queue_max: int = 8
     bash_timeout: float = 120.0
     bash_max_timeout: float = 600.0
     mcp_connect_timeout: float = 10.0  # per MCP server; the first prompt waits at most this
@@ -115,6 +117,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "request_timeout": ("IAC_CODE_REQUEST_TIMEOUT",),
     "permission_timeout": ("IAC_CODE_PERMISSION_TIMEOUT",),
     "detached_turn_timeout": ("IAC_CODE_DETACHED_TURN_TIMEOUT",),
+    "prompt_queue_max": ("IAC_CODE_PROMPT_QUEUE_MAX",),
     "bash_timeout": ("IAC_CODE_BASH_TIMEOUT",),
     "bash_max_timeout": ("IAC_CODE_BASH_MAX_TIMEOUT",),
     "mcp_connect_timeout": ("IAC_CODE_MCP_CONNECT_TIMEOUT",),
@@ -139,6 +142,7 @@ _FLOATS = {
     "journal_flush_seconds",
 }
 _INTS = {
+    "prompt_queue_max",
     "max_turn_requests",
     "max_tokens",
     "max_retries",

@@ -122,6 +122,22 @@ class SteeringWaiting:
     waiting: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueuedPromptShown:
+    """One prompt waiting behind the running turn, as clients are shown it."""
+
+    id: str
+    preview: str  # its first words
+    queued_by: str  # the client that sent it, as it named itself
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptQueueChanged:
+    """The session's whole queue, oldest first, after it changed (empty: nothing waits)."""
+
+    entries: tuple[QueuedPromptShown, ...]
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -137,4 +153,5 @@ AgentEvent = (
     | PlanUpdated
     | McpServersChanged
     | SteeringWaiting
+    | PromptQueueChanged
 )

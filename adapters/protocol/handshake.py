@@ -98,4 +98,7 @@ def handle_initialize(
         # What this client can do for us (its files, its terminals), kept per connection.
         capabilities = (params or {}).get("clientCapabilities")
         peer.client_capabilities = capabilities if isinstance(capabilities, dict) else None
+        info = (params or {}).get("clientInfo")
+        name = info.get("name") if isinstance(info, dict) else None
+        peer.client_name = name[:80] if isinstance(name, str) and name.strip() else None
     return result

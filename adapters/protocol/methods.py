@@ -32,7 +32,8 @@ METHODS: dict[str, tuple[Capability, ...]] = {
     "logout": ((("auth", "logout"), {}),),
     "session/new": ((("sessionCapabilities", "additionalDirectories"), {}),),
     "session/load": ((("loadSession",), True),),
-    "session/prompt": (),
+    # A prompt sent while a turn runs waits its turn, for clients that ask for it.
+    "session/prompt": ((("_meta", "iac_code", "promptQueueing"), True),),
     "session/set_mode": (),
     "session/set_config_option": (),
     "session/close": ((("sessionCapabilities", "close"), {}),),

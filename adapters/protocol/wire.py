@@ -29,6 +29,7 @@ from domain.events import (
     ModeChanged,
     Notice,
     PlanUpdated,
+    PromptQueueChanged,
     SessionTitleChanged,
     SteeringWaiting,
     TextDelta,
@@ -125,6 +126,11 @@ def update_for(event: AgentEvent) -> Any:
             return acp.SessionInfoUpdate(
                 session_update="session_info_update",
                 field_meta={"iac_code": {"mcpServers": [_server_state(s) for s in servers]}},
+            )
+        case PromptQueueChanged(entries=entries):
+            queue = [{"id": e.id, "preview": e.preview, "queuedBy": e.queued_by} for e in entries]
+            return acp.SessionInfoUpdate(
+                session_update="session_info_update", field_meta={"iac_code": {"queue": queue}}
             )
         case SteeringWaiting(waiting=waiting):
             return acp.SessionInfoUpdate(

@@ -37,6 +37,8 @@ class Acp(containers.DeclarativeContainer):
         set_config_option=sessions.set_config_option.provider,
         announce=prompting.announce.provider,
         steer=sessions.steer.provider,
+        queue=sessions.queue.provider,
+        tell=sessions.tell.provider,
         key_variable=core.settings.provided.key_hint,
     )
     agent = providers.Singleton(

@@ -8,6 +8,7 @@ from application.commands import Command, CommandRegistry
 from application.use_cases.commands.context import ClearCommand, CompactCommand
 from application.use_cases.commands.info import HelpCommand, UsageCommand
 from application.use_cases.commands.memory import MemoryCommand
+from application.use_cases.commands.queue import QueueCommand
 from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
 
 
@@ -45,6 +46,7 @@ class Commands(containers.DeclarativeContainer):
         UsageCommand, meter=turn.meter, requests=turn.requests, sink=clients.channels
     )
     help_command = providers.Factory(HelpCommand)
+    queue_command = providers.Factory(QueueCommand, queue=sessions.queue)
     memory_command = providers.Factory(
         MemoryCommand,
         knowledge=gateways.knowledge,
@@ -60,5 +62,6 @@ class Commands(containers.DeclarativeContainer):
         mode_command.provider,
         usage_command.provider,
         memory_command.provider,
+        queue_command.provider,
         help_command.provider,
     )

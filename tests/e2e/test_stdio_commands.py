@@ -15,7 +15,9 @@ from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text
 pytestmark = pytest.mark.e2e
 
 # The built-in commands, then the project's own (/init; skills when there are some).
-COMMANDS = ["compact", "clear", "rename", "model", "mode", "usage", "memory", "help", "init"]
+COMMANDS = [
+    *("compact", "clear", "rename", "model", "mode", "usage", "memory", "queue", "help", "init")
+]
 
 
 async def start(agent: Agent, cwd: Path) -> str:
@@ -92,7 +94,7 @@ async def test_commands_are_announced_after_each_answer_that_opens_a_session(
     [listed] = updates(agent, "available_commands_update")
     assert [c.name for c in listed.available_commands] == COMMANDS
     hints = {c.name: c.input.root.hint for c in listed.available_commands if c.input}
-    assert set(hints) == {"compact", "rename", "model", "mode"}
+    assert set(hints) == {"compact", "rename", "model", "mode", "queue"}
     # With the commands comes how full the context is.
     [usage] = updates(agent, "usage_update")
     assert usage.size == 200_000 and usage.used > 0
