@@ -1,0 +1,167 @@
+"""Queueing over stdio with the official client: a prompt sent while a turn runs waits its
+turn (the client opted in with `clientCapabilities._meta.iac_code.promptQueueing`), runs
+in order, and is answered after its own turn; the queue is shown on each change, withdrawn
+one at a time with `$/cancel_request`, bounded, and left alone by `session/cancel`."""
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError, text_block
+from acp.schema import ClientCapabilities
+
+from tests.e2e.conftest import Agent, Spawn, anthropic_env, until
+from tests.support.patience import PATIENCE
+from tests.support.schema_file import SchemaFileValidator
+from tests.support.scripted_anthropic import HANG, ScriptedAnthropic, stream, text
+from tests.support.wire_validator import AGENT, CLIENT
+
+pytestmark = pytest.mark.e2e
+
+QUEUEING = ClientCapabilities(field_meta={"iac_code": {"promptQueueing": True}})
+
+
+def queues(agent: Agent) -> list[list[str]]:
+    """Each queue shown (`_meta.iac_code.queue`), as its previews."""
+    shown = []
+    for message in agent.sent_by_agent("session/update"):
+        meta = message["params"]["update"].get("_meta") or {}
+        queue = (meta.get("iac_code") or {}).get("queue")
+        if queue is not None:
+            shown.append([entry["preview"] for entry in queue])
+    return shown
+
+
+def prompt_ids(agent: Agent) -> dict[str, Any]:
+    """The client's session/prompt request ids, by the prompt's text."""
+    return {
+        m["params"]["prompt"][0]["text"]: m["id"]
+        for s, m in agent.raw
+        if s == CLIENT and m.get("method") == "session/prompt"
+    }
+
+
+def timeline(agent: Agent) -> list[str]:
+    """What the agent sent, in order: each reply's text (chunks joined) and `answer <text>`
+    for the answer to the prompt with that text."""
+    asked = {v: k for k, v in prompt_ids(agent).items()}
+    said: list[str] = []
+    replying = False
+    for sender, message in agent.raw:
+        if sender != AGENT:
+            continue
+        update = (message.get("params") or {}).get("update") or {}
+        if update.get("sessionUpdate") == "agent_message_chunk":
+            piece = update["content"]["text"]
+            said[-1:] = [said[-1] + piece] if replying else [*said[-1:], piece]
+            replying = True
+        elif "id" in message and message["id"] in asked and "method" not in message:
+            said.append(f"answer {asked[message['id']]}")
+            replying = False
+    return said
+
+
+def assert_schema_clean(agent: Agent) -> None:
+    schema = SchemaFileValidator(which="stable")
+    for sender, message in agent.raw:
+        schema.check(sender, json.loads(json.dumps(message)))
+    schema.assert_clean()
+
+
+async def test_three_prompts_queued_behind_a_turn_run_in_order_each_answered_after_its_turn(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    release = threading.Event()
+    server.script(
+        stream(text("First"), HANG, text(" done"), release=release),
+        *(stream(text(f"{word} done")) for word in ("A", "B", "C")),
+    )
+    async with spawn(anthropic_env(server)) as agent:
+        init = await agent.initialize(QUEUEING)
+        session = await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])
+        sid = session.session_id
+        prompts = [asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=[text_block("F")]))]
+        await asyncio.to_thread(server.wait_for_hang)
+        for shown, word in enumerate(("A", "B", "C"), 1):
+            prompts.append(
+                asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=[text_block(word)]))
+            )
+            await until(lambda n=shown: len(queues(agent)) == n, agent)
+        release.set()
+        answers = [await asyncio.wait_for(p, PATIENCE) for p in prompts]
+        assert_schema_clean(agent)
+
+    assert init.agent_capabilities.field_meta["iac_code"]["promptQueueing"] is True
+    assert [a.stop_reason for a in answers] == ["end_turn"] * 4
+    assert timeline(agent) == [
+        "First done",
+        "answer F",
+        "A done",
+        "answer A",
+        "B done",
+        "answer B",
+        "C done",
+        "answer C",
+    ]
+    assert [r.messages[-1]["content"] for r in server.requests[1:]] == [
+        [{"type": "text", "text": word}] for word in ("A", "B", "C")
+    ]
+    assert queues(agent) == [["A"], ["A", "B"], ["A", "B", "C"], ["B", "C"], ["C"], []]
+    entry = agent.sent_by_agent("session/update")
+    first_shown = next(
+        m["params"]["update"]["_meta"]["iac_code"]["queue"][0]
+        for m in entry
+        if (m["params"]["update"].get("_meta") or {}).get("iac_code", {}).get("queue")
+    )
+    assert first_shown["queuedBy"] == "e2e" and first_shown["id"].startswith("queued_")
+
+
+async def test_withdraw_overflow_show_and_a_cancel_that_leaves_the_queue_alone(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    release = threading.Event()
+    server.script(stream(text("Long"), HANG, text(" one"), release=release), stream(text("B done")))
+    async with spawn(anthropic_env(server, IAC_CODE_PROMPT_QUEUE_MAX="2")) as agent:
+        await agent.initialize(QUEUEING)
+        session = await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])
+        sid = session.session_id
+
+        def ask(words: str) -> "asyncio.Task[Any]":
+            return asyncio.create_task(
+                agent.conn.prompt(session_id=sid, prompt=[text_block(words)])
+            )
+
+        first = ask("long")
+        await asyncio.to_thread(server.wait_for_hang)
+        a = ask("A")
+        await until(lambda: queues(agent) == [["A"]], agent)
+        b = ask("B")
+        await until(lambda: queues(agent)[-1:] == [["A", "B"]], agent)
+        with pytest.raises(RequestError) as full:
+            await agent.conn.prompt(session_id=sid, prompt=[text_block("C")])
+        shown = await agent.conn.prompt(session_id=sid, prompt=[text_block("/queue")])
+        listing = agent.client.agent_text()
+        rpc = agent.conn._conn
+        await rpc.send_notification("$/cancel_request", {"requestId": prompt_ids(agent)["A"]})
+        withdrawn = await asyncio.wait_for(a, PATIENCE)
+        await agent.conn.cancel(session_id=sid)  # the running turn, not the queue
+        cancelled = await asyncio.wait_for(first, PATIENCE)
+        ran = await asyncio.wait_for(b, PATIENCE)
+        assert_schema_clean(agent)
+
+    assert full.value.code == -32602
+    assert full.value.data["queueLength"] == 2 and full.value.data["queueMax"] == 2
+    assert shown.stop_reason == "end_turn"
+    assert "2 queued behind the running turn" in listing
+    assert "1. “A” (from e2e" in listing and "2. “B” (from e2e" in listing
+    assert withdrawn.stop_reason == "cancelled"
+    assert cancelled.stop_reason == "cancelled"
+    assert ran.stop_reason == "end_turn"
+    assert queues(agent) == [["A"], ["A", "B"], ["B"], []]
+    assert [r.messages[-1]["content"] for r in server.requests[1:]] == [
+        [{"type": "text", "text": "B"}]  # A never reached the model
+    ]
+    server.assert_script_consumed()
