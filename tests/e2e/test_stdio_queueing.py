@@ -165,3 +165,42 @@ async def test_withdraw_overflow_show_and_a_cancel_that_leaves_the_queue_alone(
         [{"type": "text", "text": "B"}]  # A never reached the model
     ]
     server.assert_script_consumed()
+
+
+async def test_a_kill_during_a_queued_backlog_runs_nothing_twice(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    """The queue lives in the process: SIGKILL drops it. After the restart the queued
+    prompts have not run (and never will), and the session takes the next prompt."""
+    server.script(stream(text("Long"), HANG, text(" one")), stream(text("Fresh start")))
+    async with spawn(anthropic_env(server)) as agent:
+        await agent.initialize(QUEUEING)
+        session = await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])
+        sid = session.session_id
+        waiting = []
+        for said in ("long", "A", "B"):
+            waiting.append(
+                asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=[text_block(said)]))
+            )
+            if said == "long":
+                await asyncio.to_thread(server.wait_for_hang)
+            else:
+                await until(lambda w=said: any(w in q for q in queues(agent)), agent)
+        await until(lambda: queues(agent)[-1:] == [["A", "B"]], agent)
+        agent.kill()
+        for task in waiting:
+            task.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)
+    async with spawn(anthropic_env(server)) as again:
+        await again.initialize(QUEUEING)
+        await again.conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+        asked = [
+            u.content.text
+            for _, u in again.client.updates
+            if u.session_update == "user_message_chunk"
+        ]
+        after = await again.conn.prompt(session_id=sid, prompt=[text_block("again")])
+
+    assert asked == ["long"]  # A and B never ran
+    assert after.stop_reason == "end_turn"
+    assert [r.messages[-1]["content"][-1]["text"] for r in server.requests] == ["long", "again"]
