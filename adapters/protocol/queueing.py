@@ -10,17 +10,21 @@ QUEUE_COMMAND = "queue"
 
 
 def queues_prompts(capabilities: Any) -> bool:
-    """`clientCapabilities._meta.iac_code.promptQueueing: true`, or the proposal's name at
-    the top: `promptQueueing: true` or `{}`. Anything else: prompts are refused while busy,
-    as without queueing."""
+    """`clientCapabilities._meta.iac_code.promptQueueing: true`, or the proposal's name,
+    `promptQueueing: true` or `{}`, at the top or in `_meta`. Anything else: prompts are
+    refused while busy, as without queueing."""
     if not isinstance(capabilities, dict):
         return False
-    proposal = capabilities.get("promptQueueing")
-    if proposal is True or isinstance(proposal, dict):
-        return True
     meta = capabilities.get("_meta")
-    ours = meta.get("iac_code") if isinstance(meta, dict) else None
-    return isinstance(ours, dict) and ours.get("promptQueueing") is True
+    meta = meta if isinstance(meta, dict) else {}
+    ours = meta.get("iac_code")
+    if isinstance(ours, dict) and ours.get("promptQueueing") is True:
+        return True
+    return any(_says_yes(where.get("promptQueueing")) for where in (capabilities, meta))
+
+
+def _says_yes(value: Any) -> bool:
+    return value is True or isinstance(value, dict)
 
 
 def queue_command(content: tuple[UserInputBlock, ...]) -> str | None:
