@@ -19,6 +19,7 @@ from adapters.protocol.attachments import prompt_content
 from adapters.protocol.auth import authenticate, logout
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection, Dispatcher
+from adapters.protocol.dropped_queues import HeldElsewhere
 from adapters.protocol.errors import being_closed, mapped
 from adapters.protocol.handshake import handle_initialize
 from adapters.protocol.journal import UpdateJournal
@@ -74,12 +75,13 @@ class AcpAgent(Dispatcher):
         *,
         max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
         journal: UpdateJournal | None = None,
+        held_elsewhere: HeldElsewhere | None = None,
     ) -> None:
         self._uc = use_cases
         self._room = room
         self._journal = journal
         self._max_image_bytes = max_image_bytes
-        self._openers = Openers(use_cases, room, channels, journal)
+        self._openers = Openers(use_cases, room, channels, journal, held_elsewhere)
         self._turns: set[asyncio.Future[Any]] = set()  # prompts, outliving their connection
         self._queued = QueuedTurns(use_cases, room, self._keep, journal)
         self._received = ReceivedPrompts()  # prompts read, not yet answered

@@ -109,6 +109,10 @@ class QueuePrompts:
         if active is not None and active.turn is control:
             active.end_turn(control)
 
+    async def show_empty(self, session_id: str) -> None:
+        """Every client is shown an empty queue (one lost with the process that held it)."""
+        await self._sink.emit(SessionId(session_id), PromptQueueChanged(entries=()))
+
     async def _changed(self, active: ActiveSession) -> None:
         shown = tuple(
             QueuedPromptShown(id=e.id, preview=e.preview, queued_by=e.queued_by)

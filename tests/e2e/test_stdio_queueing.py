@@ -4,7 +4,9 @@ in order, and is answered after its own turn; the queue is shown on each change,
 one at a time with `$/cancel_request`, bounded, and left alone by `session/cancel`."""
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
@@ -167,11 +169,22 @@ async def test_withdraw_overflow_show_and_a_cancel_that_leaves_the_queue_alone(
     server.assert_script_consumed()
 
 
+def journaled_queue(database: Path, session_id: str) -> bool:
+    """The journal has written the queue of A and B (it writes in batches)."""
+    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
+        rows = db.execute(
+            "SELECT params FROM session_updates WHERE session_id = ? AND params LIKE ?",
+            (session_id, '%"preview":"B"%'),
+        ).fetchall()
+    return bool(rows)
+
+
 async def test_a_kill_during_a_queued_backlog_runs_nothing_twice(
-    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, tmp_path: Path
 ) -> None:
     """The queue lives in the process: SIGKILL drops it. After the restart the queued
-    prompts have not run (and never will), and the session takes the next prompt."""
+    prompts have not run (and never will), the client that comes back is told and shown
+    the queue empty, and the session takes the next prompt."""
     server.script(stream(text("Long"), HANG, text(" one")), stream(text("Fresh start")))
     async with spawn(anthropic_env(server)) as agent:
         await agent.initialize(QUEUEING)
@@ -187,6 +200,8 @@ async def test_a_kill_during_a_queued_backlog_runs_nothing_twice(
             else:
                 await until(lambda w=said: any(w in q for q in queues(agent)), agent)
         await until(lambda: queues(agent)[-1:] == [["A", "B"]], agent)
+        database = tmp_path / "config" / "iac-code.db"
+        await until(lambda: journaled_queue(database, sid), agent)
         agent.kill()
         for task in waiting:
             task.cancel()
@@ -199,8 +214,19 @@ async def test_a_kill_during_a_queued_backlog_runs_nothing_twice(
             for _, u in again.client.updates
             if u.session_update == "user_message_chunk"
         ]
+        await until(lambda: "queue dropped" in again.client.agent_text(), again)
+        told = again.client.agent_text()
         after = await again.conn.prompt(session_id=sid, prompt=[text_block("again")])
+        assert_schema_clean(again)
+    async with spawn(anthropic_env(server)) as third:  # told once, not at every attach
+        await third.initialize(QUEUEING)
+        await third.conn.resume_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
+        listed = await third.conn.list_sessions()
 
     assert asked == ["long"]  # A and B never ran
+    assert "dropped 2 queued prompts, which never ran: “A” (from e2e); “B” (from e2e)" in told
+    assert queues(again)[-1] == []
+    assert "queue dropped" not in third.client.agent_text()
+    assert [s.session_id for s in listed.sessions] == [sid]
     assert after.stop_reason == "end_turn"
     assert [r.messages[-1]["content"][-1]["text"] for r in server.requests] == ["long", "again"]
