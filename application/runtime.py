@@ -8,6 +8,8 @@ from typing import TypeVar
 
 from application.errors import SessionBusy, SessionNotFound
 from application.ports.mcp import McpServers
+from application.prompt_queue import PromptQueue
+from application.steering import SteerInbox
 from domain.ids import SessionId
 from domain.knowledge import Briefing
 from domain.mcp import McpServerSpec
@@ -30,6 +32,11 @@ class TurnControl:
     # Tool calls shown while the model was still writing them, not yet taken up by the
     # tool phase (which then updates them instead of showing them again).
     announced: set[str] = field(default_factory=set)
+    # Set once the turn has begun for sure (its lease taken, not cancelled: Prompt): a
+    # steering message that started it is answered then, not when the turn ends.
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    # Messages sent while it runs (`_session/steering`), for its next safe point.
+    steers: SteerInbox = field(default_factory=SteerInbox)
 
     async def guard(self, step: Awaitable[T]) -> T:
         """Await `step`, or abandon it the moment the turn is cancelled."""
@@ -67,6 +74,8 @@ class ActiveSession:
     # far (each only once).
     briefing: Briefing = field(default_factory=Briefing)
     nested_loaded: set[str] = field(default_factory=set)  # their paths
+    # Prompts held behind the running turn (clients that queue); see end_turn.
+    queue: PromptQueue = field(default_factory=PromptQueue)
 
     def begin_turn(self, control: TurnControl | None = None) -> TurnControl:
         """The turn `control` stands for starts (a new one without): `control` may have been
@@ -75,7 +84,7 @@ class ActiveSession:
             raise SessionNotFound(
                 f"Session {self.session.id!r} is being closed.", sessionId=self.session.id
             )
-        if self.turn is not None:
+        if self.turn is not None and self.turn is not control:  # not reserved for it
             raise SessionBusy(
                 "A prompt is already running in this session; cancel it or wait for its answer.",
                 sessionId=self.session.id,
@@ -84,12 +93,17 @@ class ActiveSession:
         return self.turn
 
     def end_turn(self, control: TurnControl) -> None:
+        """The turn is over (or, reserved for a queued prompt, will not begin): the session
+        goes to the oldest queued prompt at once, in this same step."""
+        control.steers.close()  # a turn that never reached the model took none
         control.finished.set()
         if self.turn is control:
             self.turn = None
             # Read afresh when the next turn starts: an idle session need not hold it.
             if self.briefing.environment is not None:
                 self.briefing = replace(self.briefing, environment=None)
+            if not self.closing and (queued := self.queue.next()) is not None:
+                self.turn = queued.control  # reserved: only that prompt may begin now
 
     @property
     def busy(self) -> bool:
@@ -134,6 +148,7 @@ class SessionRegistry:
         if active is None:
             return False
         active.closing = True
+        active.queue.clear()  # what waited will not run: each answers cancelled
         turn = active.turn
         active.cancel()
         if turn is not None:

@@ -59,6 +59,8 @@ class Settings:
     max_tasks: int = 8  # background tasks running at once in one session
     # A background task ending while its session is idle starts a turn for the model.
     task_follow_up: bool = False
+    # Prompts a session holds behind its running turn for clients that queue (0: none).
+    prompt_queue_max: int = 8
     bash_timeout: float = 120.0
     bash_max_timeout: float = 600.0
     mcp_connect_timeout: float = 10.0  # per MCP server; the first prompt waits at most this
@@ -122,6 +124,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "detached_turn_timeout": ("IAC_CODE_DETACHED_TURN_TIMEOUT",),
     "max_tasks": ("IAC_CODE_MAX_TASKS",),
     "task_follow_up": ("IAC_CODE_TASK_FOLLOW_UP",),
+    "prompt_queue_max": ("IAC_CODE_PROMPT_QUEUE_MAX",),
     "bash_timeout": ("IAC_CODE_BASH_TIMEOUT",),
     "bash_max_timeout": ("IAC_CODE_BASH_MAX_TIMEOUT",),
     "mcp_connect_timeout": ("IAC_CODE_MCP_CONNECT_TIMEOUT",),
@@ -147,6 +150,7 @@ _FLOATS = {
     "journal_flush_seconds",
 }
 _INTS = {
+    "prompt_queue_max",
     "max_turn_requests",
     "max_tasks",
     "max_tokens",

@@ -180,6 +180,30 @@ class TasksChanged:
     tasks: tuple[TaskSummary, ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SteeringWaiting:
+    """How many steering messages wait for the running turn's next safe point, after the
+    count changed: every client sees that its message (or another's) is on its way."""
+
+    waiting: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueuedPromptShown:
+    """One prompt waiting behind the running turn, as clients are shown it."""
+
+    id: str
+    preview: str  # its first words
+    queued_by: str  # the client that sent it, as it named itself
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptQueueChanged:
+    """The session's whole queue, oldest first, after it changed (empty: nothing waits)."""
+
+    entries: tuple[QueuedPromptShown, ...]
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -198,4 +222,6 @@ AgentEvent = (
     | CompactionChanged
     | CompactionSummaryDelta
     | TasksChanged
+    | SteeringWaiting
+    | PromptQueueChanged
 )

@@ -51,6 +51,8 @@ _FILES = r"(?:files|directory|dir|folder|contents)"
 MAX_REQUEST = 2_000
 
 _POLITE = re.compile(r"^(?:(?:please|pls|kindly|now|can you|could you|would you)[\s,]+)+", re.I)
+# How a message sent while the demo works usually starts ("also run the tests").
+_STEERING = re.compile(r"^(?:(?:also|and|then|oh,? and)[\s,:]+)+", re.I)
 
 
 # ---- one function per step ------------------------------------------------------------
@@ -406,7 +408,14 @@ def next_step(messages: Sequence[Message], tools: Collection[str]) -> Step:
     if last is not None and last.role is Role.USER and last.is_tool_results_only:
         return _after_tools(messages)
     said = _user_words(last.content) if last is not None else ""
-    request = _POLITE.sub("", said)
+    if last is not None and last.tool_results:
+        # Tool results and words in one message: the user steered while the tool ran.
+        return _steered(_after_tools(messages), said, _answer(messages, said, tools))
+    return _answer(messages, said, tools)
+
+
+def _answer(messages: Sequence[Message], said: str, tools: Collection[str]) -> Step:
+    request = _STEERING.sub("", _POLITE.sub("", said))
     for intent in INTENTS if len(request) <= MAX_REQUEST else ():
         if match := intent.match(request):
             step = intent.answer(match, _call_id(messages))
@@ -418,6 +427,16 @@ def next_step(messages: Sequence[Message], tools: Collection[str]) -> Step:
                 return _unavailable(step.tool.name)
             return step
     return _unknown(said)
+
+
+def _steered(described: Step, said: str, next_one: Step) -> Step:
+    """What the tool did, then the request the user added while it ran."""
+    return Step(
+        thinking=f"{described.thinking} While it ran, the user added: “{_clip(said)}”. "
+        "I'll take that up next.",
+        text=f"{described.text}\n\nYou added: “{_clip(said)}”. {next_one.text}",
+        tool=next_one.tool,
+    )
 
 
 def _user_words(content: tuple[ContentBlock, ...]) -> str:

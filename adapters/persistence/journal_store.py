@@ -58,6 +58,18 @@ class SqlAlchemyUpdateJournalStore(Transactions, UpdateJournalStore):
                 sql, [(sid, seq, when, params) for sid, seq, params in updates]
             )
 
+    async def newest_containing(self, session_id: str, *pieces: str) -> str | None:
+        # Literal pieces: LIKE's own wildcards in them are escaped.
+        found = [_u.params.contains(piece, autoescape=True) for piece in pieces]
+        async with self._transaction(reading=True) as db:
+            params: str | None = await db.scalar(
+                select(_u.params)
+                .where(_u.session_id == session_id, *found)
+                .order_by(_u.seq.desc())
+                .limit(1)
+            )
+        return params
+
     async def window(self, session_id: str, after: int, limit: int) -> JournalWindow:
         async with self._transaction(reading=True) as db:
             bounds = (

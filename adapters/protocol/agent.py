@@ -20,11 +20,12 @@ from adapters.protocol.auth import authenticate, logout, naming_sign_in
 from adapters.protocol.auth_methods import method_ids
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection, Dispatcher
+from adapters.protocol.dropped_queues import HeldElsewhere
 from adapters.protocol.errors import being_closed, mapped
 from adapters.protocol.handshake import handle_initialize
 from adapters.protocol.journal import UpdateJournal
 from adapters.protocol.jsonrpc import METHOD_NOT_FOUND, RpcError
-from adapters.protocol.methods import ALIASES, METHODS, RENAME_METHOD, Capability
+from adapters.protocol.methods import ALIASES, METHODS, RENAME_METHOD, STEER_METHOD, Capability
 from adapters.protocol.openers import Openers
 from adapters.protocol.params import (
     check_list_cwd,
@@ -32,15 +33,20 @@ from adapters.protocol.params import (
     config_option_model,
     parse_params,
     rename_params,
+    steering_params,
 )
+from adapters.protocol.queued_turns import QueuedTurns
+from adapters.protocol.queueing import queue_command
 from adapters.protocol.received import ReceivedPrompt, ReceivedPrompts
 from adapters.protocol.use_cases import UseCases
 from application.attachments.ownership import Role
 from application.attachments.room import Attachments
+from application.dto import PromptResult
 from application.errors import ApplicationError
-from application.runtime import CLOSE_GRACE, TurnControl
+from application.runtime import CLOSE_GRACE
 from application.use_cases.prompt import PromptRequest
 from application.use_cases.session_settings import SetConfigOptionRequest, SetModeRequest
+from application.use_cases.steering import SteerRequest
 from domain.images import DEFAULT_MAX_IMAGE_BYTES
 
 log = logging.getLogger(__name__)
@@ -70,13 +76,15 @@ class AcpAgent(Dispatcher):
         *,
         max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
         journal: UpdateJournal | None = None,
+        held_elsewhere: HeldElsewhere | None = None,
     ) -> None:
         self._uc = use_cases
         self._room = room
         self._journal = journal
         self._max_image_bytes = max_image_bytes
-        self._openers = Openers(use_cases, room, channels, journal)
-        self._turns: set[asyncio.Task[Any]] = set()  # prompts, outliving their connection
+        self._openers = Openers(use_cases, room, channels, journal, held_elsewhere)
+        self._turns: set[asyncio.Future[Any]] = set()  # prompts, outliving their connection
+        self._queued = QueuedTurns(use_cases, room, self._keep, journal)
         self._received = ReceivedPrompts()  # prompts read, not yet answered
         self.routes: dict[str, Route] = self._route(
             {
@@ -94,6 +102,7 @@ class AcpAgent(Dispatcher):
                 "session/fork": (acp.ForkSessionRequest, self._openers.fork),
                 "session/delete": (acp.DeleteSessionRequest, self._delete),
                 RENAME_METHOD: (None, self._rename),
+                STEER_METHOD: (None, self._steer),
             }
         )
 
@@ -117,7 +126,8 @@ class AcpAgent(Dispatcher):
         read right behind it, even before its task first runs, applies to it."""
         session_id = (params or {}).get("sessionId")
         if ALIASES.get(method, method) == "session/prompt" and isinstance(session_id, str):
-            return self._serve_received(self._received.receive(session_id), params, peer)
+            received = self._received.receive(session_id, params)
+            return self._serve_received(received, params, peer)
         return self.handle_request(method, params, peer)
 
     async def handle_request(
@@ -137,11 +147,19 @@ class AcpAgent(Dispatcher):
         try:
             if received.late:
                 raise being_closed(received.session_id)
-            return await mapped(self._prompt(params, peer, received.control))
+            return await mapped(self._prompt(params, peer, received))
         except RpcError as exc:
             raise naming_sign_in(exc, self._sign_in_methods(peer)) from exc.__cause__
         finally:
             self._received.answered(received)
+
+    def withdraw(self, method: str, params: dict[str, Any] | None, peer: Connection) -> bool:
+        """`$/cancel_request` of a prompt waiting in its session's queue: it leaves it."""
+        session_id = (params or {}).get("sessionId")
+        if ALIASES.get(method, method) != "session/prompt" or not isinstance(session_id, str):
+            return False
+        received = self._received.find(session_id, params)
+        return received is not None and self._queued.withdraw(received)
 
     async def handle_notification(
         self, method: str, params: dict[str, Any] | None, peer: Connection
@@ -191,33 +209,68 @@ class AcpAgent(Dispatcher):
     # -- acting on an open session -------------------------------------------------------
 
     async def _prompt(
-        self, params: dict[str, Any] | None, peer: Connection, control: TurnControl | None = None
+        self,
+        params: dict[str, Any] | None,
+        peer: Connection,
+        received: ReceivedPrompt | None = None,
     ) -> Any:
         request = parse_params(acp.PromptRequest, params, "session/prompt")
         check_prompt(request)
         session_id = request.session_id
         self._room.check_may_act(session_id, peer)
         content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
+        if received is not None and self._uc.queue().holds(session_id):
+            # A turn runs (or others wait): `/queue` answers beside it; a client that
+            # queues waits its turn; anyone else is refused busy by the turn, as before.
+            if (argument := queue_command(content)) is not None:
+                return _rendered(await self._queued.command(session_id, argument))
+            if self._queued.applies(peer, session_id):
+                return _rendered(await self._queued.run(peer, received, content))
+        control = received.control if received is not None else None
         turn = PromptRequest(session_id=session_id, content=content, control=control)
         async with self._room.prompting(session_id, peer):
             result = await self._run_turn(peer, turn)
-        return wire.dump(
-            acp.PromptResponse(
-                stop_reason=result.stop_reason.value, usage=wire.usage_to_acp(result.usage)
-            )
-        )
+        return _rendered(result)
 
     async def _run_turn(self, peer: Connection, request: PromptRequest) -> Any:
         """Run the turn in its own task: the connection that asked may go away (it only
         detaches), the turn goes on for the clients still attached."""
         turn = asyncio.ensure_future(self._uc.prompt().execute(request))
-        self._turns.add(turn)
-        turn.add_done_callback(_forget_turn(self._turns))
+        self._keep(turn)
         if self._journal is not None:  # the turn's last updates: written now, not later
             journal = self._journal
             turn.add_done_callback(lambda _: journal.flush_soon())
         with self._room.waiting(peer):
             return await asyncio.shield(turn)
+
+    async def _steer(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        """A message into the running turn, or (no turn) the next turn's prompt. Any client
+        that may act on the session may steer; a turn it begins makes it the controller,
+        as a prompt would (application.attachments.ownership)."""
+        request, idle = steering_params(params, STEER_METHOD)
+        session_id = request.session_id
+        self._room.check_may_act(session_id, peer)
+        content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
+        steer = SteerRequest(session_id=session_id, content=content, idle=idle)
+        result = await self._uc.steer().execute(steer, lambda turn: self._begin_turn(peer, turn))
+        return wire.steering_result(result)
+
+    def _begin_turn(self, peer: Connection, request: PromptRequest) -> "asyncio.Future[Any]":
+        """A turn a steering message begins: a prompt whose answer has nowhere to go (the
+        steering request is answered once it has begun)."""
+
+        async def prompted() -> Any:
+            async with self._room.prompting(request.session_id, peer):
+                return await self._run_turn(peer, request)
+
+        task = asyncio.ensure_future(prompted())
+        self._keep(task)
+        return task
+
+    def _keep(self, turn: "asyncio.Future[Any]") -> None:
+        """Hold a turn's task until it is done (it may outlive the request that began it)."""
+        self._turns.add(turn)
+        turn.add_done_callback(_forget_turn(self._turns))
 
     async def _set_mode(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.SetSessionModeRequest, params, "session/set_mode")
@@ -266,8 +319,16 @@ class AcpAgent(Dispatcher):
         return {"title": await self._uc.rename_session().execute(session_id, title)}
 
 
-def _forget_turn(turns: set["asyncio.Task[Any]"]) -> Callable[["asyncio.Task[Any]"], None]:
-    def done(turn: "asyncio.Task[Any]") -> None:
+def _rendered(result: PromptResult) -> Any:
+    return wire.dump(
+        acp.PromptResponse(
+            stop_reason=result.stop_reason.value, usage=wire.usage_to_acp(result.usage)
+        )
+    )
+
+
+def _forget_turn(turns: set["asyncio.Future[Any]"]) -> Callable[["asyncio.Future[Any]"], None]:
+    def done(turn: "asyncio.Future[Any]") -> None:
         turns.discard(turn)
         if not turn.cancelled():
             turn.exception()  # retrieved: the handler that awaited it may be gone

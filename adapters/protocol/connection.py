@@ -66,6 +66,12 @@ class Dispatcher(Protocol):
     ) -> Any:
         """The result of a call, or raise RpcError."""
 
+    def withdraw(self, method: str, params: dict[str, Any] | None, peer: "Connection") -> bool:
+        """`$/cancel_request` of a request still being served, given as it was accepted
+        (the same params object): True when the dispatcher ended it its own way (a queued
+        prompt leaves the queue); False: it is cancelled the usual way."""
+        return False
+
     @abstractmethod
     async def handle_notification(
         self, method: str, params: dict[str, Any] | None, peer: "Connection"
@@ -130,6 +136,7 @@ class Connection(Client):
         # `initialize` params' clientCapabilities, as sent (read with the SDK's model where
         # used: the handshake answers before pydantic is loaded).
         self.client_capabilities: Any = None
+        self.client_name: str | None = None  # `initialize`'s clientInfo.name, if given
 
     async def receive(self, raw: bytes | str) -> None:
         """Take one framed message. Never raises for bad input: it answers it instead."""
@@ -271,6 +278,9 @@ class Connection(Client):
             return
         serving = self._in_flight.get(request_id)
         if serving is None or serving.cancelled or serving.task is None:
+            return
+        request = serving.request
+        if self._dispatcher.withdraw(request.method, request.params, self):
             return
         if self._cancel_prompt(serving):
             return

@@ -77,4 +77,7 @@ def handle_initialize(
     if peer is not None:
         # What this client can do for us (its files, its terminals), kept per connection.
         peer.client_capabilities = capabilities
+        info = (params or {}).get("clientInfo")
+        name = info.get("name") if isinstance(info, dict) else None
+        peer.client_name = name[:80] if isinstance(name, str) and name.strip() else None
     return result

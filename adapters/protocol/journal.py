@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError, encode
 from application.ports.update_journal import NewUpdate, UpdateJournalStore
@@ -133,6 +133,13 @@ class UpdateJournal:
         if after < 0 or after > newest or not complete:
             raise CursorExpired(session_id, after, window.oldest, newest)
         return [json.loads(u.params) for u in window.updates]
+
+    async def newest_containing(self, session_id: str, *pieces: str) -> dict[str, Any] | None:
+        """The newest update of the session whose text holds every piece, as sent (what
+        waits to be written is written first)."""
+        await self.flush()
+        found = await self._store.newest_containing(session_id, *pieces)
+        return None if found is None else cast(dict[str, Any], json.loads(found))
 
     async def flush(self) -> None:
         """Write every update recorded so far (one transaction per batch)."""

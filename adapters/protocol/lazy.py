@@ -39,6 +39,9 @@ class LazyDispatcher(Dispatcher):
             return self._agent.result().accept(method, params, peer)
         return self.handle_request(method, params, peer)
 
+    def withdraw(self, method: str, params: dict[str, Any] | None, peer: Connection) -> bool:
+        return self._loaded() and self._agent.result().withdraw(method, params, peer)
+
     def _loaded(self) -> bool:
         return self._agent.done() and not self._agent.cancelled() and not self._agent.exception()
 

@@ -12,6 +12,11 @@ from typing import Any
 # Our extension (ACP reserves "_"-prefixed names for them): give a session another title.
 RENAME_METHOD = "_iac_code/session/rename"
 
+# The peers' shared extension (advertised as they advertise it, `_meta.steering.supported`,
+# with our details beside it): a message into the running turn.
+STEER_METHOD = "_session/steering"
+STEERING_DETAILS = {"idleBehavior": ["startNewTurn", "fail"], "defaultIdleBehavior": "startNewTurn"}
+
 # Shorthand method names used by the product documents, served as the official ones.
 ALIASES = {"sessions/list": "session/list", "config/set": "session/set_config_option"}
 
@@ -30,7 +35,8 @@ METHODS: dict[str, tuple[Capability, ...]] = {
     "logout": ((("auth", "logout"), {}),),
     "session/new": ((("sessionCapabilities", "additionalDirectories"), {}), SYSTEM_PROMPT),
     "session/load": ((("loadSession",), True),),
-    "session/prompt": (),
+    # A prompt sent while a turn runs waits its turn, for clients that ask for it.
+    "session/prompt": ((("_meta", "iac_code", "promptQueueing"), True),),
     "session/set_mode": (),
     "session/set_config_option": (),
     "session/close": ((("sessionCapabilities", "close"), {}),),
@@ -39,6 +45,10 @@ METHODS: dict[str, tuple[Capability, ...]] = {
     "session/fork": ((("sessionCapabilities", "fork"), {}),),
     "session/delete": ((("sessionCapabilities", "delete"), {}),),
     RENAME_METHOD: ((("_meta", "iac_code", "renameSession"), RENAME_METHOD),),
+    STEER_METHOD: (
+        (("_meta", "steering", "supported"), True),
+        (("_meta", "iac_code", "steering"), STEERING_DETAILS),
+    ),
 }
 
 

@@ -18,6 +18,7 @@ from acp import schema as acp
 from adapters.protocol import wire
 from adapters.protocol.channels import Attaching, SessionChannels
 from adapters.protocol.connection import AnswerThen, Connection
+from adapters.protocol.dropped_queues import DroppedQueues, HeldElsewhere
 from adapters.protocol.errors import running_elsewhere
 from adapters.protocol.journal import UpdateJournal, cursor_of, missed_after
 from adapters.protocol.opening import session_opening
@@ -46,11 +47,16 @@ class Openers:
         room: Attachments,
         channels: SessionChannels,
         journal: UpdateJournal | None,
+        held_elsewhere: HeldElsewhere | None = None,
     ) -> None:
         self._uc = use_cases
         self._room = room
         self._channels = channels
         self._journal = journal
+        # A queue lost with a process that died is told to the clients that come back.
+        self._dropped = (
+            None if journal is None else DroppedQueues(use_cases, journal, held_elsewhere)
+        )
 
     async def new(self, params: dict[str, Any] | None, peer: Connection) -> AnswerThen:
         async def make(request: acp.NewSessionRequest, opening: SessionOpening) -> Made:
@@ -105,7 +111,12 @@ class Openers:
                 await self._uc.resume_session().execute(session_id, cwd)
         await self._channels.begin_attach(session_id, peer, tell_state=tell_state).go_live()
         await self._room.unless_gone(session_id, peer)
+        await self._queue_lost(session_id)
         return self._room.role(session_id, peer)
+
+    async def _queue_lost(self, session_id: str) -> None:
+        if self._dropped is not None:
+            await self._dropped.check(session_id)
 
     async def _make(
         self,
@@ -160,6 +171,7 @@ class Openers:
         # only what happens in the session from now on.
         await attaching.go_live()
         await self._room.unless_gone(session_id, peer)
+        await self._queue_lost(session_id)  # a queue a dead process held: told, still before
         return _with_role(result, self._room.role(session_id, peer))
 
     async def _announce(self, session_id: str, attaching: Attaching) -> None:

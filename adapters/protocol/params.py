@@ -8,6 +8,7 @@ from acp import schema as acp
 from pydantic import BaseModel, ValidationError
 
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
+from domain.steering import IdleBehavior
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -92,3 +93,27 @@ def check_prompt(request: acp.PromptRequest) -> None:
             "Invalid params: prompt needs at least one block.",
             {"field": "prompt"},
         )
+
+
+def steering_params(
+    params: dict[str, Any] | None, method: str
+) -> tuple[acp.PromptRequest, IdleBehavior]:
+    """`_session/steering` is `session/prompt`'s shape (sessionId, prompt, _meta) plus an
+    optional `idleBehavior`: what the message does when no turn runs."""
+    rest = dict(params or {})
+    idle = rest.pop("idleBehavior", IdleBehavior.START_NEW_TURN.value)
+    allowed = [b.value for b in IdleBehavior]
+    if idle not in allowed:
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Invalid params for {method}: idleBehavior must be one of {', '.join(allowed)}.",
+            {
+                "method": method,
+                "field": "idleBehavior",
+                "allowed": allowed,
+                "received": idle[:64] if isinstance(idle, str) else type(idle).__name__,
+            },
+        )
+    request = parse_params(acp.PromptRequest, rest, method)
+    check_prompt(request)
+    return request, IdleBehavior(idle)

@@ -7,7 +7,9 @@ import collections
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
+from application.prompt_queue import QueuedPrompt
 from application.runtime import TurnControl
 
 
@@ -17,6 +19,10 @@ class ReceivedPrompt:
     control: TurnControl = field(default_factory=TurnControl)
     answered: asyncio.Event = field(default_factory=asyncio.Event)
     late: bool = False  # read while its session was being closed: it is refused
+    params: dict[str, Any] | None = None  # as read: a `$/cancel_request` names the request
+    # Waiting behind the running turn (a client that queues): `session/cancel` is for the
+    # running turn only, and leaves it waiting.
+    queued: QueuedPrompt | None = None
 
 
 class ReceivedPrompts:
@@ -24,9 +30,10 @@ class ReceivedPrompts:
         self._by_session: dict[str, list[ReceivedPrompt]] = {}
         self._closing: collections.Counter[str] = collections.Counter()
 
-    def receive(self, session_id: str) -> ReceivedPrompt:
+    def receive(self, session_id: str, params: dict[str, Any] | None = None) -> ReceivedPrompt:
         """Synchronous, called as the request is read, in arrival order."""
-        received = ReceivedPrompt(session_id, late=self._closing[session_id] > 0)
+        late = self._closing[session_id] > 0
+        received = ReceivedPrompt(session_id, late=late, params=params)
         self._by_session.setdefault(session_id, []).append(received)
         return received
 
@@ -38,13 +45,22 @@ class ReceivedPrompts:
         if not waiting:
             self._by_session.pop(received.session_id, None)
 
-    def cancel(self, session_id: str) -> bool:
+    def cancel(self, session_id: str, *, queued_too: bool = False) -> bool:
         """Every prompt of the session received so far stops (or never starts): it answers
-        `cancelled`. False: none was received here."""
+        `cancelled`; one waiting in the queue only when `queued_too` (the session closing).
+        False: none was received here."""
         waiting = self._by_session.get(session_id, [])
         for received in waiting:
-            received.control.cancelled.set()
+            if received.queued is None or queued_too:
+                received.control.cancelled.set()
         return bool(waiting)
+
+    def find(self, session_id: str, params: dict[str, Any] | None) -> ReceivedPrompt | None:
+        """The prompt read with exactly these params (the same object) in the session."""
+        for received in self._by_session.get(session_id, []):
+            if params is not None and received.params is params:
+                return received
+        return None
 
     @contextlib.asynccontextmanager
     async def closing(self, session_id: str, bound: float) -> AsyncIterator[None]:
@@ -53,7 +69,7 @@ class ReceivedPrompts:
         answers after them; those read from now until the close is done are late."""
         self._closing[session_id] += 1
         try:
-            self.cancel(session_id)
+            self.cancel(session_id, queued_too=True)
             earlier = [r.answered.wait() for r in self._by_session.get(session_id, [])]
             if earlier:
                 with contextlib.suppress(TimeoutError):

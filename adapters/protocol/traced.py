@@ -46,6 +46,9 @@ class TracedDispatcher(Dispatcher):
     ) -> Awaitable[Any]:
         return self._traced(method, params, self._inner.accept(method, params, peer))
 
+    def withdraw(self, method: str, params: dict[str, Any] | None, peer: Connection) -> bool:
+        return self._inner.withdraw(method, params, peer)
+
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Any:

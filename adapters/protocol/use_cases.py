@@ -11,8 +11,11 @@ from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt
+from application.use_cases.prompt_queueing import QueuePrompts
 from application.use_cases.session_settings import SetConfigOption, SetMode
 from application.use_cases.sessions import DeleteSession, ForkSession, RenameSession, ResumeSession
+from application.use_cases.steering import SteerSession
+from application.use_cases.telling import TellSession
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,4 +35,7 @@ class UseCases:
     delete_session: Callable[[], DeleteSession]
     rename_session: Callable[[], RenameSession]
     announce: Callable[[], AnnounceSession]
+    steer: Callable[[], SteerSession]
+    queue: Callable[[], QueuePrompts]
+    tell: Callable[[], TellSession]
     key_variable: str = "IAC_CODE_API_KEY"  # named when a key is missing

@@ -30,8 +30,10 @@ from domain.events import (
     ModeChanged,
     Notice,
     PlanUpdated,
+    PromptQueueChanged,
     SessionNotice,
     SessionTitleChanged,
+    SteeringWaiting,
     TasksChanged,
     TextDelta,
     ThinkingDelta,
@@ -42,6 +44,7 @@ from domain.events import (
 )
 from domain.mcp import McpServerState
 from domain.project_rules import ProjectRule
+from domain.steering import SteerResult
 from domain.tasks import TaskSummary
 from domain.tool_call import (
     DiffOutput,
@@ -132,6 +135,16 @@ def update_for(event: AgentEvent) -> Any:
             return acp.SessionInfoUpdate(
                 session_update="session_info_update",
                 field_meta={"iac_code": {"tasks": [task_meta(t) for t in tasks]}},
+            )
+        case PromptQueueChanged(entries=entries):
+            queue = [{"id": e.id, "preview": e.preview, "queuedBy": e.queued_by} for e in entries]
+            return acp.SessionInfoUpdate(
+                session_update="session_info_update", field_meta={"iac_code": {"queue": queue}}
+            )
+        case SteeringWaiting(waiting=waiting):
+            return acp.SessionInfoUpdate(
+                session_update="session_info_update",
+                field_meta={"iac_code": {"steering": {"waiting": waiting}}},
             )
         case ToolCallStarted():
             return tool_call_start(event)
@@ -410,3 +423,14 @@ def permission_request(session_id: str, request: PermissionRequest) -> dict[str,
     # The tool's stable name, as its `tool_call` gives it (a field newer than the SDK's model).
     params["toolCall"] = {**params["toolCall"], "name": request.tool_name}
     return params
+
+
+def steering_result(result: SteerResult) -> dict[str, Any]:
+    """`_session/steering`'s answer: the peers' `outcome`, and ours beside it (the user
+    message it became, why it failed)."""
+    answer: dict[str, Any] = {"outcome": result.outcome.value}
+    if result.reason is not None:
+        answer["reason"] = result.reason
+    if result.message_id is not None:
+        answer["_meta"] = {"iac_code": {"messageId": result.message_id}}
+    return answer

@@ -52,6 +52,11 @@ class UpdateJournalStore(Protocol):
         """The kept bounds and at most `limit` updates with seq > `after`."""
 
     @abstractmethod
+    async def newest_containing(self, session_id: str, *pieces: str) -> str | None:
+        """The newest kept update of the session whose stored text contains every piece
+        (None: none does). Read rarely (a client attaching), never per update."""
+
+    @abstractmethod
     async def prune(self, session_id: str, below: int) -> None:
         """Forget the session's updates with seq < `below`."""
 

@@ -9,6 +9,8 @@ from application.use_cases.provider_retry import failure_notice
 from application.use_cases.reply_stream import ReplyStream
 from application.use_cases.tool_phase import ToolPhase
 from application.use_cases.turn_parts import ModelSide, TurnOutput
+from domain.events import SteeringWaiting, UserContentReplayed
+from domain.ids import MessageId
 from domain.message import Message, Role
 from domain.session import Session
 from domain.stop_reason import ModelStop, StopReason
@@ -30,6 +32,11 @@ class ModelTurn:
     - Tool uses run in order through the ToolPhase (permissions included); their results
       are committed before the next model call. On the turn's last allowed request they
       are not run.
+    - Steering messages (control.steers) are delivered before each model request: after
+      the prompt, a finished reply or the tool results, never between a tool use and its
+      result. Each is stored as a user message and shown to every client. A message that
+      waits when the model ends its turn keeps the turn going; the inbox closes in the same
+      step as the turn decides to stop, so a later one is told it was not taken.
     """
 
     def __init__(
@@ -93,17 +100,47 @@ class ModelTurn:
             if not turn.may_request:
                 stop = StopReason.MAX_TURN_REQUESTS
                 break
+            await self._deliver_steers(session, control)
             outcome = await self._request(session, control, turn, thought_level)
             if outcome is None:
                 stop = StopReason.CANCELLED
                 break
             if not outcome.continues_turn:
+                if outcome is ModelStop.END_TURN and control.steers.waiting:
+                    continue  # sent while the model answered: the turn goes on with it
                 stop = outcome.as_stop_reason()
                 break
             if outcome is ModelStop.TOOL_USE:
                 await self._run_tools(session, control, turn)
+        # No await since the loop last looked at the inbox: a message offered from here on
+        # finds it closed (it will start the next turn instead), none is left behind.
+        control.steers.close()
         turn.finish(stop, at=self._output.clock.now())
         return stop
+
+    async def _deliver_steers(self, session: Session, control: TurnControl) -> None:
+        """Store and show what the user sent since the last request, oldest first."""
+        taken = control.steers.take()
+        if not taken:
+            return
+        stored: dict[int, MessageId] = {}
+        try:
+            for index, steer in enumerate(taken):
+                message_id = stored[index] = self._output.ids.message_id()
+                at = self._output.clock.now()
+                await self._output.log.append_prompt(session, message_id, steer.content, at=at)
+                for block in steer.content:  # live, as a load replays it
+                    event = UserContentReplayed(message_id=message_id, block=block)
+                    await self._output.sink.emit(session.id, event)
+                steer.delivered.set_result(message_id)
+        finally:
+            # Should storing fail, what was not stored is told so (never left waiting); what
+            # was stored counts as delivered, so that it is never sent again.
+            for index, steer in enumerate(taken):
+                if not steer.delivered.done():
+                    in_history = index in stored and _in_history(session, stored[index])
+                    steer.delivered.set_result(stored[index] if in_history else None)
+        await self._output.sink.emit(session.id, SteeringWaiting(waiting=control.steers.count))
 
     async def _request(
         self, session: Session, control: TurnControl, turn: Turn, thought_level: str
@@ -168,3 +205,7 @@ class ModelTurn:
                 created_at=self._output.clock.now(),
             ),
         )
+
+
+def _in_history(session: Session, message_id: MessageId) -> bool:
+    return any(m.id == message_id for m in reversed(session.messages[-8:]))

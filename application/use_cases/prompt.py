@@ -81,6 +81,7 @@ class Prompt:
             lease = await self._ownership.begin(active, control) if self._ownership else None
             if control.cancelled.is_set():  # while the lease was taken: nothing done yet
                 return _ended(StopReason.CANCELLED)
+            control.started.set()
             if call is not None:
                 return await self._commands.run(active, control, call, request.content)
             try:

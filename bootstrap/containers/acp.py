@@ -4,6 +4,7 @@ every transport hands messages to, and the revival of HTTP connections after a r
 from dependency_injector import containers, providers
 
 from adapters.protocol.agent import AcpAgent
+from adapters.protocol.dropped_queues import live_elsewhere
 from adapters.protocol.revival import ConnectionRevival
 from adapters.protocol.use_cases import UseCases
 from application.attachments.turn_state import TurnStates, held_elsewhere
@@ -36,6 +37,9 @@ class Acp(containers.DeclarativeContainer):
         set_mode=sessions.set_mode.provider,
         set_config_option=sessions.set_config_option.provider,
         announce=prompting.announce.provider,
+        steer=sessions.steer.provider,
+        queue=sessions.queue.provider,
+        tell=sessions.tell.provider,
         key_variable=core.settings.provided.key_hint,
     )
     agent = providers.Singleton(
@@ -45,6 +49,13 @@ class Acp(containers.DeclarativeContainer):
         channels=clients.channels,
         max_image_bytes=core.settings.provided.max_image_bytes,
         journal=clients.journal,
+        held_elsewhere=providers.Callable(
+            live_elsewhere,
+            storage.leases,
+            storage.presence,
+            core.now,
+            core.settings.provided.replica_id,
+        ),
     )
     # HTTP connections taken up again after a restart (adapters/http/revival.py).
     revival = providers.Singleton(

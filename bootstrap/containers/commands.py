@@ -8,6 +8,7 @@ from application.commands import Command, CommandRegistry
 from application.use_cases.commands.context import ClearCommand, CompactCommand
 from application.use_cases.commands.info import HelpCommand, UsageCommand
 from application.use_cases.commands.memory import MemoryCommand
+from application.use_cases.commands.queue import QueueCommand
 from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
 from application.use_cases.commands.tasks import TasksCommand
 
@@ -47,6 +48,7 @@ class Commands(containers.DeclarativeContainer):
     )
     help_command = providers.Factory(HelpCommand)
     tasks_command = providers.Factory(TasksCommand, tasks=clients.tasks, clock=core.clock)
+    queue_command = providers.Factory(QueueCommand, queue=sessions.queue)
     memory_command = providers.Factory(
         MemoryCommand,
         knowledge=gateways.knowledge,
@@ -63,5 +65,6 @@ class Commands(containers.DeclarativeContainer):
         usage_command.provider,
         memory_command.provider,
         tasks_command.provider,
+        queue_command.provider,
         help_command.provider,
     )

@@ -7,6 +7,7 @@ from application.use_cases.lifecycle import CancelTurn
 from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.new_session import NewSession
+from application.use_cases.prompt_queueing import QueuePrompts
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
 from application.use_cases.sessions import (
@@ -15,6 +16,8 @@ from application.use_cases.sessions import (
     RenameSession,
     ResumeSession,
 )
+from application.use_cases.steering import SteerSession
+from application.use_cases.telling import TellSession
 from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
 
 
@@ -102,3 +105,11 @@ class Sessions(containers.DeclarativeContainer):
         SetConfigOption, registry=core.registry, settings=change_settings
     )
     cancel = providers.Factory(CancelTurn, registry=core.registry, leasing=leasing)
+    steer = providers.Factory(SteerSession, registry=core.registry, sink=clients.channels)
+    queue = providers.Factory(
+        QueuePrompts,
+        registry=core.registry,
+        sink=clients.channels,
+        max_waiting=core.settings.provided.prompt_queue_max,
+    )
+    tell = providers.Factory(TellSession, sink=clients.channels, ids=core.ids)

@@ -322,14 +322,19 @@ async def test_a_task_runs_in_the_editors_terminal_when_it_lends_one(
         editor.answers = ["allow_once"]
         sid = await start(agent, workdir, TERMINAL)
         assert await prompt(agent, sid, "serve") == "end_turn"
+
+        def embedded() -> list[Any]:
+            return [
+                c
+                for u in editor.tool_updates("toolu_bg")
+                for c in u.content or []
+                if getattr(c, "type", "") == "terminal"
+            ]
+
+        # The task starts beside the turn: its terminal may be lent after the turn's answer.
+        await until(lambda: bool(embedded()), agent)
         assert "terminal/create" in editor.methods()
-        embedded = [
-            c
-            for u in editor.tool_updates("toolu_bg")
-            for c in u.content or []
-            if getattr(c, "type", "") == "terminal"
-        ]
-        assert embedded and embedded[0].terminal_id == "term-1"
+        assert embedded()[0].terminal_id == "term-1"
         assert statuses(agent, "toolu_bg")[-1] == "in_progress"
         go.touch()
         await until(lambda: "completed" in statuses(agent, "toolu_bg"), agent)

@@ -26,6 +26,7 @@ COMMANDS = [
     "usage",
     "memory",
     "tasks",
+    "queue",
     "help",
     "init",
 ]
@@ -114,7 +115,7 @@ async def test_commands_are_announced_with_each_answer_that_opens_a_session(
     [listed] = updates(agent, "available_commands_update")
     assert [c.name for c in listed.available_commands] == COMMANDS
     hints = {c.name: c.input.root.hint for c in listed.available_commands if c.input}
-    assert set(hints) == {"compact", "rename", "model", "mode", "tasks"}
+    assert set(hints) == {"compact", "rename", "model", "mode", "tasks", "queue"}
     # With the commands comes how full the context is.
     [usage] = updates(agent, "usage_update")
     assert usage.size == 200_000 and usage.used > 0

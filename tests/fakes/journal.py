@@ -49,6 +49,14 @@ class InMemoryJournalStore(UpdateJournalStore):
             updates=[self.rows[(session_id, s)] for s in seqs if s > after][:limit],
         )
 
+    async def newest_containing(self, session_id: str, *pieces: str) -> str | None:
+        seqs = sorted((seq for sid, seq in self.rows if sid == session_id), reverse=True)
+        for seq in seqs:
+            params = self.rows[(session_id, seq)].params
+            if all(piece in params for piece in pieces):
+                return params
+        return None
+
     async def prune(self, session_id: str, below: int) -> None:
         for key in [k for k in self.rows if k[0] == session_id and k[1] < below]:
             del self.rows[key]

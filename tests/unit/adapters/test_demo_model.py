@@ -392,3 +392,22 @@ def test_ask_puts_a_question_to_the_user_when_the_client_shows_forms() -> None:
 def test_the_answer_to_a_question_is_said_back(result: str, reply: str) -> None:
     asked = use("ask_user", question="which branch", choices=["main", "dev"])
     assert next_step(after(asked, result), NAMES | {"ask_user"}).text == reply
+
+
+def test_a_message_sent_while_a_tool_ran_is_taken_up_after_its_result() -> None:
+    """Steering: the provider's view joins the tool result and the user's added words in
+    one message; the demo describes the result, then does what was added."""
+    conversation = after(use("bash", command="ls"), "a.py\n\nExit code 0.")
+    steered = MessageFactory.build(
+        content=(*conversation[-1].content, TextBlock(text="also run pytest"))
+    )
+    step = next_step([*conversation[:-1], steered], NAMES)
+    assert step.text.startswith("The command finished. Exit code 0.")
+    assert "You added: “also run pytest”. I'll run `pytest`" in step.text
+    assert step.tool is not None and step.tool.input == {"command": "pytest"}
+    assert step.tool.id == "toolu_demo_002"  # a new call, not the one answered
+
+
+@pytest.mark.parametrize("words", ["also list files", "And then list files", "oh and list files"])
+def test_an_added_request_is_read_without_its_also(words: str) -> None:
+    assert step_for(words) == step_for("list files")

@@ -1,0 +1,87 @@
+"""Prompts that wait behind a running turn (clients that queue), from the protocol's side:
+each waits and runs in a task of its own, so its client may go away (it only detaches; the
+prompt still runs, its answer goes nowhere) unless it withdrew it first."""
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from adapters.protocol.connection import Connection
+from adapters.protocol.journal import UpdateJournal
+from adapters.protocol.queueing import queues_prompts
+from adapters.protocol.received import ReceivedPrompt
+from adapters.protocol.use_cases import UseCases
+from application.attachments.room import Attachments
+from application.dto import PromptResult
+from application.use_cases.commands.queue import queue_report
+from application.use_cases.prompt import PromptRequest
+from application.use_cases.telling import Severity
+from domain.content import UserInputBlock
+from domain.stop_reason import StopReason
+from domain.usage import Usage
+
+Keep = Callable[["asyncio.Future[Any]"], None]  # hold a turn's task until it is done
+
+
+class QueuedTurns:
+    def __init__(
+        self,
+        use_cases: UseCases,
+        room: Attachments,
+        keep: Keep,
+        journal: UpdateJournal | None = None,
+    ) -> None:
+        self._uc = use_cases
+        self._room = room
+        self._keep = keep
+        self._journal = journal
+
+    def applies(self, peer: Connection, session_id: str) -> bool:
+        """The client queues, and a prompt sent now would wait."""
+        return queues_prompts(peer.client_capabilities) and self._uc.queue().holds(session_id)
+
+    async def run(
+        self, peer: Connection, received: ReceivedPrompt, content: tuple[UserInputBlock, ...]
+    ) -> PromptResult:
+        """Queue it (SessionBusy when the queue is full) and answer once it has run."""
+        sid = received.session_id
+        entry = await self._uc.queue().enqueue(
+            sid, content, received.control, queued_by=peer.client_name or "a client"
+        )
+        received.queued = entry
+        turn = asyncio.ensure_future(self._wait_and_run(peer, received, content))
+        self._keep(turn)
+        with self._room.waiting(peer):
+            return await asyncio.shield(turn)
+
+    def withdraw(self, received: ReceivedPrompt) -> bool:
+        """`$/cancel_request` of a prompt still waiting: it leaves the queue and answers
+        `cancelled`. False when it no longer waits (it runs: cancelled as a turn)."""
+        entry = received.queued
+        if entry is None or entry.ready.done():
+            return False
+        received.control.cancelled.set()  # its waiter takes it out, and tells everyone
+        return True
+
+    async def command(self, session_id: str, argument: str) -> PromptResult:
+        """`/queue [clear]` while a turn runs: answered beside it, not stored."""
+        report = await queue_report(self._uc.queue(), session_id, argument)
+        await self._uc.tell()(session_id, Severity.INFO, "queue", report)
+        return PromptResult(stop_reason=StopReason.END_TURN, usage=Usage())
+
+    async def _wait_and_run(
+        self, peer: Connection, received: ReceivedPrompt, content: tuple[UserInputBlock, ...]
+    ) -> PromptResult:
+        sid, queue, entry = received.session_id, self._uc.queue(), received.queued
+        assert entry is not None
+        if not await queue.wait_turn(sid, entry):
+            return PromptResult(stop_reason=StopReason.CANCELLED, usage=Usage())
+        received.queued = None  # running now: `session/cancel` applies to it
+        request = PromptRequest(session_id=sid, content=content, control=received.control)
+        try:
+            async with self._room.prompting(sid, peer):
+                return await self._uc.prompt().execute(request)
+        finally:
+            queue.release(sid, received.control)
+            if self._journal is not None:  # the turn's last updates: written now
+                self._journal.flush_soon()
