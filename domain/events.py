@@ -180,6 +180,18 @@ class TasksChanged:
     tasks: tuple[TaskSummary, ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionRewound:
+    """The session's history was cut back to just before the prompt `to_message_id`
+    (`undone`: a rewind was undone and the cut messages came back): a client's transcript
+    from that message on is no longer the session's. `message_count`: the history's length
+    now."""
+
+    to_message_id: MessageId
+    message_count: int
+    undone: bool = False
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -198,4 +210,5 @@ AgentEvent = (
     | CompactionChanged
     | CompactionSummaryDelta
     | TasksChanged
+    | SessionRewound
 )

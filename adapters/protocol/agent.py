@@ -24,7 +24,14 @@ from adapters.protocol.errors import being_closed, mapped
 from adapters.protocol.handshake import handle_initialize
 from adapters.protocol.journal import UpdateJournal
 from adapters.protocol.jsonrpc import METHOD_NOT_FOUND, RpcError
-from adapters.protocol.methods import ALIASES, METHODS, RENAME_METHOD, Capability
+from adapters.protocol.methods import (
+    ALIASES,
+    METHODS,
+    RENAME_METHOD,
+    REWIND_METHOD,
+    REWIND_UNDO_METHOD,
+    Capability,
+)
 from adapters.protocol.openers import Openers
 from adapters.protocol.params import (
     check_list_cwd,
@@ -32,6 +39,8 @@ from adapters.protocol.params import (
     config_option_model,
     parse_params,
     rename_params,
+    rewind_params,
+    rewind_undo_params,
 )
 from adapters.protocol.received import ReceivedPrompt, ReceivedPrompts
 from adapters.protocol.use_cases import UseCases
@@ -94,6 +103,8 @@ class AcpAgent(Dispatcher):
                 "session/fork": (acp.ForkSessionRequest, self._openers.fork),
                 "session/delete": (acp.DeleteSessionRequest, self._delete),
                 RENAME_METHOD: (None, self._rename),
+                REWIND_METHOD: (None, self._rewind),
+                REWIND_UNDO_METHOD: (None, self._rewind_undo),
             }
         )
 
@@ -264,6 +275,17 @@ class AcpAgent(Dispatcher):
         session_id, title = rename_params(params, RENAME_METHOD)
         self._room.check_may_act(session_id, peer)
         return {"title": await self._uc.rename_session().execute(session_id, title)}
+
+    async def _rewind(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        session_id, to_message_id = rewind_params(params, REWIND_METHOD)
+        self._room.check_may_act(session_id, peer)
+        rewound = await self._uc.rewind_session().execute(session_id, to_message_id)
+        return {"messageCount": rewound.message_count, "undoToken": rewound.undo_token}
+
+    async def _rewind_undo(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        session_id, token = rewind_undo_params(params, REWIND_UNDO_METHOD)
+        self._room.check_may_act(session_id, peer)
+        return {"messageCount": await self._uc.rewind_session().undo(session_id, token)}
 
 
 def _forget_turn(turns: set["asyncio.Task[Any]"]) -> Callable[["asyncio.Task[Any]"], None]:

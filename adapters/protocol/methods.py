@@ -11,15 +11,34 @@ from typing import Any
 
 # Our extension (ACP reserves "_"-prefixed names for them): give a session another title.
 RENAME_METHOD = "_iac_code/session/rename"
+# Rewind (the `session/rewind` of ACP's session-rewind proposal, in no schema yet) and its undo.
+REWIND_METHOD = "_iac_code/session/rewind"
+REWIND_UNDO_METHOD = "_iac_code/session/rewind_undo"
 
 # Shorthand method names used by the product documents, served as the official ones.
-ALIASES = {"sessions/list": "session/list", "config/set": "session/set_config_option"}
+ALIASES = {
+    "sessions/list": "session/list",
+    "config/set": "session/set_config_option",
+    "session/rewind": REWIND_METHOD,  # the proposal's name
+}
 
 # A capability: where it sits in `agentCapabilities`, and the value advertised there.
 Capability = tuple[tuple[str, ...], Any]
 
 # The client's system prompt: `append` (every agent advertising it has that) and `override`.
 SYSTEM_PROMPT: Capability = (("sessionCapabilities", "systemPrompt"), {"mode": {"override": {}}})
+
+# Rewind: the methods, and what it does with files (only "keep" so far: the history is cut,
+# the files stay as they are).
+REWIND: Capability = (
+    ("_meta", "iac_code", "rewind"),
+    {
+        "method": REWIND_METHOD,
+        "alias": "session/rewind",
+        "undoMethod": REWIND_UNDO_METHOD,
+        "files": ["keep"],
+    },
+)
 
 # Every request method served, with the capabilities that announce it (none: part of the
 # protocol's baseline). `additionalDirectories` and `systemPrompt` are params of the
@@ -39,6 +58,8 @@ METHODS: dict[str, tuple[Capability, ...]] = {
     "session/fork": ((("sessionCapabilities", "fork"), {}),),
     "session/delete": ((("sessionCapabilities", "delete"), {}),),
     RENAME_METHOD: ((("_meta", "iac_code", "renameSession"), RENAME_METHOD),),
+    REWIND_METHOD: (REWIND,),
+    REWIND_UNDO_METHOD: (),  # advertised with the rewind
 }
 
 

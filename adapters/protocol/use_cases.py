@@ -11,6 +11,7 @@ from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt
+from application.use_cases.rewind import RewindSession
 from application.use_cases.session_settings import SetConfigOption, SetMode
 from application.use_cases.sessions import DeleteSession, ForkSession, RenameSession, ResumeSession
 
@@ -31,5 +32,6 @@ class UseCases:
     fork_session: Callable[[], ForkSession]
     delete_session: Callable[[], DeleteSession]
     rename_session: Callable[[], RenameSession]
+    rewind_session: Callable[[], RewindSession]
     announce: Callable[[], AnnounceSession]
     key_variable: str = "IAC_CODE_API_KEY"  # named when a key is missing

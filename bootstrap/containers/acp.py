@@ -30,6 +30,7 @@ class Acp(containers.DeclarativeContainer):
         fork_session=sessions.fork_session.provider,
         delete_session=sessions.delete_session.provider,
         rename_session=sessions.rename_session.provider,
+        rewind_session=sessions.rewind_session.provider,
         prompt=prompting.prompt.provider,
         cancel=sessions.cancel.provider,
         close=clients.close_by_client.provider,

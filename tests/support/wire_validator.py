@@ -181,6 +181,8 @@ class WireValidator:
         if method not in table:
             if not method.startswith("_"):
                 self._fail(sender, message, f"unknown method {method!r}")
+            elif sender == CLIENT and "id" in message:  # ours: answered, not typed
+                self._outstanding[(sender, message["id"])] = method
             return
         params_model, result_model = table[method]
         is_request = "id" in message
@@ -212,6 +214,8 @@ class WireValidator:
             error = message["error"]
             if not (isinstance(error.get("code"), int) and isinstance(error.get("message"), str)):
                 self._fail(sender, message, "error without integer code and string message")
+            return
+        if method.startswith("_"):  # an extension's result has no schema to meet
             return
         table = CLIENT_METHODS if requester == CLIENT else AGENT_METHODS
         self._validate(table[method][1], message["result"], sender, message, method, "result")
