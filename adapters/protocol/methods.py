@@ -37,6 +37,7 @@ REWIND: Capability = (
         "alias": "session/rewind",
         "undoMethod": REWIND_UNDO_METHOD,
         "files": ["keep"],
+        "forkAt": "_meta.iac_code.atMessageId",  # session/fork before one of the prompts
     },
 )
 

@@ -94,6 +94,20 @@ def rewind_params(params: dict[str, Any] | None, method: str) -> tuple[str, str]
     return session_id, to_message_id
 
 
+def fork_point(meta: dict[str, Any] | None) -> str | None:
+    """The prompt a `session/fork` forks before: `_meta.iac_code.atMessageId` (None: the
+    whole history)."""
+    ours = (meta or {}).get("iac_code")
+    at = ours.get("atMessageId") if isinstance(ours, dict) else None
+    if at is not None and not isinstance(at, str):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: _meta.iac_code.atMessageId must be a message id (a string).",
+            {"method": "session/fork", "field": "_meta.iac_code.atMessageId", "received": at},
+        )
+    return at
+
+
 def rewind_undo_params(params: dict[str, Any] | None, method: str) -> tuple[str, str]:
     """The session id and the undo token a rewind answered with."""
     session_id, token = (params or {}).get("sessionId"), (params or {}).get("undoToken")

@@ -170,6 +170,7 @@ async def test_the_capability_is_advertised_and_the_proposal_name_is_served(
             "alias": "session/rewind",
             "undoMethod": UNDO,
             "files": ["keep"],
+            "forkAt": "_meta.iac_code.atMessageId",
         }
         sid = (await raw.call(1, "session/new", {"cwd": str(workdir), "mcpServers": []}))["result"][
             "sessionId"
@@ -191,3 +192,37 @@ def _update(line: bytes) -> dict[str, Any] | None:
     message = json.loads(line)
     update: dict[str, Any] | None = message.get("params", {}).get("update")
     return update
+
+
+async def test_a_fork_at_a_prompt_holds_the_history_before_it(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    async with spawn(anthropic_env(server)) as agent:
+        await agent.initialize()
+        sid = (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+        for words in ("one", "two"):
+            await prompt(agent, server, sid, words)
+        shown = await transcript(agent, sid, workdir)
+        at = {"iac_code": {"atMessageId": prompt_id(shown, "two")}}
+        forked = await call(
+            agent, "session/fork", sessionId=sid, cwd=str(workdir), mcpServers=[], _meta=at
+        )
+        fork = forked["sessionId"]
+        assert [said for _, _, said in await transcript(agent, fork, workdir)] == [
+            "one",
+            "re: one",
+        ]
+        await prompt(agent, server, fork, "two, otherwise")
+        assert said(server.requests[-1].messages) == ["one", "re: one", "two, otherwise"]
+        assert await transcript(agent, sid, workdir) == shown  # the source is as it was
+        with pytest.raises(RequestError) as error:
+            await call(
+                agent,
+                "session/fork",
+                sessionId=sid,
+                cwd=str(workdir),
+                mcpServers=[],
+                _meta={"iac_code": {"atMessageId": "no-such-message"}},
+            )
+        assert error.value.code == -32602
+    valid_on_the_wire(agent)
