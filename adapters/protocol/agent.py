@@ -26,6 +26,7 @@ from adapters.protocol.journal import UpdateJournal
 from adapters.protocol.jsonrpc import METHOD_NOT_FOUND, RpcError
 from adapters.protocol.methods import (
     ALIASES,
+    EDIT_PROMPT_METHOD,
     METHODS,
     RENAME_METHOD,
     REWIND_METHOD,
@@ -37,6 +38,7 @@ from adapters.protocol.params import (
     check_list_cwd,
     check_prompt,
     config_option_model,
+    edit_prompt_params,
     parse_params,
     rename_params,
     rewind_params,
@@ -46,6 +48,7 @@ from adapters.protocol.received import ReceivedPrompt, ReceivedPrompts
 from adapters.protocol.use_cases import UseCases
 from application.attachments.ownership import Role
 from application.attachments.room import Attachments
+from application.dto import PromptResult
 from application.errors import ApplicationError
 from application.runtime import CLOSE_GRACE, TurnControl
 from application.use_cases.prompt import PromptRequest
@@ -105,6 +108,7 @@ class AcpAgent(Dispatcher):
                 RENAME_METHOD: (None, self._rename),
                 REWIND_METHOD: (None, self._rewind),
                 REWIND_UNDO_METHOD: (None, self._rewind_undo),
+                EDIT_PROMPT_METHOD: (None, self._edit_prompt),
             }
         )
 
@@ -212,11 +216,7 @@ class AcpAgent(Dispatcher):
         turn = PromptRequest(session_id=session_id, content=content, control=control)
         async with self._room.prompting(session_id, peer):
             result = await self._run_turn(peer, turn)
-        return wire.dump(
-            acp.PromptResponse(
-                stop_reason=result.stop_reason.value, usage=wire.usage_to_acp(result.usage)
-            )
-        )
+        return _prompt_answer(result)
 
     async def _run_turn(self, peer: Connection, request: PromptRequest) -> Any:
         """Run the turn in its own task: the connection that asked may go away (it only
@@ -286,6 +286,28 @@ class AcpAgent(Dispatcher):
         session_id, token = rewind_undo_params(params, REWIND_UNDO_METHOD)
         self._room.check_may_act(session_id, peer)
         return {"messageCount": await self._uc.rewind_session().undo(session_id, token)}
+
+    async def _edit_prompt(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        """A rewind to the prompt `messageId`, then the new prompt on the cut history, as
+        one operation: no other prompt comes between them. Answered as session/prompt."""
+        message_id, request = edit_prompt_params(params, EDIT_PROMPT_METHOD)
+        session_id = request.session_id
+        self._room.check_may_act(session_id, peer)
+        content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
+        async with self._room.prompting(session_id, peer):
+            await self._uc.rewind_session().execute(session_id, message_id)
+            result = await self._run_turn(
+                peer, PromptRequest(session_id=session_id, content=content)
+            )
+        return _prompt_answer(result)
+
+
+def _prompt_answer(result: PromptResult) -> Any:
+    return wire.dump(
+        acp.PromptResponse(
+            stop_reason=result.stop_reason.value, usage=wire.usage_to_acp(result.usage)
+        )
+    )
 
 
 def _forget_turn(turns: set["asyncio.Task[Any]"]) -> Callable[["asyncio.Task[Any]"], None]:

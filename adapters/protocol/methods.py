@@ -14,12 +14,14 @@ RENAME_METHOD = "_iac_code/session/rename"
 # Rewind (the `session/rewind` of ACP's session-rewind proposal, in no schema yet) and its undo.
 REWIND_METHOD = "_iac_code/session/rewind"
 REWIND_UNDO_METHOD = "_iac_code/session/rewind_undo"
+EDIT_PROMPT_METHOD = "_iac_code/session/edit_prompt"
 
 # Shorthand method names used by the product documents, served as the official ones.
 ALIASES = {
     "sessions/list": "session/list",
     "config/set": "session/set_config_option",
-    "session/rewind": REWIND_METHOD,  # the proposal's name
+    "session/rewind": REWIND_METHOD,  # the proposal's names
+    "session/edit_prompt": EDIT_PROMPT_METHOD,
 }
 
 # A capability: where it sits in `agentCapabilities`, and the value advertised there.
@@ -36,6 +38,7 @@ REWIND: Capability = (
         "method": REWIND_METHOD,
         "alias": "session/rewind",
         "undoMethod": REWIND_UNDO_METHOD,
+        "editPromptMethod": EDIT_PROMPT_METHOD,
         "files": ["keep"],
         "forkAt": "_meta.iac_code.atMessageId",  # session/fork before one of the prompts
     },
@@ -60,7 +63,8 @@ METHODS: dict[str, tuple[Capability, ...]] = {
     "session/delete": ((("sessionCapabilities", "delete"), {}),),
     RENAME_METHOD: ((("_meta", "iac_code", "renameSession"), RENAME_METHOD),),
     REWIND_METHOD: (REWIND,),
-    REWIND_UNDO_METHOD: (),  # advertised with the rewind
+    REWIND_UNDO_METHOD: (),  # advertised with the rewind, as is:
+    EDIT_PROMPT_METHOD: (),
 }
 
 

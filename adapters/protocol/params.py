@@ -108,6 +108,26 @@ def fork_point(meta: dict[str, Any] | None) -> str | None:
     return at
 
 
+def edit_prompt_params(params: dict[str, Any] | None, method: str) -> tuple[str, acp.PromptRequest]:
+    """The prompt to rewind to (`messageId`) and the prompt to send instead, read as
+    session/prompt reads its own."""
+    given = params or {}
+    message_id = given.get("messageId")
+    if not isinstance(message_id, str):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: messageId must be the id of a prompt the user sent.",
+            {"method": method, "field": "messageId", "received": message_id},
+        )
+    request = parse_params(
+        acp.PromptRequest,
+        {"sessionId": given.get("sessionId"), "prompt": given.get("prompt")},
+        method,
+    )
+    check_prompt(request)
+    return message_id, request
+
+
 def rewind_undo_params(params: dict[str, Any] | None, method: str) -> tuple[str, str]:
     """The session id and the undo token a rewind answered with."""
     session_id, token = (params or {}).get("sessionId"), (params or {}).get("undoToken")

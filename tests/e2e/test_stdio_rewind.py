@@ -169,6 +169,7 @@ async def test_the_capability_is_advertised_and_the_proposal_name_is_served(
             "method": REWIND,
             "alias": "session/rewind",
             "undoMethod": UNDO,
+            "editPromptMethod": "_iac_code/session/edit_prompt",
             "files": ["keep"],
             "forkAt": "_meta.iac_code.atMessageId",
         }
@@ -184,7 +185,18 @@ async def test_the_capability_is_advertised_and_the_proposal_name_is_served(
             for line in raw.lines
             if (update := _update(line)) and update["sessionUpdate"] == "user_message_chunk"
         ]
-        answer = await raw.call(4, "session/rewind", {"sessionId": sid, "toMessageId": ids[0]})
+        edit = {"sessionId": sid, "messageId": ids[0], "prompt": [{"type": "text", "text": "yo"}]}
+        edited = await raw.call(4, "session/edit_prompt", edit)
+        assert edited["result"]["stopReason"] == "end_turn"
+        before = len(raw.lines)
+        await raw.call(5, "session/load", opening)
+        ids = [
+            update["messageId"]
+            for line in raw.lines[before:]
+            if (update := _update(line)) and update["sessionUpdate"] == "user_message_chunk"
+        ]
+        assert len(set(ids)) == 1
+        answer = await raw.call(6, "session/rewind", {"sessionId": sid, "toMessageId": ids[0]})
         assert answer["result"]["messageCount"] == 0
 
 
@@ -225,4 +237,42 @@ async def test_a_fork_at_a_prompt_holds_the_history_before_it(
                 _meta={"iac_code": {"atMessageId": "no-such-message"}},
             )
         assert error.value.code == -32602
+    valid_on_the_wire(agent)
+
+
+async def test_edit_prompt_runs_the_new_text_on_the_history_before_the_old_one(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    async with spawn(anthropic_env(server)) as agent:
+        await agent.initialize()
+        sid = (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+        for words in ("one", "two", "three"):
+            await prompt(agent, server, sid, words)
+        shown = await transcript(agent, sid, workdir)
+        server.script(stream(text("re: TWO"), input_tokens=5, output_tokens=2))
+        answer = await call(
+            agent,
+            "_iac_code/session/edit_prompt",
+            sessionId=sid,
+            messageId=prompt_id(shown, "two"),
+            prompt=[{"type": "text", "text": "TWO"}],
+        )
+        assert answer["stopReason"] == "end_turn"
+        assert said(server.requests[-1].messages) == ["one", "re: one", "TWO"]
+        assert [said for _, _, said in await transcript(agent, sid, workdir)] == [
+            "one",
+            "re: one",
+            "TWO",
+            "re: TWO",
+        ]
+        with pytest.raises(RequestError) as error:  # the old prompt is gone now
+            await call(
+                agent,
+                "_iac_code/session/edit_prompt",
+                sessionId=sid,
+                messageId=prompt_id(shown, "three"),
+                prompt=[{"type": "text", "text": "THREE"}],
+            )
+        assert error.value.code == -32602
+        assert len(server.requests) == 4
     valid_on_the_wire(agent)
