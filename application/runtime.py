@@ -90,7 +90,7 @@ class ActiveSession:
             raise SessionNotFound(
                 f"Session {self.session.id!r} is being closed.", sessionId=self.session.id
             )
-        if self.turn is not None:
+        if self.turn is not None and self.turn is not control:  # (held for it: a rewind's)
             raise SessionBusy(
                 "A prompt is already running in this session; cancel it or wait for its answer.",
                 sessionId=self.session.id,

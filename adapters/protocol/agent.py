@@ -7,7 +7,7 @@ the live updates go out through the channels (adapters.protocol.channels)."""
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,13 +215,13 @@ class AcpAgent(Dispatcher):
         content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
         turn = PromptRequest(session_id=session_id, content=content, control=control)
         async with self._room.prompting(session_id, peer):
-            result = await self._run_turn(peer, turn)
+            result = await self._run_turn(peer, self._uc.prompt().execute(turn))
         return _prompt_answer(result)
 
-    async def _run_turn(self, peer: Connection, request: PromptRequest) -> Any:
+    async def _run_turn(self, peer: Connection, work: Coroutine[Any, Any, PromptResult]) -> Any:
         """Run the turn in its own task: the connection that asked may go away (it only
         detaches), the turn goes on for the clients still attached."""
-        turn = asyncio.ensure_future(self._uc.prompt().execute(request))
+        turn = asyncio.ensure_future(work)
         self._turns.add(turn)
         turn.add_done_callback(_forget_turn(self._turns))
         if self._journal is not None:  # the turn's last updates: written now, not later
@@ -295,10 +295,8 @@ class AcpAgent(Dispatcher):
         self._room.check_may_act(session_id, peer)
         content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
         async with self._room.prompting(session_id, peer):
-            await self._uc.rewind_session().execute(session_id, message_id)
-            result = await self._run_turn(
-                peer, PromptRequest(session_id=session_id, content=content)
-            )
+            edit = self._uc.edit_prompt().execute(session_id, message_id, content)
+            result = await self._run_turn(peer, edit)
         return _prompt_answer(result)
 
 

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from application.use_cases.announce import AnnounceSession
+from application.use_cases.edit_prompt import EditPrompt
 from application.use_cases.initialize import Initialize
 from application.use_cases.lifecycle import CancelTurn, CloseSession
 from application.use_cases.listing import ListSessions
@@ -33,5 +34,6 @@ class UseCases:
     delete_session: Callable[[], DeleteSession]
     rename_session: Callable[[], RenameSession]
     rewind_session: Callable[[], RewindSession]
+    edit_prompt: Callable[[], EditPrompt]
     announce: Callable[[], AnnounceSession]
     key_variable: str = "IAC_CODE_API_KEY"  # named when a key is missing

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from application.errors import RewindNotUndoable
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
-from application.runtime import ActiveSession, RewindUndo, SessionRegistry
+from application.runtime import ActiveSession, RewindUndo, SessionRegistry, TurnControl
 from application.use_cases.load_session import replay_events
 from application.use_cases.saving import save
 from domain.events import SessionRewound
@@ -39,17 +39,22 @@ class RewindSession:
         self._registry = registry
         self._sink = sink
 
-    async def execute(self, session_id: str, to_message_id: str) -> Rewound:
+    async def execute(
+        self, session_id: str, to_message_id: str, *, hold: TurnControl | None = None
+    ) -> Rewound:
+        """`hold`: the turn that follows at once (an edited prompt's); the session stays
+        busy for it, its caller ends it."""
         active = self._registry.require(session_id)
         session = active.session
         position = session.prompt_position(to_message_id)
-        control = active.begin_turn()  # busy while a turn runs; no prompt starts meanwhile
+        control = active.begin_turn(hold)  # busy while a turn runs; no prompt starts meanwhile
         try:
             await save(self._uow, session)  # what was recorded lands before the cut
             cut = session.cut_at(position)
             await self._rewrite(session, position, undo=lambda: session.put_back(cut))
         finally:
-            active.end_turn(control)
+            if hold is None:
+                active.end_turn(control)
         undo = RewindUndo(
             token=secrets.token_urlsafe(12),
             position=position,

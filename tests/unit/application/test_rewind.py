@@ -1,13 +1,18 @@
 import pytest
 
 from application.errors import RewindNotUndoable, SessionBusy, SessionConflict
+from application.runtime import TurnControl
+from application.use_cases.edit_prompt import EditPrompt
 from application.use_cases.rewind import RewindSession
+from domain.content import TextBlock
 from domain.errors import UnknownMessage
 from domain.events import SessionRewound, TextDelta, UserContentReplayed
 from domain.message import Message
 from domain.session import Session
+from domain.stop_reason import StopReason
 from tests.factories import MessageFactory, SessionFactory
 from tests.unit.application.conftest import World
+from tests.unit.application.test_prompt import reply
 
 
 def conversation() -> tuple[Message, ...]:
@@ -104,3 +109,40 @@ async def test_no_undo_after_a_prompt_or_with_another_token(world: World) -> Non
     with pytest.raises(RewindNotUndoable, match="prompted since"):
         await rewind(world).undo(session.id, rewound.undo_token)
     assert [m.id for m in session.messages] == ["u1", "a1", "r1", "a1b", "u3"]
+
+
+async def test_a_held_rewind_keeps_the_session_busy_for_the_turn_that_follows(
+    world: World,
+) -> None:
+    session = await opened(world)
+    active = world.registry.require(session.id)
+    held = TurnControl()
+    await rewind(world).execute(session.id, "u2", hold=held)
+    assert active.turn is held
+    with pytest.raises(SessionBusy):  # any other prompt is busy meanwhile
+        active.begin_turn()
+    assert active.begin_turn(held) is held  # the held turn itself begins
+
+
+async def test_edit_prompt_runs_the_new_text_on_the_cut_history(world: World) -> None:
+    session = await opened(world)
+    world.llm.scripts = [reply("re: TWO")]
+    edit = EditPrompt(rewind=rewind(world), prompt=world.prompt(), registry=world.registry)
+    result = await edit.execute(session.id, "u2", (TextBlock(text="TWO"),))
+    assert result.stop_reason is StopReason.END_TURN
+    texts = [m.visible_text() for m in world.llm.requests[0].messages]
+    assert texts[-1] == "TWO" and "Fix the failing test" in texts[0]
+    assert [m.id for m in session.messages][:4] == ["u1", "a1", "r1", "a1b"]
+    assert [m.visible_text() for m in session.messages[4:]] == ["TWO", "re: TWO"]
+    assert not world.registry.is_busy(session.id)
+
+
+async def test_an_edit_of_an_unknown_prompt_changes_nothing_and_leaves_the_session_free(
+    world: World,
+) -> None:
+    session = await opened(world)
+    edit = EditPrompt(rewind=rewind(world), prompt=world.prompt(), registry=world.registry)
+    with pytest.raises(UnknownMessage):
+        await edit.execute(session.id, "a2", (TextBlock(text="TWO"),))
+    assert len(session.messages) == 6 and world.llm.requests == []
+    assert not world.registry.is_busy(session.id)
