@@ -3,7 +3,9 @@ process, the official client, a scripted Messages API. The pinned SDK has no suc
 so the rewind and its undo are sent as raw requests; every message of each run is
 validated against the newest (unstable) schema file."""
 
+import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from acp import RequestError, text_block
 from tests.e2e.conftest import Agent, Spawn, anthropic_env, until
 from tests.e2e.test_stdio_raw import raw_agent
 from tests.support.schema_file import SchemaFileValidator
-from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text
+from tests.support.scripted_anthropic import HANG, ScriptedAnthropic, stream, text
 
 pytestmark = pytest.mark.e2e
 
@@ -275,4 +277,33 @@ async def test_edit_prompt_runs_the_new_text_on_the_history_before_the_old_one(
             )
         assert error.value.code == -32602
         assert len(server.requests) == 4
+    valid_on_the_wire(agent)
+
+
+async def test_a_rewind_while_a_turn_runs_is_busy_and_changes_nothing(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    release = threading.Event()
+    async with spawn(anthropic_env(server)) as agent:
+        await agent.initialize()
+        sid = (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+        await prompt(agent, server, sid, "one")
+        shown = await transcript(agent, sid, workdir)
+        server.script(stream(text("half "), HANG, text("whole"), release=release))
+        running = asyncio.ensure_future(
+            agent.conn.prompt(session_id=sid, prompt=[text_block("two")])
+        )
+        await asyncio.to_thread(server.wait_for_hang)
+        with pytest.raises(RequestError) as busy:
+            await call(agent, REWIND, sessionId=sid, toMessageId=prompt_id(shown, "one"))
+        assert busy.value.code == -32602
+        assert "already running" in str(busy.value)
+        release.set()
+        assert (await running).stop_reason == "end_turn"
+        assert [said for _, _, said in await transcript(agent, sid, workdir)] == [
+            "one",
+            "re: one",
+            "two",
+            "half whole",
+        ]
     valid_on_the_wire(agent)
