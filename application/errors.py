@@ -78,3 +78,7 @@ class ContextOverflow(ModelRequestRejected):
 
     default_message = "The request is longer than the model's context window."
     kind = "context_overflow"
+
+
+class RewindNotUndoable(ApplicationError):
+    default_message = "There is no rewind of this session to undo."

@@ -44,3 +44,7 @@ class InvalidConfigValue(DomainError):
 
 class InvalidClientPrompt(DomainError):
     default_message = "Invalid client system prompt."
+
+
+class UnknownMessage(DomainError):
+    default_message = "No such message in this session."

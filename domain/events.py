@@ -204,6 +204,18 @@ class PromptQueueChanged:
     entries: tuple[QueuedPromptShown, ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionRewound:
+    """The session's history was cut back to just before the prompt `to_message_id`
+    (`undone`: a rewind was undone and the cut messages came back): a client's transcript
+    from that message on is no longer the session's. `message_count`: the history's length
+    now."""
+
+    to_message_id: MessageId
+    message_count: int
+    undone: bool = False
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -224,4 +236,5 @@ AgentEvent = (
     | TasksChanged
     | SteeringWaiting
     | PromptQueueChanged
+    | SessionRewound
 )

@@ -3,8 +3,8 @@ from posixpath import isabs
 
 from domain.client_prompt import ClientPrompt
 from domain.config import MODE_OPTION_ID, MODEL_OPTION_ID, THOUGHT_OPTION_ID, SessionConfig
-from domain.errors import InvalidTitle, InvalidWorkingDirectory
-from domain.ids import SessionId
+from domain.errors import InvalidTitle, InvalidWorkingDirectory, UnknownMessage
+from domain.ids import MessageId, SessionId
 from domain.message import Message, Role
 from domain.models import ThoughtLevel
 from domain.permission import PermissionRules
@@ -148,6 +148,33 @@ class Session:
                 self._changes.append(TitleGiven(self.title))
             return self.title is not None
         return False
+
+    def prompt_position(self, message_id: MessageId | str) -> int:
+        """Where the user's prompt `message_id` sits in the history: a rewind cuts there.
+        Only prompts the user sent qualify (not tool results, commands or markers)."""
+        for position, message in enumerate(self._messages):
+            if message.id == message_id:
+                if message.role is Role.USER and message.is_chat and not message.tool_results:
+                    return position
+                raise UnknownMessage(
+                    f"Message {message_id!r} is not a prompt the user sent; a rewind goes "
+                    "back to one of those.",
+                    messageId=message_id,
+                )
+        raise UnknownMessage(
+            f"Session {self.id!r} has no message {message_id!r}.", messageId=message_id
+        )
+
+    def cut_at(self, position: int) -> tuple[Message, ...]:
+        """Drop the history from `position` on and hand back what was dropped. Nothing is
+        recorded: the store rewrites the history from `position` (`rewrite_history`)."""
+        cut = tuple(self._messages[position:])
+        del self._messages[position:]
+        return cut
+
+    def put_back(self, messages: tuple[Message, ...]) -> None:
+        """Append messages a rewind cut off (its undo); stored as `cut_at` is."""
+        self._messages.extend(messages)
 
     @property
     def changes(self) -> tuple[SessionChange, ...]:

@@ -166,7 +166,8 @@ class SqlAlchemySessionStore(SessionStore):
         shared = await self._db.scalar(select(S.c.version).where(S.c.id == source.id))
         own = shared != source.version or any(isinstance(c, MessageAdded) for c in source.changes)
         row = session_to_row(fork)
-        row.update(parent_id=source.id, fork_position=0 if own else source.message_count)
+        # A fork at an earlier message (its history a prefix of the source's) shares that much.
+        row.update(parent_id=source.id, fork_position=0 if own else fork.message_count)
         await self._db.execute(insert(S).values(row))
         if own and fork.messages:
             await self._db.execute(

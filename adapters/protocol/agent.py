@@ -7,7 +7,7 @@ the live updates go out through the channels (adapters.protocol.channels)."""
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,14 +25,26 @@ from adapters.protocol.errors import being_closed, mapped
 from adapters.protocol.handshake import handle_initialize
 from adapters.protocol.journal import UpdateJournal
 from adapters.protocol.jsonrpc import METHOD_NOT_FOUND, RpcError
-from adapters.protocol.methods import ALIASES, METHODS, RENAME_METHOD, STEER_METHOD, Capability
+from adapters.protocol.methods import (
+    ALIASES,
+    EDIT_PROMPT_METHOD,
+    METHODS,
+    RENAME_METHOD,
+    REWIND_METHOD,
+    REWIND_UNDO_METHOD,
+    STEER_METHOD,
+    Capability,
+)
 from adapters.protocol.openers import Openers
 from adapters.protocol.params import (
     check_list_cwd,
     check_prompt,
     config_option_model,
+    edit_prompt_params,
     parse_params,
     rename_params,
+    rewind_params,
+    rewind_undo_params,
     steering_params,
 )
 from adapters.protocol.queued_turns import QueuedTurns
@@ -103,6 +115,9 @@ class AcpAgent(Dispatcher):
                 "session/delete": (acp.DeleteSessionRequest, self._delete),
                 RENAME_METHOD: (None, self._rename),
                 STEER_METHOD: (None, self._steer),
+                REWIND_METHOD: (None, self._rewind),
+                REWIND_UNDO_METHOD: (None, self._rewind_undo),
+                EDIT_PROMPT_METHOD: (None, self._edit_prompt),
             }
         )
 
@@ -229,13 +244,13 @@ class AcpAgent(Dispatcher):
         control = received.control if received is not None else None
         turn = PromptRequest(session_id=session_id, content=content, control=control)
         async with self._room.prompting(session_id, peer):
-            result = await self._run_turn(peer, turn)
+            result = await self._run_turn(peer, self._uc.prompt().execute(turn))
         return _rendered(result)
 
-    async def _run_turn(self, peer: Connection, request: PromptRequest) -> Any:
+    async def _run_turn(self, peer: Connection, work: Coroutine[Any, Any, PromptResult]) -> Any:
         """Run the turn in its own task: the connection that asked may go away (it only
         detaches), the turn goes on for the clients still attached."""
-        turn = asyncio.ensure_future(self._uc.prompt().execute(request))
+        turn = asyncio.ensure_future(work)
         self._keep(turn)
         if self._journal is not None:  # the turn's last updates: written now, not later
             journal = self._journal
@@ -261,7 +276,7 @@ class AcpAgent(Dispatcher):
 
         async def prompted() -> Any:
             async with self._room.prompting(request.session_id, peer):
-                return await self._run_turn(peer, request)
+                return await self._run_turn(peer, self._uc.prompt().execute(request))
 
         task = asyncio.ensure_future(prompted())
         self._keep(task)
@@ -317,6 +332,29 @@ class AcpAgent(Dispatcher):
         session_id, title = rename_params(params, RENAME_METHOD)
         self._room.check_may_act(session_id, peer)
         return {"title": await self._uc.rename_session().execute(session_id, title)}
+
+    async def _rewind(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        session_id, to_message_id = rewind_params(params, REWIND_METHOD)
+        self._room.check_may_act(session_id, peer)
+        rewound = await self._uc.rewind_session().execute(session_id, to_message_id)
+        return {"messageCount": rewound.message_count, "undoToken": rewound.undo_token}
+
+    async def _rewind_undo(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        session_id, token = rewind_undo_params(params, REWIND_UNDO_METHOD)
+        self._room.check_may_act(session_id, peer)
+        return {"messageCount": await self._uc.rewind_session().undo(session_id, token)}
+
+    async def _edit_prompt(self, params: dict[str, Any] | None, peer: Connection) -> Any:
+        """A rewind to the prompt `messageId`, then the new prompt on the cut history, as
+        one operation: no other prompt comes between them. Answered as session/prompt."""
+        message_id, request = edit_prompt_params(params, EDIT_PROMPT_METHOD)
+        session_id = request.session_id
+        self._room.check_may_act(session_id, peer)
+        content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
+        async with self._room.prompting(session_id, peer):
+            edit = self._uc.edit_prompt().execute(session_id, message_id, content)
+            result = await self._run_turn(peer, edit)
+        return _rendered(result)
 
 
 def _rendered(result: PromptResult) -> Any:

@@ -10,6 +10,7 @@ from application.errors import (
     InvalidCursor,
     ModelAuthFailed,
     ModelError,
+    RewindNotUndoable,
     SessionBusy,
     SessionNotFound,
     StorageError,
@@ -20,6 +21,7 @@ _CODES: list[tuple[type[Exception], int]] = [
     (SessionNotFound, INVALID_PARAMS),
     (SessionBusy, INVALID_PARAMS),
     (InvalidCursor, INVALID_PARAMS),
+    (RewindNotUndoable, INVALID_PARAMS),
     (AuthRequired, AUTH_REQUIRED),
     # The provider refused the key: the client can ask the user for another one.
     (ModelAuthFailed, AUTH_REQUIRED),

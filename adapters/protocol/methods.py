@@ -11,6 +11,10 @@ from typing import Any
 
 # Our extension (ACP reserves "_"-prefixed names for them): give a session another title.
 RENAME_METHOD = "_iac_code/session/rename"
+# Rewind (the `session/rewind` of ACP's session-rewind proposal, in no schema yet) and its undo.
+REWIND_METHOD = "_iac_code/session/rewind"
+REWIND_UNDO_METHOD = "_iac_code/session/rewind_undo"
+EDIT_PROMPT_METHOD = "_iac_code/session/edit_prompt"
 
 # The peers' shared extension (advertised as they advertise it, `_meta.steering.supported`,
 # with our details beside it): a message into the running turn.
@@ -18,13 +22,32 @@ STEER_METHOD = "_session/steering"
 STEERING_DETAILS = {"idleBehavior": ["startNewTurn", "fail"], "defaultIdleBehavior": "startNewTurn"}
 
 # Shorthand method names used by the product documents, served as the official ones.
-ALIASES = {"sessions/list": "session/list", "config/set": "session/set_config_option"}
+ALIASES = {
+    "sessions/list": "session/list",
+    "config/set": "session/set_config_option",
+    "session/rewind": REWIND_METHOD,  # the proposal's names
+    "session/edit_prompt": EDIT_PROMPT_METHOD,
+}
 
 # A capability: where it sits in `agentCapabilities`, and the value advertised there.
 Capability = tuple[tuple[str, ...], Any]
 
 # The client's system prompt: `append` (every agent advertising it has that) and `override`.
 SYSTEM_PROMPT: Capability = (("sessionCapabilities", "systemPrompt"), {"mode": {"override": {}}})
+
+# Rewind: the methods, and what it does with files (only "keep" so far: the history is cut,
+# the files stay as they are).
+REWIND: Capability = (
+    ("_meta", "iac_code", "rewind"),
+    {
+        "method": REWIND_METHOD,
+        "alias": "session/rewind",
+        "undoMethod": REWIND_UNDO_METHOD,
+        "editPromptMethod": EDIT_PROMPT_METHOD,
+        "files": ["keep"],
+        "forkAt": "_meta.iac_code.atMessageId",  # session/fork before one of the prompts
+    },
+)
 
 # Every request method served, with the capabilities that announce it (none: part of the
 # protocol's baseline). `additionalDirectories` and `systemPrompt` are params of the
@@ -49,6 +72,9 @@ METHODS: dict[str, tuple[Capability, ...]] = {
         (("_meta", "steering", "supported"), True),
         (("_meta", "iac_code", "steering"), STEERING_DETAILS),
     ),
+    REWIND_METHOD: (REWIND,),
+    REWIND_UNDO_METHOD: (),  # advertised with the rewind, as is:
+    EDIT_PROMPT_METHOD: (),
 }
 
 

@@ -22,7 +22,7 @@ from adapters.protocol.dropped_queues import DroppedQueues, HeldElsewhere
 from adapters.protocol.errors import running_elsewhere
 from adapters.protocol.journal import UpdateJournal, cursor_of, missed_after
 from adapters.protocol.opening import session_opening
-from adapters.protocol.params import check_cwd, no_mcp_default, parse_params
+from adapters.protocol.params import check_cwd, fork_point, no_mcp_default, parse_params
 from adapters.protocol.use_cases import UseCases
 from application.attachments.ownership import Role
 from application.attachments.room import Attachments
@@ -72,7 +72,8 @@ class Openers:
             if self._room.running_elsewhere(request.session_id, peer):
                 raise running_elsewhere(request.session_id)
             fork = self._uc.fork_session()
-            state = await fork.execute(request.session_id, request.cwd, opening)
+            at = fork_point(request.field_meta)
+            state = await fork.execute(request.session_id, request.cwd, opening, at_message_id=at)
             return state.session_id, wire.fork_session_result(state)
 
         return await self._make(params, peer, acp.ForkSessionRequest, "session/fork", make)

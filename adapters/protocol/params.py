@@ -74,6 +74,73 @@ def rename_params(params: dict[str, Any] | None, method: str) -> tuple[str, str]
     return session_id, title
 
 
+def rewind_params(params: dict[str, Any] | None, method: str) -> tuple[str, str]:
+    """The session id and the prompt to rewind to (no SDK model has them). `files`:
+    "keep" (the default) is all that is done so far; "restore" is refused, not ignored."""
+    given = params or {}
+    session_id, to_message_id = given.get("sessionId"), given.get("toMessageId")
+    if not isinstance(session_id, str) or not isinstance(to_message_id, str):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: sessionId and toMessageId must be strings.",
+            {"method": method, "fields": ["sessionId", "toMessageId"]},
+        )
+    files = given.get("files", "keep")
+    if files not in (None, "keep"):
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Invalid params: files {files!r} is not supported; files are kept as they are.",
+            {"method": method, "field": "files", "received": files, "supported": ["keep"]},
+        )
+    return session_id, to_message_id
+
+
+def fork_point(meta: dict[str, Any] | None) -> str | None:
+    """The prompt a `session/fork` forks before: `_meta.iac_code.atMessageId` (None: the
+    whole history)."""
+    ours = (meta or {}).get("iac_code")
+    at = ours.get("atMessageId") if isinstance(ours, dict) else None
+    if at is not None and not isinstance(at, str):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: _meta.iac_code.atMessageId must be a message id (a string).",
+            {"method": "session/fork", "field": "_meta.iac_code.atMessageId", "received": at},
+        )
+    return at
+
+
+def edit_prompt_params(params: dict[str, Any] | None, method: str) -> tuple[str, acp.PromptRequest]:
+    """The prompt to rewind to (`messageId`) and the prompt to send instead, read as
+    session/prompt reads its own."""
+    given = params or {}
+    message_id = given.get("messageId")
+    if not isinstance(message_id, str):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: messageId must be the id of a prompt the user sent.",
+            {"method": method, "field": "messageId", "received": message_id},
+        )
+    request = parse_params(
+        acp.PromptRequest,
+        {"sessionId": given.get("sessionId"), "prompt": given.get("prompt")},
+        method,
+    )
+    check_prompt(request)
+    return message_id, request
+
+
+def rewind_undo_params(params: dict[str, Any] | None, method: str) -> tuple[str, str]:
+    """The session id and the undo token a rewind answered with."""
+    session_id, token = (params or {}).get("sessionId"), (params or {}).get("undoToken")
+    if not isinstance(session_id, str) or not isinstance(token, str):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: sessionId and undoToken must be strings.",
+            {"method": method, "fields": ["sessionId", "undoToken"]},
+        )
+    return session_id, token
+
+
 ConfigOptionRequest = (
     acp.SetSessionConfigOptionBooleanRequest | acp.SetSessionConfigOptionSelectRequest
 )

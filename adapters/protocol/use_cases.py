@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from application.use_cases.announce import AnnounceSession
+from application.use_cases.edit_prompt import EditPrompt
 from application.use_cases.initialize import Initialize
 from application.use_cases.lifecycle import CancelTurn, CloseSession
 from application.use_cases.listing import ListSessions
@@ -12,6 +13,7 @@ from application.use_cases.load_session import LoadSession
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt import Prompt
 from application.use_cases.prompt_queueing import QueuePrompts
+from application.use_cases.rewind import RewindSession
 from application.use_cases.session_settings import SetConfigOption, SetMode
 from application.use_cases.sessions import DeleteSession, ForkSession, RenameSession, ResumeSession
 from application.use_cases.steering import SteerSession
@@ -34,6 +36,8 @@ class UseCases:
     fork_session: Callable[[], ForkSession]
     delete_session: Callable[[], DeleteSession]
     rename_session: Callable[[], RenameSession]
+    rewind_session: Callable[[], RewindSession]
+    edit_prompt: Callable[[], EditPrompt]
     announce: Callable[[], AnnounceSession]
     steer: Callable[[], SteerSession]
     queue: Callable[[], QueuePrompts]

@@ -32,6 +32,7 @@ from domain.events import (
     PlanUpdated,
     PromptQueueChanged,
     SessionNotice,
+    SessionRewound,
     SessionTitleChanged,
     SteeringWaiting,
     TasksChanged,
@@ -146,6 +147,10 @@ def update_for(event: AgentEvent) -> Any:
                 session_update="session_info_update",
                 field_meta={"iac_code": {"steering": {"waiting": waiting}}},
             )
+        case SessionRewound():
+            return acp.SessionInfoUpdate(
+                session_update="session_info_update", field_meta={"iac_code": rewound_meta(event)}
+            )
         case ToolCallStarted():
             return tool_call_start(event)
         case ToolCallUpdated():
@@ -181,6 +186,14 @@ def update_for(event: AgentEvent) -> Any:
                 ],
             )
     raise TypeError(f"no ACP update for {type(event).__name__}")
+
+
+def rewound_meta(event: SessionRewound) -> dict[str, Any]:
+    """`_meta.iac_code` of the update that tells a rewind (`rewound`: drop the transcript
+    from `toMessageId` on) or its undo (`rewindUndone`: the replay of what came back
+    follows)."""
+    key = "rewindUndone" if event.undone else "rewound"
+    return {key: {"toMessageId": event.to_message_id, "messageCount": event.message_count}}
 
 
 def _command(spec: CommandSpec) -> acp.AvailableCommand:

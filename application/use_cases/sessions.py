@@ -58,13 +58,22 @@ class ForkSession:
         self._catalog = catalog
 
     async def execute(
-        self, session_id: str, cwd: str, opening: SessionOpening = NOTHING_MORE
+        self,
+        session_id: str,
+        cwd: str,
+        opening: SessionOpening = NOTHING_MORE,
+        *,
+        at_message_id: str | None = None,
     ) -> SessionState:
+        """`at_message_id`: the fork holds the history before that prompt of the user's
+        (as a rewind to it would leave it); None: all of it."""
         active = self._registry.find(session_id)
         source = active.session if active else await self._stored.fetch(session_id)
         if source.cwd != cwd:
             await self._stored.open(session_id, cwd)  # raises the "lives elsewhere" error
         fork = source.fork(self._ids.session_id(), at=self._clock.now())
+        if at_message_id is not None:
+            fork.cut_at(source.prompt_position(at_message_id))
         await self._open_with.apply(fork, opening, stored=False)
         async with self._uow as uow:
             await uow.sessions.fork(source, fork)

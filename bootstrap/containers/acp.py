@@ -31,6 +31,8 @@ class Acp(containers.DeclarativeContainer):
         fork_session=sessions.fork_session.provider,
         delete_session=sessions.delete_session.provider,
         rename_session=sessions.rename_session.provider,
+        rewind_session=sessions.rewind_session.provider,
+        edit_prompt=prompting.edit_prompt.provider,
         prompt=prompting.prompt.provider,
         cancel=sessions.cancel.provider,
         close=clients.close_by_client.provider,

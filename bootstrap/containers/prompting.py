@@ -8,6 +8,7 @@ from application.use_cases.announce import AnnounceSession
 from application.use_cases.commands.dispatch import BuiltInCommands
 from application.use_cases.commands.run import RunCommand
 from application.use_cases.context_room import ContextRoom
+from application.use_cases.edit_prompt import EditPrompt
 from application.use_cases.model_turn import ModelTurn
 from application.use_cases.prompt import Prompt
 from application.use_cases.prompt_preparation import PromptPreparation
@@ -105,6 +106,9 @@ class Prompting(containers.DeclarativeContainer):
     )
     # A turn for the model when a background task ends while its session is idle.
     task_follow_up = providers.Factory(TaskFollowUp, prompt=prompt, registry=core.registry)
+    edit_prompt = providers.Factory(
+        EditPrompt, rewind=sessions.rewind_session, prompt=prompt, registry=core.registry
+    )
     announce = providers.Factory(
         AnnounceSession,
         sessions=core.registry,

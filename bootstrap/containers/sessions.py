@@ -8,6 +8,7 @@ from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt_queueing import QueuePrompts
+from application.use_cases.rewind import RewindSession
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
 from application.use_cases.sessions import (
@@ -92,6 +93,9 @@ class Sessions(containers.DeclarativeContainer):
         registry=core.registry,
         sink=clients.channels,
         clock=core.clock,
+    )
+    rewind_session = providers.Factory(
+        RewindSession, uow=storage.uow, registry=core.registry, sink=clients.channels
     )
     delete_session = providers.Factory(
         DeleteSession,

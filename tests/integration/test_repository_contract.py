@@ -560,3 +560,39 @@ async def test_the_clients_system_prompt_is_stored_replaced_and_forked(uow: UowF
         await u.commit()
     forked = await load(uow, "fork-2")
     assert forked is not None and forked.system_prompt == then
+
+
+async def test_a_rewind_cuts_the_stored_history_and_its_undo_puts_it_back(
+    uow: UowFactory,
+) -> None:
+    source = await store(uow, SessionFactory())
+    for text in ("a", "b", "c"):
+        await append(uow, source, text)
+    fork = await fork_of(uow, source)  # shares all three
+    cut = source.cut_at(1)
+    async with uow() as u:
+        await u.sessions.rewrite_history(source, 1)
+        await u.commit()
+    assert texts(await load(uow, source.id)) == ["a"]
+    assert texts(await load(uow, fork.id)) == ["a", "b", "c"]  # the fork is left whole
+    source.put_back(cut)
+    async with uow() as u:
+        await u.sessions.rewrite_history(source, 1)
+        await u.commit()
+    assert texts(await load(uow, source.id)) == ["a", "b", "c"]
+    await append(uow, source, "d")
+    assert texts(await load(uow, source.id)) == ["a", "b", "c", "d"]
+
+
+async def test_a_fork_at_an_earlier_message_holds_the_history_before_it(uow: UowFactory) -> None:
+    source = await store(uow, SessionFactory())
+    for text in ("a", "b", "c"):
+        await append(uow, source, text)
+    fork = SessionFactory(cwd=source.cwd, messages=list(source.messages[:1]))
+    async with uow() as u:
+        await u.sessions.fork(source, fork)
+        await u.commit()
+    await append(uow, fork, "fork-only")
+    await append(uow, source, "source-only")
+    assert texts(await load(uow, fork.id)) == ["a", "fork-only"]
+    assert texts(await load(uow, source.id)) == ["a", "b", "c", "source-only"]
