@@ -1,5 +1,6 @@
+import asyncio
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from application.errors import ModelError
 from application.ports.clock import Clock
@@ -7,6 +8,7 @@ from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient, ModelRequest, ModelResponse
 from application.ports.tools import (
     Progress,
+    Report,
     ToolContext,
     ToolDefinition,
     ToolPlan,
@@ -16,10 +18,25 @@ from application.ports.tools import (
 from application.system_prompt import environment_context, subagent_system_prompt
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
 from domain.context import model_view
+from domain.events import (
+    AgentEvent,
+    ChildEvent,
+    SessionMessageSent,
+    SubagentChanged,
+    SubagentState,
+    TextDelta,
+    ToolCallStarted,
+    ToolCallUpdated,
+)
+from domain.ids import MessageId, SessionId, ToolCallId
 from domain.message import Message, Role
 from domain.stop_reason import ModelStop
-from domain.tools import READ_ONLY_TOOLS
+from domain.tool_call import TextOutput, ToolCallStatus, ToolOutput
+from domain.tools import READ_ONLY_TOOLS, spec_for, title_for
 from domain.usage import Usage
+
+DEFAULT_AGENT = "researcher"  # the built-in read-only one
+_SHOWN_RESULT = 4_000  # characters of a child's tool result shown in its call
 
 AGENT_TOOL = ToolDefinition(
     name="agent",
@@ -83,41 +100,77 @@ class SubAgentTools(ToolRunner):
     ) -> ToolResult:
         if name != "agent":
             return await self._inner.run(name, arguments, context, progress)
+        run = _ChildRun(
+            child_id=self._ids.session_id(),
+            parent_id=SessionId(context.session_id),
+            call_id=ToolCallId(context.call_id or ""),
+            report=context.report,
+            progress=progress,
+        )
+        prompt = str(arguments["prompt"])
+        label = arguments.get("description")
+        await run.announce(label if isinstance(label, str) and label.strip() else None, prompt)
+        await run.tell(
+            SessionMessageSent(
+                message_id=self._ids.message_id(),
+                sender=run.parent_id,
+                recipient=run.child_id,
+                text=prompt,
+            )
+        )
+        try:
+            result = await self._converse(context, prompt, run)
+        except asyncio.CancelledError:
+            await run.end(SubagentState.CANCELLED, run.used)
+            raise
+        if result.is_error:
+            await run.end(SubagentState.FAILED, result.usage, error=result.text)
+        else:
+            await run.answer(self._ids.message_id(), result.text)
+            await run.end(SubagentState.DONE, result.usage)
+        return result
+
+    async def _converse(self, context: ToolContext, prompt: str, run: "_ChildRun") -> ToolResult:
+        """The sub-agent's own loop: ask the model, run its read-only tools, until it
+        answers."""
         # The same environment the calling turn was told, with the task.
         environment = context.briefing.environment
         messages = [
             replace(
-                self._message(Role.USER, (TextBlock(text=str(arguments["prompt"])),)),
+                self._message(Role.USER, (TextBlock(text=prompt),)),
                 context=environment_context(environment) if environment else None,
             )
         ]
         tools = self._inner.definitions(READ_ONLY_TOOLS)
-        used = Usage()
         for _ in range(self._max_requests):
             try:
                 response = await self._ask_model(context, messages, tools)
             except ModelError as exc:
                 return ToolResult(
-                    text=f"The sub-agent's model request failed: {exc}", is_error=True, usage=used
+                    text=f"The sub-agent's model request failed: {exc}",
+                    is_error=True,
+                    usage=run.used,
                 )
-            used = used + response.usage
+            run.used = run.used + response.usage
             messages.append(self._message(Role.ASSISTANT, response.content))
+            said = messages[-1].visible_text().strip()
+            if said:
+                await run.tell_child(TextDelta(message_id=messages[-1].id, text=said))
             if response.stop is not ModelStop.TOOL_USE:
-                answer = messages[-1].visible_text().strip()
                 return ToolResult(
-                    text=answer or "(the sub-agent gave no answer)",
-                    raw_output={"answer": answer, "requests": len(messages) // 2},
-                    usage=used,
+                    text=said or "(the sub-agent gave no answer)",
+                    raw_output={"answer": said, "requests": len(messages) // 2},
+                    usage=run.used,
                 )
             results = [
-                await self._run_read_only(use, context, progress) for use in messages[-1].tool_uses
+                await self._run_read_only(use, context, run) for use in messages[-1].tool_uses
             ]
             messages.append(self._message(Role.USER, tuple(results)))
         return ToolResult(
             text=f"The sub-agent stopped after {self._max_requests} model "
             "requests without a final answer.",
             is_error=True,
-            usage=used,
+            usage=run.used,
         )
 
     async def _ask_model(
@@ -138,8 +191,14 @@ class SubAgentTools(ToolRunner):
         raise ModelError("The model stream ended without a complete response.")
 
     async def _run_read_only(
-        self, use: ToolUseBlock, context: ToolContext, progress: Progress
+        self, use: ToolUseBlock, context: ToolContext, run: "_ChildRun"
     ) -> ToolResultBlock:
+        await run.tool_started(use)
+        block = await self._read_only(use, context)
+        await run.tool_ended(use, block)
+        return block
+
+    async def _read_only(self, use: ToolUseBlock, context: ToolContext) -> ToolResultBlock:
         if use.name not in READ_ONLY_TOOLS:
             return ToolResultBlock(
                 tool_use_id=use.id,
@@ -152,10 +211,100 @@ class SubAgentTools(ToolRunner):
             return ToolResultBlock(
                 tool_use_id=use.id, is_error=True, content=f"Refused to the sub-agent: {reason}."
             )
-        result = await self._inner.run(use.name, use.input, context, progress)
+        # The child's own tools' live output is not the parent call's: only its end shows.
+        result = await self._inner.run(use.name, use.input, context, _quiet)
         return ToolResultBlock(tool_use_id=use.id, content=result.text, is_error=result.is_error)
 
     def _message(self, role: Role, content: tuple) -> Message:  # type: ignore[type-arg]
         return Message(
             id=self._ids.message_id(), role=role, content=content, created_at=self._clock.now()
         )
+
+
+async def _quiet(_: str | ToolOutput) -> None:
+    pass
+
+
+def _first_line(text: str, limit: int = 80) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+@dataclass(slots=True, kw_only=True)
+class _ChildRun:
+    """One sub-agent run as its parent's clients see it: a child session announced on the
+    parent (`SubagentChanged`), its text and tool calls addressed to it (`ChildEvent`), its
+    end with what it used; and, for clients that do not show sub-agents, progress lines in
+    the parent's tool call."""
+
+    child_id: SessionId
+    parent_id: SessionId
+    call_id: ToolCallId
+    report: Report
+    progress: Progress
+    used: Usage = field(default_factory=Usage)
+    title: str | None = None
+
+    async def announce(self, label: str | None, prompt: str) -> None:
+        self.title = label or _first_line(prompt)
+        await self.report(
+            SubagentChanged(
+                child_id=self.child_id,
+                state=SubagentState.RUNNING,
+                tool_call_id=self.call_id,
+                title=self.title,
+                description=_first_line(prompt, 200),
+                agent=DEFAULT_AGENT,
+            )
+        )
+        await self.progress(f"Sub-agent {self.child_id} started: {self.title}\n")
+
+    async def tell(self, event: AgentEvent) -> None:
+        await self.report(event)
+
+    async def tell_child(self, event: AgentEvent) -> None:
+        await self.report(ChildEvent(child_id=self.child_id, event=event))
+
+    async def tool_started(self, use: ToolUseBlock) -> None:
+        title = title_for(use.name, use.input)
+        await self.tell_child(
+            ToolCallStarted(
+                tool_call_id=ToolCallId(use.id),
+                title=title,
+                kind=spec_for(use.name).kind,
+                arguments=dict(use.input),
+                status=ToolCallStatus.IN_PROGRESS,
+                name=use.name,
+            )
+        )
+        await self.progress(f"- {title}\n")
+
+    async def tool_ended(self, use: ToolUseBlock, block: ToolResultBlock) -> None:
+        status = ToolCallStatus.FAILED if block.is_error else ToolCallStatus.COMPLETED
+        shown = block.content if isinstance(block.content, str) else ""
+        await self.tell_child(
+            ToolCallUpdated(
+                tool_call_id=ToolCallId(use.id),
+                status=status,
+                output=(TextOutput(text=shown[:_SHOWN_RESULT]),) if shown else None,
+            )
+        )
+
+    async def answer(self, message_id: MessageId, text: str) -> None:
+        await self.tell(
+            SessionMessageSent(
+                message_id=message_id, sender=self.child_id, recipient=self.parent_id, text=text
+            )
+        )
+
+    async def end(self, state: SubagentState, used: Usage, *, error: str | None = None) -> None:
+        await self.report(
+            SubagentChanged(
+                child_id=self.child_id,
+                state=state,
+                tool_call_id=self.call_id,
+                usage=used,
+                error=error,
+            )
+        )
+        await self.progress(f"Sub-agent {state.value} ({used.total_tokens} tokens).\n")

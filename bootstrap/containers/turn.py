@@ -37,6 +37,7 @@ class Turn(containers.DeclarativeContainer):
         knowledge=gateways.knowledge,
         elicitor=clients.elicitor,
         background=True,
+        sink=clients.channels,
     )
     tool_calls = providers.Factory(ToolCallLog, sink=clients.channels, uow=storage.uow)
     permission_desk = providers.Factory(
