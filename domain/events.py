@@ -181,8 +181,6 @@ class TasksChanged:
     tasks: tuple[TaskSummary, ...]
 
 
-
-
 class SubagentState(StrEnum):
     """Where a sub-agent's run is (the ACP `subagent_update` state says it)."""
 
@@ -228,6 +226,7 @@ class ChildEvent:
 
     child_id: SessionId
     event: "AgentEvent"
+
 
 AgentEvent = (
     TextDelta

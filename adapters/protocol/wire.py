@@ -24,8 +24,8 @@ from domain.content import (
     as_model_text,
 )
 from domain.events import (
-    ChildEvent,
     AgentEvent,
+    ChildEvent,
     CommandsAvailable,
     ConfigOptionsChanged,
     McpServersChanged,

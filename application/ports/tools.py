@@ -78,8 +78,8 @@ class ToolRunner(Protocol):
 
     `plan` and `run` of one session are called one at a time, each `run` after the `plan`
     of the same call, except that sub-agents started together run at once (each calling
-    the read-only tools it may use). `run` may be cancelled at any await; it then stops what it started
-    (processes included). Tool failures are results with is_error, not exceptions.
+    the read-only tools it may use). `run` may be cancelled at any await; it then stops
+    what it started (processes included). Tool failures are results with is_error, not exceptions.
     """
 
     @abstractmethod

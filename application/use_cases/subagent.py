@@ -110,7 +110,7 @@ class SubAgentTools(ToolRunner):
         prompt = str(arguments["prompt"])
         label = arguments.get("description")
         await run.announce(label if isinstance(label, str) and label.strip() else None, prompt)
-        await run.tell(
+        await run.tell_child(  # the task, as the child's transcript starts
             SessionMessageSent(
                 message_id=self._ids.message_id(),
                 sender=run.parent_id,
@@ -259,9 +259,6 @@ class _ChildRun:
         )
         await self.progress(f"Sub-agent {self.child_id} started: {self.title}\n")
 
-    async def tell(self, event: AgentEvent) -> None:
-        await self.report(event)
-
     async def tell_child(self, event: AgentEvent) -> None:
         await self.report(ChildEvent(child_id=self.child_id, event=event))
 
@@ -291,7 +288,8 @@ class _ChildRun:
         )
 
     async def answer(self, message_id: MessageId, text: str) -> None:
-        await self.tell(
+        """The child's answer, in the parent's transcript."""
+        await self.report(
             SessionMessageSent(
                 message_id=message_id, sender=self.child_id, recipient=self.parent_id, text=text
             )

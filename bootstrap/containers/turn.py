@@ -49,6 +49,7 @@ class Turn(containers.DeclarativeContainer):
     )
     tool_phase = providers.Factory(
         ToolPhase,
+        max_subagents=core.settings.provided.max_subagents,
         catalogue=tool_catalogue,
         calls=tool_calls,
         permissions=providers.Factory(
