@@ -205,6 +205,7 @@ class SubagentChanged:
     agent: str | None = None
     usage: Usage | None = None
     error: str | None = None
+    cancellable: bool = False  # a client may cancel this child alone (while it runs)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -57,6 +57,11 @@ def subagent_update(event: SubagentChanged) -> dict[str, Any]:
         "state": _state(event),
         "_meta": {META_KEY: ours},
     }
+    # What a client may do to it: cancel it while it runs; nothing once it ended.
+    if event.state is not SubagentState.RUNNING:
+        update["capabilities"] = None
+    elif event.cancellable:
+        update["capabilities"] = {"cancel": {}}
     if event.title is not None:
         update["title"] = event.title
     if event.description is not None:

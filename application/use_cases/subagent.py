@@ -16,6 +16,7 @@ from application.ports.tools import (
     ToolRunner,
 )
 from application.system_prompt import environment_context, subagent_system_prompt
+from application.use_cases.subagent_runs import SubagentRuns
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
 from domain.context import model_view
 from domain.events import (
@@ -36,6 +37,7 @@ from domain.tools import READ_ONLY_TOOLS, spec_for, title_for
 from domain.usage import Usage
 
 DEFAULT_AGENT = "researcher"  # the built-in read-only one
+STOPPED_ALONE = "The user cancelled this sub-agent before it answered."
 _SHOWN_RESULT = 4_000  # characters of a child's tool result shown in its call
 
 AGENT_TOOL = ToolDefinition(
@@ -73,7 +75,9 @@ class SubAgentTools(ToolRunner):
         ids: IdGenerator,
         max_requests: int,
         max_tokens: int,
+        runs: SubagentRuns | None = None,  # where a client can cancel a child alone
     ) -> None:
+        self._runs = runs
         self._inner = inner
         self._llm = llm
         self._clock = clock
@@ -118,17 +122,40 @@ class SubAgentTools(ToolRunner):
                 text=prompt,
             )
         )
-        try:
-            result = await self._converse(context, prompt, run)
-        except asyncio.CancelledError:
-            await run.end(SubagentState.CANCELLED, run.used)
-            raise
+        result = await self._followed(context, prompt, run)
         if result.is_error:
-            await run.end(SubagentState.FAILED, result.usage, error=result.text)
+            await run.end(
+                SubagentState.CANCELLED if run.stopped_alone else SubagentState.FAILED,
+                result.usage,
+                error=None if run.stopped_alone else result.text,
+            )
         else:
             await run.answer(self._ids.message_id(), result.text)
             await run.end(SubagentState.DONE, result.usage)
         return result
+
+    async def _followed(self, context: ToolContext, prompt: str, run: "_ChildRun") -> ToolResult:
+        """The child's conversation as a task of its own, which a client may cancel alone
+        (the parent then gets an error result and goes on); cancelling the parent's turn
+        cancels it too."""
+        work = asyncio.ensure_future(self._converse(context, prompt, run))
+
+        def stop() -> None:
+            run.stopped_alone = True
+            work.cancel()
+
+        if self._runs is not None:
+            self._runs.started(run.child_id, run.parent_id, stop)
+        try:
+            return await work
+        except asyncio.CancelledError:
+            if not run.stopped_alone:  # the parent's turn was cancelled
+                await run.end(SubagentState.CANCELLED, run.used)
+                raise
+            return ToolResult(text=STOPPED_ALONE, is_error=True, usage=run.used)
+        finally:
+            if self._runs is not None:
+                self._runs.ended(run.child_id)
 
     async def _converse(self, context: ToolContext, prompt: str, run: "_ChildRun") -> ToolResult:
         """The sub-agent's own loop: ask the model, run its read-only tools, until it
@@ -244,6 +271,7 @@ class _ChildRun:
     progress: Progress
     used: Usage = field(default_factory=Usage)
     title: str | None = None
+    stopped_alone: bool = False  # a client cancelled this child (not its parent)
 
     async def announce(self, label: str | None, prompt: str) -> None:
         self.title = label or _first_line(prompt)
@@ -255,6 +283,7 @@ class _ChildRun:
                 title=self.title,
                 description=_first_line(prompt, 200),
                 agent=DEFAULT_AGENT,
+                cancellable=True,
             )
         )
         await self.progress(f"Sub-agent {self.child_id} started: {self.title}\n")

@@ -101,4 +101,6 @@ class Sessions(containers.DeclarativeContainer):
     set_config_option = providers.Factory(
         SetConfigOption, registry=core.registry, settings=change_settings
     )
-    cancel = providers.Factory(CancelTurn, registry=core.registry, leasing=leasing)
+    cancel = providers.Factory(
+        CancelTurn, registry=core.registry, leasing=leasing, children=gateways.subagent_runs
+    )

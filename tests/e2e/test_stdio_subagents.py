@@ -163,3 +163,110 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(block.get("text", "") for block in content)
+
+
+def hanging_children(server: ScriptedAnthropic, release: threading.Event) -> None:
+    server.script(
+        stream(
+            tool_use("agent", {"prompt": "Where is alpha?", "description": "alpha"}, id="toolu_a"),
+            tool_use("agent", {"prompt": "Where is beta?", "description": "beta"}, id="toolu_b"),
+            stop_reason="tool_use",
+        ),
+        stream(HANG, text("never"), release=release),
+        stream(HANG, text("never"), release=release),
+    )
+
+
+async def started_children(
+    client: RawClient, session_id: str, server: ScriptedAnthropic
+) -> tuple[int, "asyncio.Future[dict[str, Any]]"]:
+    """The prompt sent, both children hanging at the API; the reader still reading."""
+    asked = await client.request(
+        "session/prompt",
+        {"sessionId": session_id, "prompt": [{"type": "text", "text": "find both"}]},
+    )
+    reading = asyncio.ensure_future(allowing_until(client, asked))
+    await asyncio.to_thread(server.wait_for_hang, 2)
+    return asked, reading
+
+
+def child_ends(client: RawClient, parent: str) -> dict[str, dict[str, Any]]:
+    """Each child's last announced state."""
+    ends: dict[str, dict[str, Any]] = {}
+    for f in frames_of(client):
+        update = f["update"]
+        if f["sessionId"] == parent and update["sessionUpdate"] == "subagent_update":
+            ends[update["sessionId"]] = update
+    return ends
+
+
+async def test_cancelling_the_parent_cancels_its_children(
+    base_env: dict[str, str], workdir: Path, server: ScriptedAnthropic
+) -> None:
+    release = threading.Event()
+    hanging_children(server, release)
+    env = {**base_env, **anthropic_env(server)}
+    try:
+        async with raw_client(env, workdir, which="unstable") as client:
+            parent = await client.open(workdir, SUBAGENTS)
+            _, reading = await started_children(client, parent, server)
+            await client.send(
+                {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": parent}}
+            )
+            answer = await reading
+    finally:
+        release.set()
+
+    assert "result" in answer, answer
+    assert answer["result"]["stopReason"] == "cancelled"
+    ends = child_ends(client, parent)
+    assert len(ends) == 2
+    for end in ends.values():
+        assert end["state"] == {
+            "state": "idle",
+            "stopReason": "cancelled",
+            "usage": end["state"]["usage"],
+        }
+        assert end["capabilities"] is None  # nothing more to do to it
+
+
+async def test_one_child_cancelled_alone_and_the_parent_goes_on(
+    base_env: dict[str, str], workdir: Path, server: ScriptedAnthropic
+) -> None:
+    release = threading.Event()
+    server.script(
+        stream(
+            tool_use("agent", {"prompt": "Where is alpha?", "description": "alpha"}, id="toolu_a"),
+            stop_reason="tool_use",
+        ),
+        stream(HANG, text("never"), release=release),
+        stream(text("The sub-agent was stopped.")),
+    )
+    env = {**base_env, **anthropic_env(server)}
+    try:
+        async with raw_client(env, workdir, which="unstable") as client:
+            parent = await client.open(workdir, SUBAGENTS)
+            asked = await client.request(
+                "session/prompt",
+                {"sessionId": parent, "prompt": [{"type": "text", "text": "find it"}]},
+            )
+            reading = asyncio.ensure_future(allowing_until(client, asked))
+            await asyncio.to_thread(server.wait_for_hang, 1)
+            [(child, started)] = child_ends(client, parent).items()
+            assert started["capabilities"] == {"cancel": {}}  # advertised per child
+            await client.send(
+                {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": child}}
+            )
+            answer = await reading
+    finally:
+        release.set()
+
+    assert answer["result"]["stopReason"] == "end_turn"  # the parent went on
+    assert child_ends(client, parent)[child]["state"]["stopReason"] == "cancelled"
+    [result] = [
+        block
+        for block in server.requests[2].messages[-1]["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert result["is_error"] is True
+    assert "cancelled this sub-agent" in _text(result["content"])
