@@ -16,6 +16,7 @@ from application.ports.tools import (
     ToolRunner,
 )
 from application.system_prompt import environment_context, subagent_system_prompt
+from application.use_cases.subagent_record import KEY, subagent_record
 from application.use_cases.subagent_runs import SubagentRuns
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
 from domain.context import model_view
@@ -123,16 +124,16 @@ class SubAgentTools(ToolRunner):
             )
         )
         result = await self._followed(context, prompt, run)
+        answer_id = None
         if result.is_error:
-            await run.end(
-                SubagentState.CANCELLED if run.stopped_alone else SubagentState.FAILED,
-                result.usage,
-                error=None if run.stopped_alone else result.text,
-            )
+            state = SubagentState.CANCELLED if run.stopped_alone else SubagentState.FAILED
+            await run.end(state, result.usage, error=None if run.stopped_alone else result.text)
         else:
-            await run.answer(self._ids.message_id(), result.text)
-            await run.end(SubagentState.DONE, result.usage)
-        return result
+            state, answer_id = SubagentState.DONE, self._ids.message_id()
+            await run.answer(answer_id, result.text)
+            await run.end(state, result.usage)
+        kept = run.record(state, result.usage, answer_id)
+        return replace(result, raw_output={**result.raw_output, KEY: kept})
 
     async def _followed(self, context: ToolContext, prompt: str, run: "_ChildRun") -> ToolResult:
         """The child's conversation as a task of its own, which a client may cancel alone
@@ -271,17 +272,19 @@ class _ChildRun:
     progress: Progress
     used: Usage = field(default_factory=Usage)
     title: str | None = None
+    description: str | None = None
     stopped_alone: bool = False  # a client cancelled this child (not its parent)
 
     async def announce(self, label: str | None, prompt: str) -> None:
         self.title = label or _first_line(prompt)
+        self.description = _first_line(prompt, 200)
         await self.report(
             SubagentChanged(
                 child_id=self.child_id,
                 state=SubagentState.RUNNING,
                 tool_call_id=self.call_id,
                 title=self.title,
-                description=_first_line(prompt, 200),
+                description=self.description,
                 agent=DEFAULT_AGENT,
                 cancellable=True,
             )
@@ -322,6 +325,19 @@ class _ChildRun:
             SessionMessageSent(
                 message_id=message_id, sender=self.child_id, recipient=self.parent_id, text=text
             )
+        )
+
+    def record(
+        self, state: SubagentState, used: Usage, answer_id: MessageId | None
+    ) -> dict[str, object]:
+        return subagent_record(
+            child_id=self.child_id,
+            title=self.title,
+            description=self.description,
+            agent=DEFAULT_AGENT,
+            state=state,
+            used=used,
+            answer_id=answer_id,
         )
 
     async def end(self, state: SubagentState, used: Usage, *, error: str | None = None) -> None:

@@ -120,6 +120,38 @@ async def test_two_subagents_run_at_once_as_announced_child_sessions(
     assert set(results) == {"toolu_a", "toolu_b"}
     assert sorted(_text(c) for c in results.values()) == ["answer one", "answer two"]
 
+    # Another process loads the parent: each child is announced again (in its final
+    # state) after the call that started it, with its answer; not to a plain client.
+    live_ends = {u["sessionId"]: u["state"] for u in announced}
+    for capabilities in (SUBAGENTS, {}):
+        async with raw_client(env, workdir, which="unstable") as again:
+            await again.call(
+                "initialize", {"protocolVersion": 1, "clientCapabilities": capabilities}
+            )
+            loaded = await again.call(
+                "session/load", {"sessionId": parent, "cwd": str(workdir), "mcpServers": []}
+            )
+        assert "result" in loaded, loaded
+        replay = [f["update"] for f in frames_of(again)]
+        kinds = [u["sessionUpdate"] for u in replay]
+        if not capabilities:
+            assert "subagent_update" not in kinds and "session_message" not in kinds
+            continue
+        replayed = [u for u in replay if u["sessionUpdate"] == "subagent_update"]
+        assert {u["sessionId"]: u["state"] for u in replayed} == live_ends
+        for update in replayed:
+            started = replay.index(
+                next(
+                    u
+                    for u in replay
+                    if u["sessionUpdate"] == "tool_call"
+                    and u["toolCallId"] == update["_meta"]["iac_code"]["toolCallId"]
+                )
+            )
+            assert started < replay.index(update)
+        answers = [u for u in replay if u["sessionUpdate"] == "session_message"]
+        assert {a["senderSessionId"] for a in answers} == set(children)
+
 
 async def test_without_the_capability_a_subagent_is_one_tool_call_with_progress(
     base_env: dict[str, str], workdir: Path, server: ScriptedAnthropic
