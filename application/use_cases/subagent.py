@@ -47,7 +47,8 @@ AGENT_TOOL = ToolDefinition(
         "Start a sub-agent with its own conversation to research a question in the working "
         "directory. It can only read (read_file, list_files, glob, grep, web_fetch) and "
         "returns its final answer. Use it for broad searches that would flood this "
-        "conversation."
+        "conversation. Several agent calls in one response run at the same time, each "
+        "with its own conversation: use that for independent questions."
     ),
     input_schema={
         "type": "object",

@@ -1,7 +1,9 @@
 """The tool uses of one assistant message, each shown, decided on, then run or refused."""
 
 import asyncio
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from application.ports.tools import ToolPlan
 from application.ports.tracing import NO_TRACING, Tracer
@@ -38,6 +40,19 @@ def _too_many(limit: int) -> str:
         f"At most {limit} sub-agents run at once; this one was not started. "
         "Start it after the others have answered."
     )
+
+
+async def _all_or_none(runs: list[Coroutine[Any, Any, Outcome]]) -> list[Outcome]:
+    """Every run's outcome; when one fails unexpectedly (the store, say), the others are
+    stopped before the failure goes on, rather than left running unawaited."""
+    tasks = [asyncio.ensure_future(run) for run in runs]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _batches(uses: tuple[ToolUseBlock, ...]) -> list[tuple[ToolUseBlock, ...]]:
@@ -132,7 +147,7 @@ class ToolPhase:
             for item in admitted
             if isinstance(item, ToolCallRecord)
         ]
-        done = iter(await asyncio.gather(*runs))
+        done = iter(await _all_or_none(runs))
         return [item if isinstance(item, Outcome) else next(done) for item in admitted]
 
     async def _traced(

@@ -4,6 +4,8 @@ back to the turn."""
 import asyncio
 from collections.abc import Mapping
 
+import pytest
+
 from application.ports.permissions import PermissionUnavailable
 from application.ports.tools import ToolResult
 from application.runtime import TurnControl
@@ -115,3 +117,27 @@ async def test_sub_agents_started_together_run_at_once_up_to_the_limit(world: Wo
     assert ran.results[2].is_error
     assert "At most 2 sub-agents" in str(ran.results[2].content)
     assert len(world.tools.ran) == 2
+
+
+async def test_a_sub_agent_failing_unexpectedly_stops_the_others(world: World) -> None:
+    stopped = asyncio.Event()
+    other_started = asyncio.Event()
+
+    async def hangs_or_breaks(arguments: Mapping[str, object]) -> ToolResult:
+        if arguments["task"] == "breaks":
+            await asyncio.wait_for(other_started.wait(), PATIENCE)
+            raise RuntimeError("the store went away")
+        other_started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
+        raise AssertionError("never answers")
+
+    world.tools.tools = {"agent": hangs_or_breaks}
+    session = await open_session(world, ModeId.BYPASS)
+    uses = (use("agent", 0, task="hangs"), use("agent", 1, task="breaks"))
+
+    with pytest.raises(RuntimeError, match="store went away"):
+        await world.tool_phase().run(session, TurnControl(), uses)
+    assert stopped.is_set()  # not left running
