@@ -134,7 +134,9 @@ class SubAgentTools(ToolRunner):
             await run.answer(answer_id, result.text)
             await run.end(state, result.usage)
         kept = run.record(state, result.usage, answer_id)
-        return replace(result, raw_output={**result.raw_output, KEY: kept})
+        # The user is shown how it went, then the answer; the model gets the answer alone.
+        shown = TextOutput(text=f"{''.join(run.lines)}\n{result.text}")
+        return replace(result, output=(shown,), raw_output={**result.raw_output, KEY: kept})
 
     async def _followed(self, context: ToolContext, prompt: str, run: "_ChildRun") -> ToolResult:
         """The child's conversation as a task of its own, which a client may cancel alone
@@ -275,6 +277,11 @@ class _ChildRun:
     title: str | None = None
     description: str | None = None
     stopped_alone: bool = False  # a client cancelled this child (not its parent)
+    lines: list[str] = field(default_factory=list)  # its progress, also kept for its result
+
+    async def line(self, text: str) -> None:
+        self.lines.append(text)
+        await self.progress(text)
 
     async def announce(self, label: str | None, prompt: str) -> None:
         self.title = label or _first_line(prompt)
@@ -290,7 +297,7 @@ class _ChildRun:
                 cancellable=True,
             )
         )
-        await self.progress(f"Sub-agent {self.child_id} started: {self.title}\n")
+        await self.line(f"Sub-agent {self.child_id} started: {self.title}\n")
 
     async def tell_child(self, event: AgentEvent) -> None:
         await self.report(ChildEvent(child_id=self.child_id, event=event))
@@ -307,7 +314,7 @@ class _ChildRun:
                 name=use.name,
             )
         )
-        await self.progress(f"- {title}\n")
+        await self.line(f"- {title}\n")
 
     async def tool_ended(self, use: ToolUseBlock, block: ToolResultBlock) -> None:
         status = ToolCallStatus.FAILED if block.is_error else ToolCallStatus.COMPLETED
@@ -351,4 +358,4 @@ class _ChildRun:
                 error=error,
             )
         )
-        await self.progress(f"Sub-agent {state.value} ({used.total_tokens} tokens).\n")
+        await self.line(f"Sub-agent {state.value} ({used.total_tokens} tokens).\n")

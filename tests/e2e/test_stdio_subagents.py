@@ -7,6 +7,7 @@ sees none of it: one tool call per sub-agent, with progress lines."""
 
 import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,11 @@ async def prompt_with_overlap(
 async def allowing_until(client: RawClient, id_: int) -> dict[str, Any]:
     """Read until the answer to `id_`, allowing each sub-agent start the user is asked
     about (starting one asks, as a command does)."""
+    return await allowing(client, lambda m: m.get("id") == id_ and "method" not in m)
+
+
+async def allowing(client: RawClient, until: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """Read until a message `until` picks (returned), allowing sub-agent starts meanwhile."""
     while True:
         message = await client.next_message()
         if message.get("method") == "session/request_permission":
@@ -62,7 +68,7 @@ async def allowing_until(client: RawClient, id_: int) -> dict[str, Any]:
             await client.send(
                 {"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}}
             )
-        elif message.get("id") == id_ and "method" not in message:
+        elif until(message):
             return message
 
 
@@ -176,9 +182,22 @@ async def test_without_the_capability_a_subagent_is_one_tool_call_with_progress(
             and f["update"]["sessionUpdate"] == "tool_call_update"
         ]
         assert updates[-1]["status"] == "completed"
-        shown = [c["content"]["text"] for u in updates for c in u.get("content") or []]
-        assert any("Sub-agent" in s and "started" in s for s in shown)
-        assert any("Sub-agent done" in s for s in shown)
+        # Its content ends as the progress lines, then the answer (live updates before it
+        # showed the lines so far; a slow reader may get them merged into this one).
+        texts = [c["content"]["text"] for c in updates[-1].get("content") or []]
+        assert len(texts) == 1, updates
+        lines = texts[0].splitlines()
+        assert lines[0].startswith("Sub-agent ") and lines[0].endswith((": alpha", ": beta"))
+        assert lines[-3].startswith("Sub-agent done (")
+        assert lines[-1] in ("answer one", "answer two")
+
+
+def _is_announcement(message: dict[str, Any]) -> bool:
+    params = message.get("params") or {}
+    update = params.get("update") or {}
+    return message.get("method") == "session/update" and (
+        update.get("sessionUpdate") == "subagent_update"
+    )
 
 
 def _named(params: dict[str, Any]) -> set[str]:
@@ -282,9 +301,11 @@ async def test_one_child_cancelled_alone_and_the_parent_goes_on(
                 "session/prompt",
                 {"sessionId": parent, "prompt": [{"type": "text", "text": "find it"}]},
             )
+            announced = await allowing(client, _is_announcement)
+            await asyncio.to_thread(server.wait_for_hang, 1)  # the child is at work
             reading = asyncio.ensure_future(allowing_until(client, asked))
-            await asyncio.to_thread(server.wait_for_hang, 1)
-            [(child, started)] = child_ends(client, parent).items()
+            started = announced["params"]["update"]
+            child = started["sessionId"]
             assert started["capabilities"] == {"cancel": {}}  # advertised per child
             await client.send(
                 {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": child}}
