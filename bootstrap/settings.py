@@ -57,6 +57,7 @@ class Settings:
     # How long a running turn goes on with no client attached before it is cancelled.
     detached_turn_timeout: float = 300.0
     max_tasks: int = 8  # background tasks running at once in one session
+    max_subagents: int = 3  # sub-agents one model response may start (they run at once)
     # A background task ending while its session is idle starts a turn for the model.
     task_follow_up: bool = False
     # Prompts a session holds behind its running turn for clients that queue (0: none).
@@ -123,6 +124,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "permission_timeout": ("IAC_CODE_PERMISSION_TIMEOUT",),
     "detached_turn_timeout": ("IAC_CODE_DETACHED_TURN_TIMEOUT",),
     "max_tasks": ("IAC_CODE_MAX_TASKS",),
+    "max_subagents": ("IAC_CODE_MAX_SUBAGENTS",),
     "task_follow_up": ("IAC_CODE_TASK_FOLLOW_UP",),
     "prompt_queue_max": ("IAC_CODE_PROMPT_QUEUE_MAX",),
     "bash_timeout": ("IAC_CODE_BASH_TIMEOUT",),
@@ -153,6 +155,7 @@ _INTS = {
     "prompt_queue_max",
     "max_turn_requests",
     "max_tasks",
+    "max_subagents",
     "max_tokens",
     "max_retries",
     "max_message_bytes",
@@ -164,6 +167,7 @@ _INTS = {
 _POSITIVE = {
     "max_turn_requests",
     "max_tasks",
+    "max_subagents",
     "max_tokens",
     "max_message_bytes",
     "max_image_bytes",

@@ -7,11 +7,12 @@ from enum import StrEnum
 from domain.commands import CommandSpec
 from domain.config import SelectOption
 from domain.content import ContentBlock
-from domain.ids import MessageId, ToolCallId
+from domain.ids import MessageId, SessionId, ToolCallId
 from domain.mcp import McpServerState
 from domain.plan import PlanEntry
 from domain.tasks import TaskSummary
 from domain.tool_call import ToolCallStatus, ToolKind, ToolOutput
+from domain.usage import Usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -216,6 +217,54 @@ class SessionRewound:
     undone: bool = False
 
 
+class SubagentState(StrEnum):
+    """Where a sub-agent's run is (the ACP `subagent_update` state says it)."""
+
+    RUNNING = "running"
+    DONE = "done"  # it answered
+    FAILED = "failed"  # its model failed, or it ran out of requests
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentChanged:
+    """A sub-agent (a child session of this one, `child_id`) was started or its state
+    changed. The first one for a child announces it, before any of its traffic. `usage`
+    and `error` say how a finished run went; `tool_call_id` is the parent's call that
+    started it."""
+
+    child_id: SessionId
+    state: SubagentState
+    tool_call_id: ToolCallId
+    title: str | None = None
+    description: str | None = None
+    agent: str | None = None
+    usage: Usage | None = None
+    error: str | None = None
+    cancellable: bool = False  # a client may cancel this child alone (while it runs)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionMessageSent:
+    """A message from one session to another (the parent's task to its child, the
+    child's answer to its parent), shown in the transcript of the session it is emitted
+    on."""
+
+    message_id: MessageId
+    sender: SessionId
+    recipient: SessionId
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChildEvent:
+    """An event of a child session (a sub-agent's text or tool call), emitted on its
+    parent: it reaches the parent's clients that show sub-agents, addressed to the child."""
+
+    child_id: SessionId
+    event: "AgentEvent"
+
+
 AgentEvent = (
     TextDelta
     | ThinkingDelta
@@ -237,4 +286,7 @@ AgentEvent = (
     | SteeringWaiting
     | PromptQueueChanged
     | SessionRewound
+    | SubagentChanged
+    | SessionMessageSent
+    | ChildEvent
 )

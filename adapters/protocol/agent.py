@@ -183,6 +183,10 @@ class AcpAgent(Dispatcher):
             log.debug("ignoring notification %s", method)
             return
         request = parse_params(acp.CancelNotification, params, method)
+        if (parent := self._uc.cancel().parent_of(request.session_id)) is not None:
+            if self._room.may_cancel(parent, peer):  # a sub-agent's child session, alone
+                self._uc.cancel().child(request.session_id)
+            return
         if not self._room.may_cancel(request.session_id, peer):
             return
         if self._received.cancel(request.session_id):  # begun or not

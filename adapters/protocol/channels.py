@@ -26,7 +26,7 @@ from application.attachments.room import Attachments
 from application.attachments.turn_state import TurnPhase, TurnState
 from application.ports.clients import Client
 from application.ports.event_sink import EventSink
-from domain.events import AgentEvent
+from domain.events import AgentEvent, ChildEvent
 from domain.ids import SessionId
 
 
@@ -90,7 +90,9 @@ class SessionChannels(EventSink):
 
     async def emit(self, session_id: SessionId, event: AgentEvent) -> None:
         params = notification_for(session_id, event)
-        if self._log is not None:
+        # A child's own traffic is live only: the journal numbers each session's updates,
+        # and these are addressed to another (the child's announcement and end are kept).
+        if self._log is not None and not isinstance(event, ChildEvent):
             params = await self._log.record(session_id, params)
         sends = []
         for peer in self._room.peers_of(session_id):

@@ -8,12 +8,15 @@ from typing import Any
 
 from adapters.protocol.compaction_updates import shown_to
 from adapters.protocol.notices import shaped_for
+from adapters.protocol.subagent_updates import subagents_shown_to
 
 
 def for_client(params: dict[str, Any], capabilities: Any) -> dict[str, Any] | None:
     """`session/update` params as a client with these `clientCapabilities` is sent them;
-    None: not at all. Everything but a notice or a compaction passes through untouched."""
-    shaped = shaped_for(params, capabilities)
+    None: not at all. Everything but a notice, a compaction or sub-agent traffic (only to
+    clients that show sub-agents) passes through untouched."""
+    shaped = subagents_shown_to(capabilities, params)
+    shaped = None if shaped is None else shaped_for(shaped, capabilities)
     return None if shaped is None else shown_to(capabilities, shaped)
 
 

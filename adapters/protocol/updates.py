@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from adapters.protocol.compaction_updates import compaction_update, summary_chunk
+from adapters.protocol.subagent_updates import session_message, subagent_update
 from domain.content import (
     ContentBlock,
     EmbeddedResourceBlock,
@@ -23,6 +24,8 @@ from domain.events import (
     CompactionSummaryDelta,
     Notice,
     PlanUpdated,
+    SessionMessageSent,
+    SubagentChanged,
     TextDelta,
     ThinkingDelta,
     ToolCallStarted,
@@ -78,6 +81,10 @@ def update_dict(event: AgentEvent) -> dict[str, Any] | None:
             return compaction_update(event)
         case CompactionSummaryDelta():
             return summary_chunk(event)
+        case SubagentChanged():
+            return subagent_update(event)
+        case SessionMessageSent():
+            return session_message(event)
     return None
 
 

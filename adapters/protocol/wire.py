@@ -6,6 +6,7 @@ from typing import Any, Literal, cast
 from acp import schema as acp
 
 from adapters.protocol.notices import notice_params
+from adapters.protocol.subagent_updates import child_params
 from adapters.protocol.updates import shown, shown_data, update_dict
 from application.dto import SessionState
 from application.ports.permissions import PermissionRequest
@@ -24,6 +25,7 @@ from domain.content import (
 )
 from domain.events import (
     AgentEvent,
+    ChildEvent,
     CommandsAvailable,
     ConfigOptionsChanged,
     McpServersChanged,
@@ -208,6 +210,9 @@ def _command(spec: CommandSpec) -> acp.AvailableCommand:
 
 
 def notification_for(session_id: str, event: AgentEvent) -> dict[str, Any]:
+    if isinstance(event, ChildEvent):  # addressed to the child, delivered on the parent
+        inner = notification_for(event.child_id, event.event)
+        return child_params(session_id, event.child_id, inner["update"])
     if (update := update_dict(event)) is not None:  # the frequent kinds, without pydantic
         return {"sessionId": session_id, "update": update}
     if isinstance(event, SessionNotice):  # newer than the SDK; shaped per client later

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from application.ports.workspace import Workspace
+from domain.events import AgentEvent
 from domain.knowledge import Briefing
 from domain.tool_call import ToolOutput
 from domain.usage import Usage
@@ -48,6 +49,12 @@ class ToolResult:
 
 # Live output as text, or something to show the user at once (e.g. the editor's terminal).
 Progress = Callable[[str | ToolOutput], Awaitable[None]]
+# An event for the calling session's clients (a sub-agent announcing its child session).
+Report = Callable[[AgentEvent], Awaitable[None]]
+
+
+async def unreported(_: AgentEvent) -> None:
+    """Where a tool's events go when nobody is told (a context without a session)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,14 +70,16 @@ class ToolContext:
     # None: the runner's own (local) workspace.
     workspace: Workspace | None = None
     call_id: str | None = None  # the tool call being run (None while it is looked at)
+    report: Report = unreported  # events for the session's clients
 
 
 class ToolRunner(Protocol):
     """Runs the agent's tools for a session working in `cwd`.
 
     `plan` and `run` of one session are called one at a time, each `run` after the `plan`
-    of the same call. `run` may be cancelled at any await; it then stops what it started
-    (processes included). Tool failures are results with is_error, not exceptions.
+    of the same call, except that sub-agents started together run at once (each calling
+    the read-only tools it may use). `run` may be cancelled at any await; it then stops
+    what it started (processes included). Tool failures are results with is_error, not exceptions.
     """
 
     @abstractmethod

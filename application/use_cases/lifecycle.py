@@ -1,15 +1,32 @@
 from application.runtime import SessionRegistry
 from application.use_cases.background_tasks import BackgroundTasks
+from application.use_cases.subagent_runs import SubagentRuns
 from application.use_cases.turn_lease import TurnLeasing
 from domain.ids import SessionId
 
 
 class CancelTurn:
-    """Ask the running turn of a session to stop. Unknown or idle sessions: nothing happens."""
+    """Ask the running turn of a session to stop. Unknown or idle sessions: nothing happens.
+    A running sub-agent's child session is cancelled alone (`child`); its parent goes on."""
 
-    def __init__(self, *, registry: SessionRegistry, leasing: TurnLeasing | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        registry: SessionRegistry,
+        leasing: TurnLeasing | None = None,
+        children: SubagentRuns | None = None,
+    ) -> None:
         self._registry = registry
         self._leasing = leasing
+        self._children = children
+
+    def parent_of(self, session_id: str) -> SessionId | None:
+        """The parent of a child session running here (None: not one); whoever may
+        cancel the parent may cancel it."""
+        return self._children.parent_of(session_id) if self._children is not None else None
+
+    def child(self, session_id: str) -> bool:
+        return self._children is not None and self._children.cancel(session_id)
 
     def execute(self, session_id: str) -> bool:
         """Cancel the turn running in this process. False: none runs here."""

@@ -9,6 +9,7 @@ from application.use_cases.background_tasks import BackgroundTasks
 from application.use_cases.compaction import replayed as compaction_replayed
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_state import state_of
+from application.use_cases.subagent_record import replayed_subagent
 from application.use_cases.turn_lease import UNSAVED_REPAIR, TurnLeasing
 from domain.config import Catalog
 from domain.content import ToolResultBlock, ToolUseBlock
@@ -23,7 +24,7 @@ from domain.events import (
     UserContentReplayed,
 )
 from domain.history import repair
-from domain.ids import ToolCallId
+from domain.ids import SessionId, ToolCallId
 from domain.message import Message, MessageKind, Role
 from domain.plan import written_plan
 from domain.session import Session
@@ -39,8 +40,14 @@ class LoadSessionRequest:
     opening: SessionOpening = NOTHING_MORE
 
 
+NO_SESSION = SessionId("")  # a history shown outside any session (its sub-agents' answers too)
+
+
 def _tool_events(
-    use: ToolUseBlock, record: ToolCallRecord | None, result: ToolResultBlock | None
+    session_id: SessionId,
+    use: ToolUseBlock,
+    record: ToolCallRecord | None,
+    result: ToolResultBlock | None,
 ) -> list[AgentEvent]:
     call_id = ToolCallId(use.id)
     if record is None:  # not recorded (imported, or lost in a crash): rebuild from the result
@@ -54,6 +61,10 @@ def _tool_events(
             status=ToolCallStatus.FAILED if failed else ToolCallStatus.COMPLETED,
             output=(TextOutput(text=result.content),) if result else (),
         )
+    # A sub-agent's child is announced (in its final state) after the call that started
+    # it, as it was live, with its answer to the parent.
+    answer = result.content if result is not None and isinstance(result.content, str) else ""
+    child = replayed_subagent(session_id, call_id, record.raw_output or {}, answer)
     return [
         ToolCallStarted(
             tool_call_id=call_id,
@@ -63,6 +74,7 @@ def _tool_events(
             locations=record.locations,
             name=record.name,
         ),
+        *child,
         ToolCallUpdated(
             tool_call_id=call_id,
             status=record.status,
@@ -73,9 +85,12 @@ def _tool_events(
 
 
 def replay_events(
-    messages: tuple[Message, ...], records: dict[str, ToolCallRecord]
+    messages: tuple[Message, ...],
+    records: dict[str, ToolCallRecord],
+    parent_id: SessionId = NO_SESSION,
 ) -> list[AgentEvent]:
-    """The updates that show a stored history again, in the shapes the live turns used."""
+    """The updates that show a stored history again, in the shapes the live turns used
+    (`parent_id`: the session's, which its sub-agents answered)."""
     events: list[AgentEvent] = []
     for index, message in enumerate(messages):
         if not message.is_chat and message.role is Role.ASSISTANT:
@@ -95,7 +110,7 @@ def replay_events(
         following = messages[index + 1] if index + 1 < len(messages) else None
         results = {r.tool_use_id: r for r in following.tool_results} if following else {}
         for use in message.tool_uses:
-            events.extend(_tool_events(use, records.get(use.id), results.get(use.id)))
+            events.extend(_tool_events(parent_id, use, records.get(use.id), results.get(use.id)))
             # A todo_write shows its plan after its call, as it did live.
             if (plan := written_plan(use, results.get(use.id))) is not None:
                 events.append(PlanUpdated(entries=plan))
@@ -258,7 +273,9 @@ class LoadSession:
         if self._tasks is not None:  # a background call stored running may have ended
             live = self._tasks.running_calls(session.id)
             records = {k: as_shown_now(r, live) for k, r in records.items()}
-        return Loaded(state_of(session, self._catalog), replay_events(session.messages, records))
+        return Loaded(
+            state_of(session, self._catalog), replay_events(session.messages, records, session.id)
+        )
 
     async def execute(self, request: LoadSessionRequest) -> SessionState:
         """`prepare`, with the replay sent to the sink."""

@@ -1,5 +1,6 @@
+import asyncio
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from application.errors import ModelError
 from application.ports.clock import Clock
@@ -7,6 +8,7 @@ from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient, ModelRequest, ModelResponse
 from application.ports.tools import (
     Progress,
+    Report,
     ToolContext,
     ToolDefinition,
     ToolPlan,
@@ -14,12 +16,30 @@ from application.ports.tools import (
     ToolRunner,
 )
 from application.system_prompt import environment_context, subagent_system_prompt
+from application.use_cases.subagent_record import KEY, subagent_record
+from application.use_cases.subagent_runs import SubagentRuns
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
 from domain.context import model_view
+from domain.events import (
+    AgentEvent,
+    ChildEvent,
+    SessionMessageSent,
+    SubagentChanged,
+    SubagentState,
+    TextDelta,
+    ToolCallStarted,
+    ToolCallUpdated,
+)
+from domain.ids import MessageId, SessionId, ToolCallId
 from domain.message import Message, Role
 from domain.stop_reason import ModelStop
-from domain.tools import READ_ONLY_TOOLS
+from domain.tool_call import TextOutput, ToolCallStatus, ToolOutput
+from domain.tools import READ_ONLY_TOOLS, spec_for, title_for
 from domain.usage import Usage
+
+DEFAULT_AGENT = "researcher"  # the built-in read-only one
+STOPPED_ALONE = "The user cancelled this sub-agent before it answered."
+_SHOWN_RESULT = 4_000  # characters of a child's tool result shown in its call
 
 AGENT_TOOL = ToolDefinition(
     name="agent",
@@ -27,7 +47,8 @@ AGENT_TOOL = ToolDefinition(
         "Start a sub-agent with its own conversation to research a question in the working "
         "directory. It can only read (read_file, list_files, glob, grep, web_fetch) and "
         "returns its final answer. Use it for broad searches that would flood this "
-        "conversation."
+        "conversation. Several agent calls in one response run at the same time, each "
+        "with its own conversation: use that for independent questions."
     ),
     input_schema={
         "type": "object",
@@ -56,7 +77,9 @@ class SubAgentTools(ToolRunner):
         ids: IdGenerator,
         max_requests: int,
         max_tokens: int,
+        runs: SubagentRuns | None = None,  # where a client can cancel a child alone
     ) -> None:
+        self._runs = runs
         self._inner = inner
         self._llm = llm
         self._clock = clock
@@ -83,41 +106,102 @@ class SubAgentTools(ToolRunner):
     ) -> ToolResult:
         if name != "agent":
             return await self._inner.run(name, arguments, context, progress)
+        run = _ChildRun(
+            child_id=self._ids.session_id(),
+            parent_id=SessionId(context.session_id),
+            call_id=ToolCallId(context.call_id or ""),
+            report=context.report,
+            progress=progress,
+        )
+        prompt = str(arguments["prompt"])
+        label = arguments.get("description")
+        await run.announce(label if isinstance(label, str) and label.strip() else None, prompt)
+        await run.tell_child(  # the task, as the child's transcript starts
+            SessionMessageSent(
+                message_id=self._ids.message_id(),
+                sender=run.parent_id,
+                recipient=run.child_id,
+                text=prompt,
+            )
+        )
+        result = await self._followed(context, prompt, run)
+        answer_id = None
+        if result.is_error:
+            state = SubagentState.CANCELLED if run.stopped_alone else SubagentState.FAILED
+            await run.end(state, result.usage, error=None if run.stopped_alone else result.text)
+        else:
+            state, answer_id = SubagentState.DONE, self._ids.message_id()
+            await run.answer(answer_id, result.text)
+            await run.end(state, result.usage)
+        kept = run.record(state, result.usage, answer_id)
+        # The user is shown how it went, then the answer; the model gets the answer alone.
+        shown = TextOutput(text=f"{''.join(run.lines)}\n{result.text}")
+        return replace(result, output=(shown,), raw_output={**result.raw_output, KEY: kept})
+
+    async def _followed(self, context: ToolContext, prompt: str, run: "_ChildRun") -> ToolResult:
+        """The child's conversation as a task of its own, which a client may cancel alone
+        (the parent then gets an error result and goes on); cancelling the parent's turn
+        cancels it too."""
+        work = asyncio.ensure_future(self._converse(context, prompt, run))
+
+        def stop() -> None:
+            run.stopped_alone = True
+            work.cancel()
+
+        if self._runs is not None:
+            self._runs.started(run.child_id, run.parent_id, stop)
+        try:
+            return await work
+        except asyncio.CancelledError:
+            if not run.stopped_alone:  # the parent's turn was cancelled
+                await run.end(SubagentState.CANCELLED, run.used)
+                raise
+            return ToolResult(text=STOPPED_ALONE, is_error=True, usage=run.used)
+        finally:
+            if self._runs is not None:
+                self._runs.ended(run.child_id)
+
+    async def _converse(self, context: ToolContext, prompt: str, run: "_ChildRun") -> ToolResult:
+        """The sub-agent's own loop: ask the model, run its read-only tools, until it
+        answers."""
         # The same environment the calling turn was told, with the task.
         environment = context.briefing.environment
         messages = [
             replace(
-                self._message(Role.USER, (TextBlock(text=str(arguments["prompt"])),)),
+                self._message(Role.USER, (TextBlock(text=prompt),)),
                 context=environment_context(environment) if environment else None,
             )
         ]
         tools = self._inner.definitions(READ_ONLY_TOOLS)
-        used = Usage()
         for _ in range(self._max_requests):
             try:
                 response = await self._ask_model(context, messages, tools)
             except ModelError as exc:
                 return ToolResult(
-                    text=f"The sub-agent's model request failed: {exc}", is_error=True, usage=used
+                    text=f"The sub-agent's model request failed: {exc}",
+                    is_error=True,
+                    usage=run.used,
                 )
-            used = used + response.usage
+            run.used = run.used + response.usage
             messages.append(self._message(Role.ASSISTANT, response.content))
+            said = messages[-1].visible_text().strip()
+            if said:
+                await run.tell_child(TextDelta(message_id=messages[-1].id, text=said))
             if response.stop is not ModelStop.TOOL_USE:
-                answer = messages[-1].visible_text().strip()
                 return ToolResult(
-                    text=answer or "(the sub-agent gave no answer)",
-                    raw_output={"answer": answer, "requests": len(messages) // 2},
-                    usage=used,
+                    text=said or "(the sub-agent gave no answer)",
+                    raw_output={"answer": said, "requests": len(messages) // 2},
+                    usage=run.used,
                 )
             results = [
-                await self._run_read_only(use, context, progress) for use in messages[-1].tool_uses
+                await self._run_read_only(use, context, run) for use in messages[-1].tool_uses
             ]
             messages.append(self._message(Role.USER, tuple(results)))
         return ToolResult(
             text=f"The sub-agent stopped after {self._max_requests} model "
             "requests without a final answer.",
             is_error=True,
-            usage=used,
+            usage=run.used,
         )
 
     async def _ask_model(
@@ -138,8 +222,14 @@ class SubAgentTools(ToolRunner):
         raise ModelError("The model stream ended without a complete response.")
 
     async def _run_read_only(
-        self, use: ToolUseBlock, context: ToolContext, progress: Progress
+        self, use: ToolUseBlock, context: ToolContext, run: "_ChildRun"
     ) -> ToolResultBlock:
+        await run.tool_started(use)
+        block = await self._read_only(use, context)
+        await run.tool_ended(use, block)
+        return block
+
+    async def _read_only(self, use: ToolUseBlock, context: ToolContext) -> ToolResultBlock:
         if use.name not in READ_ONLY_TOOLS:
             return ToolResultBlock(
                 tool_use_id=use.id,
@@ -152,10 +242,120 @@ class SubAgentTools(ToolRunner):
             return ToolResultBlock(
                 tool_use_id=use.id, is_error=True, content=f"Refused to the sub-agent: {reason}."
             )
-        result = await self._inner.run(use.name, use.input, context, progress)
+        # The child's own tools' live output is not the parent call's: only its end shows.
+        result = await self._inner.run(use.name, use.input, context, _quiet)
         return ToolResultBlock(tool_use_id=use.id, content=result.text, is_error=result.is_error)
 
     def _message(self, role: Role, content: tuple) -> Message:  # type: ignore[type-arg]
         return Message(
             id=self._ids.message_id(), role=role, content=content, created_at=self._clock.now()
         )
+
+
+async def _quiet(_: str | ToolOutput) -> None:
+    pass
+
+
+def _first_line(text: str, limit: int = 80) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+@dataclass(slots=True, kw_only=True)
+class _ChildRun:
+    """One sub-agent run as its parent's clients see it: a child session announced on the
+    parent (`SubagentChanged`), its text and tool calls addressed to it (`ChildEvent`), its
+    end with what it used; and, for clients that do not show sub-agents, progress lines in
+    the parent's tool call."""
+
+    child_id: SessionId
+    parent_id: SessionId
+    call_id: ToolCallId
+    report: Report
+    progress: Progress
+    used: Usage = field(default_factory=Usage)
+    title: str | None = None
+    description: str | None = None
+    stopped_alone: bool = False  # a client cancelled this child (not its parent)
+    lines: list[str] = field(default_factory=list)  # its progress, also kept for its result
+
+    async def line(self, text: str) -> None:
+        self.lines.append(text)
+        await self.progress(text)
+
+    async def announce(self, label: str | None, prompt: str) -> None:
+        self.title = label or _first_line(prompt)
+        self.description = _first_line(prompt, 200)
+        await self.report(
+            SubagentChanged(
+                child_id=self.child_id,
+                state=SubagentState.RUNNING,
+                tool_call_id=self.call_id,
+                title=self.title,
+                description=self.description,
+                agent=DEFAULT_AGENT,
+                cancellable=True,
+            )
+        )
+        await self.line(f"Sub-agent {self.child_id} started: {self.title}\n")
+
+    async def tell_child(self, event: AgentEvent) -> None:
+        await self.report(ChildEvent(child_id=self.child_id, event=event))
+
+    async def tool_started(self, use: ToolUseBlock) -> None:
+        title = title_for(use.name, use.input)
+        await self.tell_child(
+            ToolCallStarted(
+                tool_call_id=ToolCallId(use.id),
+                title=title,
+                kind=spec_for(use.name).kind,
+                arguments=dict(use.input),
+                status=ToolCallStatus.IN_PROGRESS,
+                name=use.name,
+            )
+        )
+        await self.line(f"- {title}\n")
+
+    async def tool_ended(self, use: ToolUseBlock, block: ToolResultBlock) -> None:
+        status = ToolCallStatus.FAILED if block.is_error else ToolCallStatus.COMPLETED
+        shown = block.content if isinstance(block.content, str) else ""
+        await self.tell_child(
+            ToolCallUpdated(
+                tool_call_id=ToolCallId(use.id),
+                status=status,
+                output=(TextOutput(text=shown[:_SHOWN_RESULT]),) if shown else None,
+            )
+        )
+
+    async def answer(self, message_id: MessageId, text: str) -> None:
+        """The child's answer, in the parent's transcript."""
+        await self.report(
+            SessionMessageSent(
+                message_id=message_id, sender=self.child_id, recipient=self.parent_id, text=text
+            )
+        )
+
+    def record(
+        self, state: SubagentState, used: Usage, answer_id: MessageId | None
+    ) -> dict[str, object]:
+        return subagent_record(
+            child_id=self.child_id,
+            title=self.title,
+            description=self.description,
+            agent=DEFAULT_AGENT,
+            state=state,
+            used=used,
+            answer_id=answer_id,
+        )
+
+    async def end(self, state: SubagentState, used: Usage, *, error: str | None = None) -> None:
+        await self.report(
+            SubagentChanged(
+                child_id=self.child_id,
+                state=state,
+                tool_call_id=self.call_id,
+                usage=used,
+                error=error,
+            )
+        )
+        await self.line(f"Sub-agent {state.value} ({used.total_tokens} tokens).\n")

@@ -1,5 +1,6 @@
 """What the client is shown of each tool call, and the record stored when it ends."""
 
+import asyncio
 from dataclasses import replace
 
 from application.ports.event_sink import EventSink
@@ -30,6 +31,9 @@ class ToolCallLog:
     def __init__(self, *, sink: EventSink, uow: UnitOfWork) -> None:
         self._sink = sink
         self._uow = uow
+        # Sub-agents started together end at any moment, together too; one unit of work
+        # holds one transaction at a time.
+        self._storing = asyncio.Lock()
 
     async def announce(
         self, session: Session, control: TurnControl, call_id: str, name: str
@@ -93,7 +97,7 @@ class ToolCallLog:
             ToolCallUpdated(tool_call_id=call.id, status=status, output=output, raw_output=raw),
         )
         record = replace(call, status=status, output=output, raw_output=raw)
-        async with self._uow as uow:
+        async with self._storing, self._uow as uow:
             await uow.activity.record_tool_call(session.id, record)
             await uow.commit()
         return ToolResultBlock(tool_use_id=call.id, content=result.text, is_error=result.is_error)

@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 from application.ports.elicitation import ElicitationMode, Elicitor
+from application.ports.event_sink import EventSink
 from application.ports.knowledge import ProjectKnowledge
 from application.ports.tools import (
     Progress,
@@ -21,6 +22,7 @@ from application.use_cases.skill_tools import SkillTools
 from application.use_cases.task_tools import TASK_TOOLS, check_task_call
 from domain.config import Catalog
 from domain.content import ToolUseBlock
+from domain.events import AgentEvent
 from domain.knowledge import Briefing
 from domain.modes import ModeId
 from domain.plan import TODO_WRITE
@@ -70,6 +72,7 @@ class ToolCatalogue:
         knowledge: ProjectKnowledge | None = None,
         elicitor: Elicitor | None = None,  # None: ask_user is never offered
         background: bool = False,  # background tasks run here: their tools are offered
+        sink: EventSink | None = None,  # where tools' own events go (a sub-agent's)
     ) -> None:
         self._runner = runner
         self._catalog = catalog
@@ -78,6 +81,7 @@ class ToolCatalogue:
         self._knowledge = knowledge
         self._elicitor = elicitor
         self._background = background
+        self._sink = sink
 
     def mode_of(self, session: Session) -> str:
         return self._catalog.usable_mode(session.mode_id)
@@ -115,6 +119,13 @@ class ToolCatalogue:
     async def run(self, session: Session, call: ToolCallRecord, progress: Progress) -> ToolResult:
         tools = self._tools(session)
         context = replace(self._context(session), call_id=call.id)
+        sink = self._sink
+        if sink is not None:
+
+            async def report(event: AgentEvent) -> None:
+                await sink.emit(session.id, event)
+
+            context = replace(context, report=report)
         return await tools.run(call.name, call.arguments, context, progress)
 
     def workspace(self, session: Session) -> Workspace | None:

@@ -12,6 +12,7 @@ from adapters.workspace.local import LocalWorkspace
 from application.ports.mcp import McpConnector
 from application.use_cases.provider_retry import QuietRetry, RetryTerms
 from application.use_cases.subagent import SubAgentTools
+from application.use_cases.subagent_runs import SubagentRuns
 from bootstrap.model_clients import build_llm
 from bootstrap.settings import Settings
 
@@ -58,9 +59,11 @@ class Gateways(containers.DeclarativeContainer):
     )
     local_workspace = providers.Singleton(LocalWorkspace)
     local_tools = providers.Singleton(LocalToolRunner, tool_limits, local_workspace)
+    subagent_runs = providers.Singleton(SubagentRuns)  # running children, to cancel one
     tools = providers.Singleton(
         SubAgentTools,
         inner=local_tools,
+        runs=subagent_runs,
         llm=quiet_llm,
         clock=core.clock,
         ids=core.ids,

@@ -108,7 +108,9 @@ class Sessions(containers.DeclarativeContainer):
     set_config_option = providers.Factory(
         SetConfigOption, registry=core.registry, settings=change_settings
     )
-    cancel = providers.Factory(CancelTurn, registry=core.registry, leasing=leasing)
+    cancel = providers.Factory(
+        CancelTurn, registry=core.registry, leasing=leasing, children=gateways.subagent_runs
+    )
     steer = providers.Factory(SteerSession, registry=core.registry, sink=clients.channels)
     queue = providers.Factory(
         QueuePrompts,

@@ -37,6 +37,7 @@ class Turn(containers.DeclarativeContainer):
         knowledge=gateways.knowledge,
         elicitor=clients.elicitor,
         background=True,
+        sink=clients.channels,
     )
     tool_calls = providers.Factory(ToolCallLog, sink=clients.channels, uow=storage.uow)
     permission_desk = providers.Factory(
@@ -48,6 +49,7 @@ class Turn(containers.DeclarativeContainer):
     )
     tool_phase = providers.Factory(
         ToolPhase,
+        max_subagents=core.settings.provided.max_subagents,
         catalogue=tool_catalogue,
         calls=tool_calls,
         permissions=providers.Factory(

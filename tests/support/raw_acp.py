@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.patience import PATIENCE
-from tests.support.schema_file import SchemaFileValidator
+from tests.support.schema_file import SchemaFileValidator, Which
 from tests.support.wire_validator import AGENT, CLIENT
 
 IAC_CODE = shutil.which("iac-code", path=str(Path(sys.executable).parent)) or "iac-code"
@@ -23,9 +23,9 @@ class RawClient:
     """An editor that speaks JSON-RPC lines itself; every frame either way is checked
     against the newest schema file."""
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, which: Which = "stable") -> None:
         self.process = process
-        self.schema = SchemaFileValidator(which="stable")
+        self.schema = SchemaFileValidator(which=which)
         self.received: list[dict[str, Any]] = []
         self._ids = iter(range(1, 1000))
 
@@ -75,7 +75,9 @@ class RawClient:
 
 
 @asynccontextmanager
-async def raw_client(env: dict[str, str], workdir: Path) -> AsyncIterator[RawClient]:
+async def raw_client(
+    env: dict[str, str], workdir: Path, which: Which = "stable"
+) -> AsyncIterator[RawClient]:
     process = await asyncio.create_subprocess_exec(
         IAC_CODE,
         "acp",
@@ -86,7 +88,7 @@ async def raw_client(env: dict[str, str], workdir: Path) -> AsyncIterator[RawCli
         limit=16 * 2**20,
         env={"PATH": "/usr/bin:/bin", **env},
     )
-    client = RawClient(process)
+    client = RawClient(process, which)
     try:
         yield client
     finally:

@@ -38,7 +38,7 @@ from application.use_cases.tool_call_log import ToolCallLog
 from application.use_cases.tool_catalogue import ToolCatalogue
 from application.use_cases.tool_execution import ToolExecution
 from application.use_cases.tool_permissions import PermissionFlow
-from application.use_cases.tool_phase import ToolPhase
+from application.use_cases.tool_phase import DEFAULT_MAX_SUBAGENTS, ToolPhase
 from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
 from application.use_cases.turn_ownership import TurnOwnership
 from application.use_cases.turn_parts import ModelSide, TurnOutput
@@ -100,7 +100,7 @@ class World:
     elicitor: FakeElicitor | None = None
     tasks: BackgroundTasks | None = None  # background tasks, where a test runs them
 
-    def tool_phase(self) -> ToolPhase:
+    def tool_phase(self, max_subagents: int = DEFAULT_MAX_SUBAGENTS) -> ToolPhase:
         catalogue, calls = self.tool_catalogue(), self.tool_calls()
         desk = PermissionDesk(
             asker=self.asker, uow=self.uow, clock=self.clock, timeout=self.permission_timeout
@@ -122,6 +122,7 @@ class World:
                 ask_user=self.ask_user(calls),
                 tasks=self.tasks,
             ),
+            max_subagents=max_subagents,
         )
 
     def tool_catalogue(self) -> ToolCatalogue:

@@ -1,13 +1,26 @@
-from collections.abc import Mapping
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
+
+import pytest
 
 from application.errors import ModelUnavailable
-from application.ports.llm import ModelResponse
+from application.ports.llm import ModelEvent, ModelRequest, ModelResponse
 from application.ports.tools import ToolContext, ToolPlan, ToolResult
 from application.use_cases.subagent import SubAgentTools
+from application.use_cases.subagent_runs import SubagentRuns
 from domain.content import TextBlock, ToolUseBlock
+from domain.events import (
+    AgentEvent,
+    ChildEvent,
+    SessionMessageSent,
+    SubagentChanged,
+    SubagentState,
+)
 from domain.stop_reason import ModelStop
 from domain.usage import Usage
 from tests.fakes.ports import FakeTools, FixedClock, ScriptedLLM, SequentialIds
+from tests.support.patience import PATIENCE
 
 
 async def ok(arguments: Mapping[str, object]) -> ToolResult:
@@ -23,8 +36,11 @@ def answer(text: str) -> list:
     return [ModelResponse(content=(TextBlock(text=text),), stop=ModelStop.END_TURN, usage=Usage())]
 
 
-def make(llm: ScriptedLLM, tools: FakeTools, max_requests: int = 5) -> SubAgentTools:
+def make(
+    llm: ScriptedLLM, tools: FakeTools, max_requests: int = 5, runs: SubagentRuns | None = None
+) -> SubAgentTools:
     return SubAgentTools(
+        runs=runs,
         inner=tools,
         llm=llm,
         clock=FixedClock(),
@@ -103,3 +119,97 @@ async def test_a_sub_agents_requests_are_reported_with_its_result() -> None:
         "agent", {"prompt": "p"}, CONTEXT, nothing
     )
     assert result.usage == spent + spent
+
+
+class Seen:
+    """The events a sub-agent reports to its parent's clients, and its progress lines."""
+
+    def __init__(self) -> None:
+        self.events: list[AgentEvent] = []
+        self.lines: list[str] = []
+
+    async def report(self, event: AgentEvent) -> None:
+        self.events.append(event)
+
+    async def progress(self, chunk: object) -> None:
+        self.lines.append(str(chunk))
+
+    def context(self) -> ToolContext:
+        return replace(CONTEXT, session_id="parent", call_id="toolu_1", report=self.report)
+
+
+async def test_a_sub_agent_is_a_child_session_announced_before_its_traffic() -> None:
+    spent = Usage(input_tokens=5, output_tokens=2)
+    llm = ScriptedLLM(
+        asks(("read_file", {"path": "a.py"})),
+        [ModelResponse(content=(TextBlock(text="main"),), stop=ModelStop.END_TURN, usage=spent)],
+    )
+    seen = Seen()
+    arguments = {"prompt": "What is in a.py?", "description": "look"}
+    result = await make(llm, FakeTools(read_file=ok)).run(
+        "agent", arguments, seen.context(), seen.progress
+    )
+
+    first, *middle, answer, last = seen.events
+    assert isinstance(first, SubagentChanged) and first.state is SubagentState.RUNNING
+    child = first.child_id
+    assert (first.title, first.tool_call_id, first.cancellable) == ("look", "toolu_1", True)
+    assert all(isinstance(e, ChildEvent) and e.child_id == child for e in middle)
+    inner = [e.event for e in middle if isinstance(e, ChildEvent)]
+    assert [type(e).__name__ for e in inner] == [
+        "SessionMessageSent",  # the task
+        "ToolCallStarted",
+        "ToolCallUpdated",
+        "TextDelta",
+    ]
+    assert answer == SessionMessageSent(
+        message_id=answer.message_id, sender=child, recipient="parent", text="main"
+    )
+    assert isinstance(last, SubagentChanged)
+    assert (last.state, last.usage) == (SubagentState.DONE, spent)
+    assert result.raw_output["subagent"]["sessionId"] == child  # kept for the parent's load
+    assert seen.lines[0].startswith(f"Sub-agent {child} started: look")
+    assert seen.lines[-1] == "Sub-agent done (7 tokens).\n"
+
+
+async def test_a_child_cancelled_alone_gives_its_parent_an_error_result() -> None:
+    async def hangs(_: ModelRequest) -> AsyncIterator[ModelEvent]:
+        await asyncio.Event().wait()
+        yield ModelResponse(content=(), stop=ModelStop.END_TURN, usage=Usage())
+
+    runs = SubagentRuns()
+    llm = ScriptedLLM(hangs)
+    tools = make(llm, FakeTools(), runs=runs)
+    seen = Seen()
+    running = asyncio.ensure_future(
+        tools.run("agent", {"prompt": "p"}, seen.context(), seen.progress)
+    )
+    await asyncio.wait_for(llm.started.wait(), PATIENCE)  # announced, and asking
+    child = seen.events[0].child_id  # type: ignore[union-attr]
+    assert runs.parent_of(child) == "parent"
+    assert runs.cancel(child)
+    result = await running
+
+    assert result.is_error and "cancelled this sub-agent" in result.text
+    last = seen.events[-1]
+    assert isinstance(last, SubagentChanged) and last.state is SubagentState.CANCELLED
+    assert runs.parent_of(child) is None  # no longer running
+    assert not runs.cancel(child)
+
+
+async def test_cancelling_the_parent_cancels_the_child() -> None:
+    async def hangs(_: ModelRequest) -> AsyncIterator[ModelEvent]:
+        await asyncio.Event().wait()
+        yield ModelResponse(content=(), stop=ModelStop.END_TURN, usage=Usage())
+
+    seen = Seen()
+    llm = ScriptedLLM(hangs)
+    running = asyncio.ensure_future(
+        make(llm, FakeTools()).run("agent", {"prompt": "p"}, seen.context(), seen.progress)
+    )
+    await asyncio.wait_for(llm.started.wait(), PATIENCE)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    last = seen.events[-1]
+    assert isinstance(last, SubagentChanged) and last.state is SubagentState.CANCELLED

@@ -1,7 +1,10 @@
 """One round of tool uses through the ToolPhase alone (no model, no prompt): what it gives
 back to the turn."""
 
+import asyncio
 from collections.abc import Mapping
+
+import pytest
 
 from application.ports.permissions import PermissionUnavailable
 from application.ports.tools import ToolResult
@@ -15,6 +18,7 @@ from domain.modes import ModeId
 from domain.session import Session
 from domain.tool_call import ToolCallStatus
 from domain.usage import Usage
+from tests.support.patience import PATIENCE
 from tests.unit.application.conftest import World
 
 
@@ -88,3 +92,52 @@ async def test_a_plan_nobody_could_approve_keeps_the_session_planning(world: Wor
 
     assert ran.results == (ToolResultBlock(tool_use_id="toolu_0", content=KEEP_PLANNING),)
     assert session.mode_id == ModeId.PLAN
+
+
+async def test_sub_agents_started_together_run_at_once_up_to_the_limit(world: World) -> None:
+    both_running = asyncio.Event()
+    running = 0
+
+    async def meets_the_other(arguments: Mapping[str, object]) -> ToolResult:
+        nonlocal running
+        running += 1
+        if running == 2:
+            both_running.set()
+        # One after the other, the first would wait here for ever.
+        await asyncio.wait_for(both_running.wait(), PATIENCE)
+        return ToolResult(text=f"found {arguments['task']}")
+
+    world.tools.tools = {"agent": meets_the_other}
+    session = await open_session(world, ModeId.BYPASS)
+    uses = (use("agent", 0, task="a"), use("agent", 1, task="b"), use("agent", 2, task="c"))
+
+    ran = await world.tool_phase(max_subagents=2).run(session, TurnControl(), uses)
+
+    assert [r.content for r in ran.results[:2]] == ["found a", "found b"]
+    assert ran.results[2].is_error
+    assert "At most 2 sub-agents" in str(ran.results[2].content)
+    assert len(world.tools.ran) == 2
+
+
+async def test_a_sub_agent_failing_unexpectedly_stops_the_others(world: World) -> None:
+    stopped = asyncio.Event()
+    other_started = asyncio.Event()
+
+    async def hangs_or_breaks(arguments: Mapping[str, object]) -> ToolResult:
+        if arguments["task"] == "breaks":
+            await asyncio.wait_for(other_started.wait(), PATIENCE)
+            raise RuntimeError("the store went away")
+        other_started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
+        raise AssertionError("never answers")
+
+    world.tools.tools = {"agent": hangs_or_breaks}
+    session = await open_session(world, ModeId.BYPASS)
+    uses = (use("agent", 0, task="hangs"), use("agent", 1, task="breaks"))
+
+    with pytest.raises(RuntimeError, match="store went away"):
+        await world.tool_phase().run(session, TurnControl(), uses)
+    assert stopped.is_set()  # not left running

@@ -55,6 +55,7 @@ def test_config_file_is_read_and_environment_wins(tmp_path: Path) -> None:
         ({"IAC_CODE_PROVIDER_RETRY_SECONDS": "0"}, "provider_retry_seconds"),
         ({"IAC_CODE_PROVIDER_RETRY_SECONDS": "soon"}, "provider_retry_seconds"),
         ({"IAC_CODE_MAX_TASKS": "0"}, "max_tasks"),
+        ({"IAC_CODE_MAX_SUBAGENTS": "0"}, "max_subagents"),
         ({"IAC_CODE_TASK_FOLLOW_UP": "sometimes"}, "task_follow_up"),
     ],
 )
@@ -269,3 +270,9 @@ def test_background_task_settings(tmp_path: Path) -> None:
         }
     )
     assert (settings.max_tasks, settings.task_follow_up) == (3, True)
+
+
+def test_the_sub_agent_limit_is_read(tmp_path: Path) -> None:
+    assert load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)}).max_subagents == 3
+    env = {"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_MAX_SUBAGENTS": "5"}
+    assert load_settings(env).max_subagents == 5
