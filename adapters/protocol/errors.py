@@ -10,6 +10,8 @@ from application.errors import (
     InvalidCursor,
     ModelAuthFailed,
     ModelError,
+    RestoreRefused,
+    RewindConflict,
     RewindNotUndoable,
     SessionBusy,
     SessionNotFound,
@@ -22,6 +24,8 @@ _CODES: list[tuple[type[Exception], int]] = [
     (SessionBusy, INVALID_PARAMS),
     (InvalidCursor, INVALID_PARAMS),
     (RewindNotUndoable, INVALID_PARAMS),
+    (RewindConflict, INVALID_PARAMS),
+    (RestoreRefused, INVALID_PARAMS),
     (AuthRequired, AUTH_REQUIRED),
     # The provider refused the key: the client can ask the user for another one.
     (ModelAuthFailed, AUTH_REQUIRED),

@@ -3,6 +3,8 @@ settings, cancel (close is with the room, in clients.py); and the turn leases th
 
 from dependency_injector import containers, providers
 
+from adapters.workspace.disk_files import DiskFiles
+from application.use_cases.file_checkpoints import FileCheckpoints
 from application.use_cases.lifecycle import CancelTurn
 from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession, StoredSessions
@@ -94,8 +96,19 @@ class Sessions(containers.DeclarativeContainer):
         sink=clients.channels,
         clock=core.clock,
     )
+    file_checkpoints = providers.Factory(
+        FileCheckpoints,
+        uow=storage.uow,
+        files=providers.Singleton(DiskFiles),
+        notices=clients.notices,
+        max_bytes=core.settings.provided.checkpoint_max_bytes,
+    )
     rewind_session = providers.Factory(
-        RewindSession, uow=storage.uow, registry=core.registry, sink=clients.channels
+        RewindSession,
+        uow=storage.uow,
+        registry=core.registry,
+        sink=clients.channels,
+        checkpoints=file_checkpoints,
     )
     delete_session = providers.Factory(
         DeleteSession,
