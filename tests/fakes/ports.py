@@ -318,11 +318,12 @@ class FakeUnitOfWork(UnitOfWork):
         self,
         sessions: InMemorySessionRepository | None = None,
         rules: InMemoryProjectRules | None = None,
+        checkpoints: "InMemoryCheckpoints | None" = None,
     ) -> None:
         self.sessions = sessions or InMemorySessionRepository()
         self.activity = self.listing = self.sessions
         self.rules = rules or InMemoryProjectRules()
-        self.checkpoints: InMemoryCheckpoints = InMemoryCheckpoints()
+        self.checkpoints: InMemoryCheckpoints = checkpoints or InMemoryCheckpoints()
         self.commits = 0
 
     def reading(self) -> Self:

@@ -1,0 +1,134 @@
+"""A rewind that restores files (`files: "restore"`): the real process, the official client,
+a scripted Messages API writing and editing files. The pinned SDK has no rewind method, so
+it is sent as a raw request; every message of each run is validated against the newest
+(unstable) schema file."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError, text_block
+
+from tests.e2e.conftest import Agent, Spawn, anthropic_env
+from tests.e2e.test_stdio_rewind import REWIND, UNDO, call, prompt_id, transcript, valid_on_the_wire
+from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text, tool_use
+
+pytestmark = pytest.mark.e2e
+
+
+def files_of(workdir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(workdir.iterdir()) if p.is_file()}
+
+
+async def turn(agent: Agent, server: ScriptedAnthropic, sid: str, words: str, *uses: Any) -> None:
+    """A prompt whose answer runs the tool calls `uses` (each allowed once), then says done."""
+    server.script(stream(*uses, stop_reason="tool_use"), stream(text(f"done: {words}")))
+    agent.client.answers = ["allow_once"] * len(uses)
+    result = await agent.conn.prompt(session_id=sid, prompt=[text_block(words)])
+    assert result.stop_reason == "end_turn"
+
+
+def write(path: str, content: str) -> Any:
+    return tool_use("write_file", {"path": path, "content": content})
+
+
+def edit(path: str, old: str, new: str) -> Any:
+    return tool_use("edit_file", {"path": path, "old_string": old, "new_string": new})
+
+
+async def three_turns(agent: Agent, server: ScriptedAnthropic, workdir: Path) -> str:
+    await agent.initialize()
+    sid: str = (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+    await turn(agent, server, sid, "one", write("a.txt", "a one\r\n"))
+    await turn(agent, server, sid, "two", edit("a.txt", "one", "two"), write("new.txt", "new\n"))
+    await turn(agent, server, sid, "three", edit("keep.txt", "kept", "changed"))
+    return sid
+
+
+async def test_a_restoring_rewind_puts_the_files_back_and_survives_a_kill(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    (workdir / "keep.txt").write_bytes("kept\n\u00e9\n".encode())
+    env = anthropic_env(server)
+    async with spawn(env) as first:
+        sid = await three_turns(first, server, workdir)
+        assert files_of(workdir) == {
+            "a.txt": b"a two\r\n",
+            "keep.txt": "changed\n\u00e9\n".encode(),
+            "new.txt": b"new\n",
+        }
+        after_three = files_of(workdir)
+        first.kill()  # the checkpoints were written before: a new process uses them
+    valid_on_the_wire(first)
+
+    async with spawn(env) as second:
+        await second.initialize()
+        shown = await transcript(second, sid, workdir)
+        rewound = await call(
+            second, REWIND, sessionId=sid, toMessageId=prompt_id(shown, "two"), files="restore"
+        )
+        assert rewound["messageCount"] == 4  # the first turn: prompt, tool use, result, reply
+        assert sorted(rewound["files"]["restored"]) == [
+            str(workdir / name) for name in ("a.txt", "keep.txt", "new.txt")
+        ]
+        assert (rewound["files"]["skipped"], rewound["files"]["notRestorable"]) == ([], [])
+        # The state before the second prompt, byte for byte: the created file is gone.
+        assert files_of(workdir) == {
+            "a.txt": b"a one\r\n",
+            "keep.txt": "kept\n\u00e9\n".encode(),
+        }
+        await call(second, UNDO, sessionId=sid, undoToken=rewound["undoToken"])
+        assert files_of(workdir) == after_three
+    valid_on_the_wire(second)
+
+
+async def test_a_file_the_user_changed_is_reported_and_kept_until_forced(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    (workdir / "keep.txt").write_text("kept\n")
+    async with spawn(anthropic_env(server)) as agent:
+        sid = await three_turns(agent, server, workdir)
+        (workdir / "new.txt").write_text("the user's own words\n")
+        to_two = prompt_id(await transcript(agent, sid, workdir), "two")
+        with pytest.raises(RequestError) as refused:
+            await call(agent, REWIND, sessionId=sid, toMessageId=to_two, files="restore")
+        assert refused.value.code == -32602
+        assert refused.value.data["conflicts"] == [str(workdir / "new.txt")]
+        assert refused.value.data["resolve"] == ["force", "skip"]
+        assert (workdir / "new.txt").read_text() == "the user's own words\n"
+        assert [s for _, _, s in await transcript(agent, sid, workdir)][-1] == "done: three"
+
+        skipped = await call(
+            agent, REWIND, sessionId=sid, toMessageId=to_two, files="restore", skip=True
+        )
+        assert skipped["files"]["skipped"] == [str(workdir / "new.txt")]
+        assert files_of(workdir) == {
+            "a.txt": b"a one\r\n",
+            "keep.txt": b"kept\n",
+            "new.txt": b"the user's own words\n",
+        }
+    valid_on_the_wire(agent)
+
+
+async def test_the_checkpoint_limit_drops_the_oldest_first_with_a_notice(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    (workdir / "big1.txt").write_text("1" * 60)
+    (workdir / "big2.txt").write_text("2" * 60)
+    env = anthropic_env(server, IAC_CODE_CHECKPOINT_MAX_BYTES="100")
+    async with spawn(env) as agent:
+        await agent.initialize()
+        sid = (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+        await turn(agent, server, sid, "one", write("big1.txt", "small"))
+        assert "checkpoints dropped" not in agent.client.agent_text()
+        await turn(agent, server, sid, "two", write("big2.txt", "small"))
+        assert "Older file checkpoints dropped" in agent.client.agent_text()
+
+        to_one = prompt_id(await transcript(agent, sid, workdir), "one")
+        rewound = await call(agent, REWIND, sessionId=sid, toMessageId=to_one, files="restore")
+        assert rewound["files"]["notRestorable"] == [
+            {"path": str(workdir / "big1.txt"), "reason": "dropped"}
+        ]
+        assert rewound["files"]["restored"] == [str(workdir / "big2.txt")]
+        assert files_of(workdir) == {"big1.txt": b"small", "big2.txt": b"2" * 60}
+    valid_on_the_wire(agent)
