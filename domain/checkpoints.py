@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 ABSENT = "absent"  # the state of a path with no file
+UNKNOWN = "unknown"  # the state of a file whose content was not seen
 
 
 def state_of(content: bytes | None) -> str:
@@ -23,6 +24,7 @@ class Unrestorable(StrEnum):
     BINARY = "binary"
     OVER_LIMIT = "over_session_limit"  # bigger than the session's whole checkpoint budget
     DROPPED = "dropped"  # pruned, oldest first, to stay within the session's budget
+    PRIOR_UNKNOWN = "prior_unknown"  # a command changed it; what it held before is not known
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,6 +2,7 @@
 are taken from and put back into."""
 
 from abc import abstractmethod
+from dataclasses import dataclass
 from typing import Protocol
 
 from domain.checkpoints import FileCheckpoint
@@ -51,3 +52,28 @@ class FileBytes(Protocol):
     @abstractmethod
     async def remove(self, path: str) -> None:
         """Remove the file (nothing when it is already gone)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScannedChange:
+    """A file a command changed: whether it existed before, and its prior bytes when they
+    are known (None while `existed`: not known, so not restorable)."""
+
+    path: str
+    existed: bool
+    prior: bytes | None = None
+
+
+class ScanWatch(Protocol):
+    """Directories as they were before a command, to compare with after it."""
+
+    @abstractmethod
+    async def changes(self) -> tuple[ScannedChange, ...]: ...
+
+
+class FileScanner(Protocol):
+    """Detects the files a shell command changed in a session's directories."""
+
+    @abstractmethod
+    async def watch(self, directories: tuple[str, ...]) -> ScanWatch:
+        """Take the 'before' snapshot."""

@@ -7,11 +7,12 @@ at most `max_bytes` of content: the oldest are dropped first, with a notice."""
 
 from dataclasses import dataclass
 
-from application.ports.checkpoints import CheckpointStore, FileBytes
+from application.ports.checkpoints import CheckpointStore, FileBytes, FileScanner, ScanWatch
 from application.ports.unit_of_work import UnitOfWork
 from application.use_cases.session_notices import SessionNotices, Severity
 from domain.checkpoints import (
     ABSENT,
+    UNKNOWN,
     FileCheckpoint,
     FileRestore,
     Unrestorable,
@@ -51,11 +52,13 @@ class FileCheckpoints:
         files: FileBytes,
         notices: SessionNotices,
         max_bytes: int,
+        scanner: FileScanner | None = None,  # None: what commands change is not seen
     ) -> None:
         self._uow = uow
         self._files = files
         self._notices = notices
         self._max_bytes = max_bytes
+        self._scanner = scanner
 
     async def before(self, session: Session, paths: tuple[str, ...]) -> None:
         """Keep each path's state unless this turn already did."""
@@ -64,6 +67,36 @@ class FileCheckpoints:
             return
         for path in paths:
             await self._take(session.id, message_id, path)
+
+    async def before_command(self, session: Session) -> ScanWatch | None:
+        """Snapshot the session's directories before a shell command."""
+        if self._scanner is None or session.last_prompt_id() is None:
+            return None
+        return await self._scanner.watch((session.cwd, *session.additional_directories))
+
+    async def after_command(self, session: Session, watch: ScanWatch | None) -> None:
+        """Checkpoint the files the command changed (their prior bytes where the scanner
+        knows them: see the adapter), and record what it left."""
+        message_id = session.last_prompt_id()
+        if watch is None or message_id is None:
+            return
+        changes = await watch.changes()
+        for change in changes:
+            if change.existed and change.prior is None:
+                unknown = FileCheckpoint(
+                    message_id=message_id,
+                    path=change.path,
+                    prior=UNKNOWN,
+                    unrestorable=Unrestorable.PRIOR_UNKNOWN,
+                )
+                await self._keep(session.id, unknown, None)
+            else:
+                await self._keep(
+                    session.id,
+                    self._checkpoint(message_id, change.path, change.prior),
+                    change.prior,
+                )
+        await self.after(session, tuple(change.path for change in changes))
 
     async def after(self, session: Session, paths: tuple[str, ...]) -> None:
         """Record the state the agent left each path in."""
@@ -133,19 +166,22 @@ class FileCheckpoints:
             if await uow.checkpoints.has(session_id, message_id, path):
                 return
         content = await self._files.read(path)
-        unrestorable = _unrestorable(content, self._max_bytes)
+        await self._keep(session_id, self._checkpoint(message_id, path, content), content)
+
+    async def _keep(
+        self, session_id: str, checkpoint: FileCheckpoint, content: bytes | None
+    ) -> None:
+        """Store the checkpoint unless the turn has one for the path; with its content when
+        it is restorable, making room for it."""
         dropped = 0
         async with self._uow as uow:
-            if unrestorable is None and content is not None:
-                dropped = await self._make_room(uow.checkpoints, session_id, content)
-            kept = content if unrestorable is None else None
-            checkpoint = FileCheckpoint(
-                message_id=message_id,
-                path=path,
-                prior=state_of(content),
-                unrestorable=unrestorable,
-            )
-            await uow.checkpoints.add(session_id, checkpoint, kept)
+            store = uow.checkpoints
+            if await store.has(session_id, checkpoint.message_id, checkpoint.path):
+                return
+            restorable = checkpoint.unrestorable is None
+            if restorable and content is not None:
+                dropped = await self._make_room(store, session_id, content)
+            await store.add(session_id, checkpoint, content if restorable else None)
             await uow.commit()
         if dropped:
             await self._notices.tell_session(
@@ -155,6 +191,14 @@ class FileCheckpoints:
                 f"{dropped} file checkpoint(s) were dropped, oldest first, to stay within "
                 f"{self._max_bytes} bytes: a rewind to before them cannot restore those files.",
             )
+
+    def _checkpoint(self, message_id: str, path: str, content: bytes | None) -> FileCheckpoint:
+        return FileCheckpoint(
+            message_id=message_id,
+            path=path,
+            prior=state_of(content),
+            unrestorable=_unrestorable(content, self._max_bytes),
+        )
 
     async def _make_room(self, store: CheckpointStore, session_id: str, content: bytes) -> int:
         """Drop the oldest checkpoints with content until `content` fits; how many."""

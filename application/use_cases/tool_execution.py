@@ -1,5 +1,6 @@
 """Running an allowed tool call: its live output shown, its result recorded."""
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from application.ports.tools import ToolResult
@@ -49,7 +50,8 @@ class ToolExecution:
     - `todo_write` runs here: it completes at once and sends the whole plan (PlanUpdated);
       `ask_user` asks the user (AskUser).
     - Before `write_file`/`edit_file` first changes a file in a turn, its prior state is
-      checkpointed (FileCheckpoints), and after, the state the agent left it in.
+      checkpointed (FileCheckpoints), and after, the state the agent left it in; a `bash`
+      command's changes in the session's directories are found by comparing scans.
     - `bash` with `run_in_background` starts a background task (BackgroundTasks): the model
       is answered at once, and the call stays in progress until the command exits.
       `task_output` and `task_kill` run here too.
@@ -101,24 +103,33 @@ class ToolExecution:
                 session, ToolCallUpdated(tool_call_id=call.id, output=(TextOutput(text=tail),))
             )
 
-        checkpointed = self._checkpoints if call.name in CHANGES_FILES else None
-        if checkpointed is not None:
-            await checkpointed.before(session, call.locations)
+        changed = await self._checkpointing(session, call)
         try:
             result = await control.guard(self._catalogue.run(session, call, progress))
         except TurnCancelled:
-            if checkpointed is not None:  # what the agent left, even when cancelled
-                await checkpointed.after(session, call.locations)
+            await changed()  # what the agent left, even when cancelled
             cancelled = ToolResult(text=CANCELLED, is_error=True)
             block = await self._calls.finish(session, call, ToolCallStatus.CANCELLED, cancelled)
             return Outcome(result=block)
-        if checkpointed is not None:
-            await checkpointed.after(session, call.locations)
+        await changed()
         status = ToolCallStatus.FAILED if result.is_error else ToolCallStatus.COMPLETED
         if not result.is_error and call.name in WORKS_IN_DIRECTORIES:
             result = replace(result, text=result.text + await self._nested(session, call))
         block = await self._calls.finish(session, call, status, result)
         return Outcome(result=block, spent=result.usage)
+
+    async def _checkpointing(
+        self, session: Session, call: ToolCallRecord
+    ) -> Callable[[], Awaitable[None]]:
+        """Checkpoint what the call is about to change; what to call once it ran."""
+        checkpoints = self._checkpoints
+        if checkpoints is not None and call.name in CHANGES_FILES:
+            await checkpoints.before(session, call.locations)
+            return lambda: checkpoints.after(session, call.locations)
+        if checkpoints is not None and call.name == "bash":
+            watch = await checkpoints.before_command(session)
+            return lambda: checkpoints.after_command(session, watch)
+        return _nothing
 
     async def _write_plan(self, session: Session, call: ToolCallRecord) -> ToolResultBlock:
         """The model's plan, checked when the call was looked at: the call completes, then
@@ -161,3 +172,7 @@ class ToolExecution:
         if self._briefer is None or active is None:
             return ""
         return await self._briefer.nested(active, call.locations)
+
+
+async def _nothing() -> None:
+    return None

@@ -4,6 +4,7 @@ settings, cancel (close is with the room, in clients.py); and the turn leases th
 from dependency_injector import containers, providers
 
 from adapters.workspace.disk_files import DiskFiles
+from adapters.workspace.file_scan import MtimeScanner
 from application.use_cases.file_checkpoints import FileCheckpoints
 from application.use_cases.lifecycle import CancelTurn
 from application.use_cases.listing import ListSessions
@@ -102,6 +103,7 @@ class Sessions(containers.DeclarativeContainer):
         files=providers.Singleton(DiskFiles),
         notices=clients.notices,
         max_bytes=core.settings.provided.checkpoint_max_bytes,
+        scanner=providers.Singleton(MtimeScanner),
     )
     rewind_session = providers.Factory(
         RewindSession,

@@ -3,6 +3,7 @@ a scripted Messages API writing and editing files. The pinned SDK has no rewind 
 it is sent as a raw request; every message of each run is validated against the newest
 (unstable) schema file."""
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -36,24 +37,48 @@ def edit(path: str, old: str, new: str) -> Any:
     return tool_use("edit_file", {"path": path, "old_string": old, "new_string": new})
 
 
+def bash(command: str) -> Any:
+    return tool_use("bash", {"command": command})
+
+
+def committed(workdir: Path, **files: str) -> None:
+    """The workdir as a git repository holding `files` (name: text), committed."""
+    for name, content in files.items():
+        (workdir / name).write_text(content)
+    git = ["git", "-C", str(workdir), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+
+
 async def three_turns(agent: Agent, server: ScriptedAnthropic, workdir: Path) -> str:
+    """Turns that write, edit, then edit and run a command that deletes a tracked file and
+    creates another."""
     await agent.initialize()
     sid: str = (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
     await turn(agent, server, sid, "one", write("a.txt", "a one\r\n"))
     await turn(agent, server, sid, "two", edit("a.txt", "one", "two"), write("new.txt", "new\n"))
-    await turn(agent, server, sid, "three", edit("keep.txt", "kept", "changed"))
+    await turn(
+        agent,
+        server,
+        sid,
+        "three",
+        edit("keep.txt", "kept", "changed"),
+        bash("rm gone.txt && printf 'by bash' > bashed.txt"),
+    )
     return sid
 
 
 async def test_a_restoring_rewind_puts_the_files_back_and_survives_a_kill(
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic
 ) -> None:
-    (workdir / "keep.txt").write_bytes("kept\n\u00e9\n".encode())
+    committed(workdir, **{"keep.txt": "kept\n\u00e9\n", "gone.txt": "tracked\n"})
     env = anthropic_env(server)
     async with spawn(env) as first:
         sid = await three_turns(first, server, workdir)
         assert files_of(workdir) == {
             "a.txt": b"a two\r\n",
+            "bashed.txt": b"by bash",
             "keep.txt": "changed\n\u00e9\n".encode(),
             "new.txt": b"new\n",
         }
@@ -69,12 +94,15 @@ async def test_a_restoring_rewind_puts_the_files_back_and_survives_a_kill(
         )
         assert rewound["messageCount"] == 4  # the first turn: prompt, tool use, result, reply
         assert sorted(rewound["files"]["restored"]) == [
-            str(workdir / name) for name in ("a.txt", "keep.txt", "new.txt")
+            str(workdir / name)
+            for name in ("a.txt", "bashed.txt", "gone.txt", "keep.txt", "new.txt")
         ]
         assert (rewound["files"]["skipped"], rewound["files"]["notRestorable"]) == ([], [])
-        # The state before the second prompt, byte for byte: the created file is gone.
+        # The state before the second prompt, byte for byte: the created files are gone,
+        # the file the command deleted is back.
         assert files_of(workdir) == {
             "a.txt": b"a one\r\n",
+            "gone.txt": b"tracked\n",
             "keep.txt": "kept\n\u00e9\n".encode(),
         }
         await call(second, UNDO, sessionId=sid, undoToken=rewound["undoToken"])
@@ -82,10 +110,10 @@ async def test_a_restoring_rewind_puts_the_files_back_and_survives_a_kill(
     valid_on_the_wire(second)
 
 
-async def test_a_file_the_user_changed_is_reported_and_kept_until_forced(
+async def test_a_file_the_user_changed_is_reported_and_left_when_skipped(
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic
 ) -> None:
-    (workdir / "keep.txt").write_text("kept\n")
+    committed(workdir, **{"keep.txt": "kept\n", "gone.txt": "tracked\n"})
     async with spawn(anthropic_env(server)) as agent:
         sid = await three_turns(agent, server, workdir)
         (workdir / "new.txt").write_text("the user's own words\n")
@@ -104,6 +132,7 @@ async def test_a_file_the_user_changed_is_reported_and_kept_until_forced(
         assert skipped["files"]["skipped"] == [str(workdir / "new.txt")]
         assert files_of(workdir) == {
             "a.txt": b"a one\r\n",
+            "gone.txt": b"tracked\n",
             "keep.txt": b"kept\n",
             "new.txt": b"the user's own words\n",
         }
