@@ -4,6 +4,7 @@ with in-memory fakes: the store, the files on disk, the clients."""
 import pytest
 
 from application.errors import RestoreRefused, RewindConflict
+from application.ports.checkpoints import FileScanner, ScannedChange, ScanWatch
 from application.use_cases.file_checkpoints import FileCheckpoints
 from application.use_cases.rewind import OnConflict, RestoreFiles, RewindSession
 from application.use_cases.session_notices import SessionNotices
@@ -190,3 +191,50 @@ async def test_a_rewind_that_keeps_files_leaves_them(world: World) -> None:
     left = dict(files.files)
     rewound = await rewind(world, taken).execute(session.id, "u2")
     assert rewound.files is None and files.files == left
+
+
+class ScriptedScan(ScanWatch):
+    def __init__(self, changes: tuple[ScannedChange, ...]) -> None:
+        self._changes = changes
+
+    async def changes(self) -> tuple[ScannedChange, ...]:
+        return self._changes
+
+
+class ScriptedScanner(FileScanner):
+    """What 'the command' changed: set before the command runs."""
+
+    def __init__(self) -> None:
+        self.next: tuple[ScannedChange, ...] = ()
+        self.watched: list[tuple[str, ...]] = []
+
+    async def watch(self, directories: tuple[str, ...]) -> ScanWatch:
+        self.watched.append(directories)
+        return ScriptedScan(self.next)
+
+
+async def test_a_commands_changes_are_checkpointed_and_an_unknown_prior_is_reported(
+    world: World,
+) -> None:
+    files = InMemoryFiles({A: b"a0", B: b"b0"})
+    scanner = ScriptedScanner()
+    notices = SessionNotices(sink=world.sink, ids=world.ids)
+    taken = FileCheckpoints(
+        uow=world.uow, files=files, notices=notices, max_bytes=10_000, scanner=scanner
+    )
+    session = await opened(world)
+    session.add_message(MessageFactory(id="u1"))
+    scanner.next = (
+        ScannedChange(path=A, existed=True, prior=b"a0"),  # from git, say
+        ScannedChange(path=B, existed=True),  # prior not known
+        ScannedChange(path=C, existed=False),
+    )
+    watch = await taken.before_command(session)
+    files.files.update({A: b"a1", B: b"b1", C: b"c1"})
+    await taken.after_command(session, watch)
+    assert scanner.watched == [(session.cwd, *session.additional_directories)]
+
+    rewound = await rewind(world, taken).execute(session.id, "u1", files=RestoreFiles())
+    assert files.files == {A: b"a0", B: b"b1"}
+    assert rewound.files is not None
+    assert rewound.files.unrestorable == ((B, Unrestorable.PRIOR_UNKNOWN),)
