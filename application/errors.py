@@ -95,3 +95,9 @@ class RestoreRefused(ApplicationError):
     """Restoring files is a write: not in a mode that allows none (plan)."""
 
     default_message = "Files cannot be restored in plan mode."
+
+
+class RestoreDeclined(ApplicationError):
+    """The user did not allow the files to be restored: nothing was done."""
+
+    default_message = "The user did not allow restoring the files; nothing was done."

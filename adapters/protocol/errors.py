@@ -10,6 +10,7 @@ from application.errors import (
     InvalidCursor,
     ModelAuthFailed,
     ModelError,
+    RestoreDeclined,
     RestoreRefused,
     RewindConflict,
     RewindNotUndoable,
@@ -26,6 +27,7 @@ _CODES: list[tuple[type[Exception], int]] = [
     (RewindNotUndoable, INVALID_PARAMS),
     (RewindConflict, INVALID_PARAMS),
     (RestoreRefused, INVALID_PARAMS),
+    (RestoreDeclined, INVALID_PARAMS),
     (AuthRequired, AUTH_REQUIRED),
     # The provider refused the key: the client can ask the user for another one.
     (ModelAuthFailed, AUTH_REQUIRED),

@@ -37,6 +37,15 @@ class RestorePlan:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FileChange:
+    """One file a restore would write: what it holds now, what it would hold (None: no file)."""
+
+    path: str
+    now: bytes | None
+    restored: bytes | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FilesRestored:
     restored: tuple[str, ...] = ()
     skipped: tuple[str, ...] = ()  # conflicts the client chose to leave as they are
@@ -118,6 +127,21 @@ class FileCheckpoints:
         return RestorePlan(
             restores=tuple(restores), conflicts=conflicts_of(restores, states), current=current
         )
+
+    async def changes(
+        self, session_id: str, plan: RestorePlan, *, skip: bool
+    ) -> tuple[FileChange, ...]:
+        """What a restore would write, file by file (for the user to see before)."""
+        changes: list[FileChange] = []
+        for restore in plan.restores:
+            if restore.unrestorable is not None or (skip and restore.path in plan.conflicts):
+                continue
+            async with self._uow.reading() as uow:
+                restored = await uow.checkpoints.content(session_id, restore.prior)
+            now = plan.current[restore.path]
+            if state_of(now) != restore.prior:
+                changes.append(FileChange(path=restore.path, now=now, restored=restored))
+        return tuple(changes)
 
     async def restore(self, session_id: str, plan: RestorePlan, *, skip: bool) -> FilesRestored:
         """Put every planned path back (conflicts too, unless `skip`)."""

@@ -20,6 +20,7 @@ from application.ports.unit_of_work import UnitOfWork
 from application.runtime import ActiveSession, RewindUndo, SessionRegistry, TurnControl
 from application.use_cases.file_checkpoints import FileCheckpoints, FilesRestored, RestorePlan
 from application.use_cases.load_session import replay_events
+from application.use_cases.restore_permission import RestorePermission
 from application.use_cases.saving import save
 from domain.events import SessionRewound
 from domain.ids import MessageId
@@ -63,11 +64,13 @@ class RewindSession:
         registry: SessionRegistry,
         sink: EventSink,
         checkpoints: FileCheckpoints | None = None,  # None: files are only ever kept
+        permission: RestorePermission | None = None,  # None: a restore asks nobody
     ) -> None:
         self._uow = uow
         self._registry = registry
         self._sink = sink
         self._checkpoints = checkpoints
+        self._permission = permission
 
     async def execute(
         self,
@@ -91,8 +94,11 @@ class RewindSession:
             )
         control = active.begin_turn(hold)  # busy while a turn runs; no prompt starts meanwhile
         restored: FilesRestored | None = None
+        token = secrets.token_urlsafe(12)
         try:
             plan = await self._plan(session, position, files)
+            if plan is not None and files is not None:
+                await self._permit(session, token, plan, files)
             await save(self._uow, session)  # what was recorded lands before the cut
             cut = session.cut_at(position)
             await self._rewrite(session, position, undo=lambda: session.put_back(cut))
@@ -103,7 +109,7 @@ class RewindSession:
             if hold is None:
                 active.end_turn(control)
         undo = RewindUndo(
-            token=secrets.token_urlsafe(12),
+            token=token,
             position=position,
             to_message_id=to_message_id,
             messages=cut,
@@ -115,6 +121,16 @@ class RewindSession:
             SessionRewound(to_message_id=MessageId(to_message_id), message_count=position),
         )
         return Rewound(message_count=position, undo_token=undo.token, files=restored)
+
+    async def _permit(
+        self, session: Session, token: str, plan: RestorePlan, files: RestoreFiles
+    ) -> None:
+        """Ask the user (per the session's mode) before the files are written."""
+        if self._permission is None or self._checkpoints is None:
+            return
+        skip = files.on_conflict is OnConflict.SKIP
+        changes = await self._checkpoints.changes(session.id, plan, skip=skip)
+        await self._permission.check(session, token, changes)
 
     async def _plan(
         self, session: Session, position: int, files: RestoreFiles | None

@@ -11,6 +11,7 @@ from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt_queueing import QueuePrompts
+from application.use_cases.restore_permission import RestorePermission
 from application.use_cases.rewind import RewindSession
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
@@ -111,6 +112,11 @@ class Sessions(containers.DeclarativeContainer):
         registry=core.registry,
         sink=clients.channels,
         checkpoints=file_checkpoints,
+        permission=providers.Factory(
+            RestorePermission,
+            asker=clients.permissions,
+            timeout=core.settings.provided.permission_timeout,
+        ),
     )
     delete_session = providers.Factory(
         DeleteSession,

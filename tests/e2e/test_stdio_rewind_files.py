@@ -89,9 +89,22 @@ async def test_a_restoring_rewind_puts_the_files_back_and_survives_a_kill(
     async with spawn(env) as second:
         await second.initialize()
         shown = await transcript(second, sid, workdir)
-        rewound = await call(
-            second, REWIND, sessionId=sid, toMessageId=prompt_id(shown, "two"), files="restore"
-        )
+        to_two = prompt_id(shown, "two")
+        second.client.answers = ["reject_once"]  # the default mode asks first
+        with pytest.raises(RequestError) as declined:
+            await call(second, REWIND, sessionId=sid, toMessageId=to_two, files="restore")
+        assert declined.value.code == -32602
+        assert files_of(workdir) == after_three
+        ((asked, options),) = second.client.permission_requests
+        assert [o.option_id for o in options] == ["allow_once", "reject_once"]
+        diffs = {c.path: (c.old_text, c.new_text) for c in asked.content}
+        assert diffs[str(workdir / "a.txt")] == ("a two\r\n", "a one\r\n")
+        assert diffs[str(workdir / "new.txt")] == ("new\n", "")  # created: removed
+        assert diffs[str(workdir / "gone.txt")] == (None, "tracked\n")  # deleted: recreated
+        assert len(asked.locations) == 5
+
+        second.client.answers = ["allow_once"]
+        rewound = await call(second, REWIND, sessionId=sid, toMessageId=to_two, files="restore")
         assert rewound["messageCount"] == 4  # the first turn: prompt, tool use, result, reply
         assert sorted(rewound["files"]["restored"]) == [
             str(workdir / name)
@@ -126,6 +139,7 @@ async def test_a_file_the_user_changed_is_reported_and_left_when_skipped(
         assert (workdir / "new.txt").read_text() == "the user's own words\n"
         assert [s for _, _, s in await transcript(agent, sid, workdir)][-1] == "done: three"
 
+        agent.client.answers = ["allow_once"]
         skipped = await call(
             agent, REWIND, sessionId=sid, toMessageId=to_two, files="restore", skip=True
         )
@@ -154,6 +168,7 @@ async def test_the_checkpoint_limit_drops_the_oldest_first_with_a_notice(
         assert "Older file checkpoints dropped" in agent.client.agent_text()
 
         to_one = prompt_id(await transcript(agent, sid, workdir), "one")
+        agent.client.answers = ["allow_once"]
         rewound = await call(agent, REWIND, sessionId=sid, toMessageId=to_one, files="restore")
         assert rewound["files"]["notRestorable"] == [
             {"path": str(workdir / "big1.txt"), "reason": "dropped"}

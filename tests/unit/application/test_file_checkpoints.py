@@ -3,16 +3,19 @@ with in-memory fakes: the store, the files on disk, the clients."""
 
 import pytest
 
-from application.errors import RestoreRefused, RewindConflict
+from application.errors import RestoreDeclined, RestoreRefused, RewindConflict
 from application.ports.checkpoints import FileScanner, ScannedChange, ScanWatch
 from application.use_cases.file_checkpoints import FileCheckpoints
+from application.use_cases.restore_permission import RestorePermission
 from application.use_cases.rewind import OnConflict, RestoreFiles, RewindSession
 from application.use_cases.session_notices import SessionNotices
 from domain.checkpoints import Unrestorable, state_of
 from domain.events import SessionNotice
+from domain.permission import PermissionOption
 from domain.session import Session
+from domain.tool_call import DiffOutput
 from tests.factories import MessageFactory, SessionFactory
-from tests.fakes.ports import InMemoryFiles
+from tests.fakes.ports import InMemoryFiles, ScriptedAsker
 from tests.unit.application.conftest import World
 
 A, B, C = "/p/a.txt", "/p/b.txt", "/p/c.txt"
@@ -238,3 +241,51 @@ async def test_a_commands_changes_are_checkpointed_and_an_unknown_prior_is_repor
     assert files.files == {A: b"a0", B: b"b1"}
     assert rewound.files is not None
     assert rewound.files.unrestorable == ((B, Unrestorable.PRIOR_UNKNOWN),)
+
+
+def asking(world: World, taken: FileCheckpoints, asker: ScriptedAsker) -> RewindSession:
+    return RewindSession(
+        uow=world.uow,
+        registry=world.registry,
+        sink=world.sink,
+        checkpoints=taken,
+        permission=RestorePermission(asker=asker, timeout=5.0),
+    )
+
+
+async def test_the_default_mode_asks_with_the_files_and_a_diff_each(world: World) -> None:
+    files = InMemoryFiles({B: b"b0"})
+    session, taken = await three_turns(world, files)
+    asker = ScriptedAsker(PermissionOption.ALLOW_ONCE)
+    await asking(world, taken, asker).execute(session.id, "u3", files=RestoreFiles())
+    (request,) = asker.requests
+    assert request.tool_name == "rewind_restore_files"
+    assert sorted(request.locations) == [A, B, C]
+    assert sorted(request.preview, key=lambda d: getattr(d, "path", "")) == [
+        DiffOutput(path=A, old_text="a3", new_text="a2"),
+        DiffOutput(path=B, old_text=None, new_text="b2"),  # deleted: recreated
+        DiffOutput(path=C, old_text="c3", new_text=""),  # created: removed
+    ]
+    assert files.files == {A: b"a2", B: b"b2"}
+
+
+async def test_a_declined_restore_does_nothing(world: World) -> None:
+    files = InMemoryFiles()
+    session, taken = await three_turns(world, files)
+    left = dict(files.files)
+    for answer in (PermissionOption.REJECT_ONCE, None):
+        with pytest.raises(RestoreDeclined):
+            await asking(world, taken, ScriptedAsker(answer)).execute(
+                session.id, "u2", files=RestoreFiles()
+            )
+    assert files.files == left and len(session.messages) == 6
+    assert not world.registry.is_busy(session.id)
+
+
+async def test_accept_edits_restores_without_asking(world: World) -> None:
+    files = InMemoryFiles()
+    session, taken = await three_turns(world, files)
+    session.mode_id = "accept_edits"
+    asker = ScriptedAsker()
+    await asking(world, taken, asker).execute(session.id, "u2", files=RestoreFiles())
+    assert asker.requests == [] and files.files == {A: b"a1"}
