@@ -238,6 +238,15 @@ class FileCheckpoints:
         return dropped
 
 
+async def carry_checkpoints(store: CheckpointStore, source_id: str, fork: Session) -> None:
+    """Copy into `fork` the checkpoints of `source_id`'s turns it holds, with their content."""
+    held = {message.id for message in fork.messages}
+    for checkpoint in await store.checkpoints(source_id):
+        if checkpoint.message_id in held:
+            content = await store.content(source_id, checkpoint.prior)
+            await store.add(fork.id, checkpoint, content)
+
+
 def _keeps_content(checkpoint: FileCheckpoint) -> bool:
     return checkpoint.unrestorable is None and checkpoint.prior != ABSENT
 

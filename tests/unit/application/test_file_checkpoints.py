@@ -289,3 +289,22 @@ async def test_accept_edits_restores_without_asking(world: World) -> None:
     asker = ScriptedAsker()
     await asking(world, taken, asker).execute(session.id, "u2", files=RestoreFiles())
     assert asker.requests == [] and files.files == {A: b"a1"}
+
+
+async def test_a_fork_at_a_prompt_carries_the_checkpoints_of_the_turns_it_holds(
+    world: World,
+) -> None:
+    files = InMemoryFiles({B: b"b0"})
+    session, taken = await three_turns(world, files)
+    forked = await world.fork().execute(session.id, session.cwd, at_message_id="u3")
+    carried = await world.uow.checkpoints.checkpoints(forked.session_id)
+    assert {(c.message_id, c.path) for c in carried} == {("u1", A), ("u2", A), ("u2", B)}
+
+    # The source's third turn changed the files since the fork's last change: conflicts.
+    with pytest.raises(RewindConflict) as refused:
+        await rewind(world, taken).execute(forked.session_id, "u2", files=RestoreFiles())
+    assert refused.value.details["conflicts"] == sorted([A, B])
+    forcing = RestoreFiles(OnConflict.FORCE)
+    rewound = await rewind(world, taken).execute(forked.session_id, "u2", files=forcing)
+    assert rewound.files is not None and sorted(rewound.files.restored) == [A, B]
+    assert files.files == {A: b"a1", B: b"b0", C: b"c3"}
