@@ -4,6 +4,7 @@ it is sent as a raw request; every message of each run is validated against the 
 (unstable) schema file."""
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,20 @@ from acp import RequestError, text_block
 
 from tests.e2e.conftest import Agent, Spawn, anthropic_env
 from tests.e2e.test_stdio_rewind import REWIND, UNDO, call, prompt_id, transcript, valid_on_the_wire
+from tests.support.postgres import scratch_database
 from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text, tool_use
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
+    """The session store the processes share: SQLite (the default file) or PostgreSQL."""
+    if request.param == "sqlite":
+        yield {}
+        return
+    with scratch_database("rewind_files") as url:  # new and empty: the first process migrates it
+        yield {"IAC_CODE_DATABASE_URL": url}
 
 
 def files_of(workdir: Path) -> dict[str, bytes]:
@@ -70,10 +82,10 @@ async def three_turns(agent: Agent, server: ScriptedAnthropic, workdir: Path) ->
 
 
 async def test_a_restoring_rewind_puts_the_files_back_and_survives_a_kill(
-    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, store: dict[str, str]
 ) -> None:
     committed(workdir, **{"keep.txt": "kept\n\u00e9\n", "gone.txt": "tracked\n"})
-    env = anthropic_env(server)
+    env = anthropic_env(server, **store)
     async with spawn(env) as first:
         sid = await three_turns(first, server, workdir)
         assert files_of(workdir) == {
