@@ -18,6 +18,8 @@ from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text, to
 
 pytestmark = pytest.mark.e2e
 
+EDIT = "_iac_code/session/edit_prompt"
+
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def store(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
@@ -187,4 +189,33 @@ async def test_the_checkpoint_limit_drops_the_oldest_first_with_a_notice(
         ]
         assert rewound["files"]["restored"] == [str(workdir / "big2.txt")]
         assert files_of(workdir) == {"big1.txt": b"small", "big2.txt": b"2" * 60}
+    valid_on_the_wire(agent)
+
+
+async def test_edit_prompt_restores_the_files_then_runs_the_new_text_and_plan_mode_refuses(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    async with spawn(anthropic_env(server)) as agent:
+        await agent.initialize()
+        sid = (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+        await turn(agent, server, sid, "one", write("a.txt", "1"))
+        await turn(agent, server, sid, "two", write("a.txt", "2"), write("b.txt", "b"))
+        to_two = prompt_id(await transcript(agent, sid, workdir), "two")
+        edit = {"sessionId": sid, "messageId": to_two, "files": "restore"}
+
+        await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
+        with pytest.raises(RequestError) as refused:
+            await call(agent, EDIT, **edit, prompt=[{"type": "text", "text": "TWO"}])
+        assert (refused.value.code, refused.value.data["modeId"]) == (-32602, "plan")
+        assert files_of(workdir) == {"a.txt": b"2", "b.txt": b"b"}
+
+        await agent.conn.set_session_mode(session_id=sid, mode_id="accept_edits")
+        asked = len(agent.client.permission_requests)
+        server.script(stream(text("re: TWO")))
+        answer = await call(agent, EDIT, **edit, prompt=[{"type": "text", "text": "TWO"}])
+        assert answer["stopReason"] == "end_turn"
+        assert len(agent.client.permission_requests) == asked  # accept_edits: not asked
+        assert files_of(workdir) == {"a.txt": b"1"}
+        shown = [said for _, _, said in await transcript(agent, sid, workdir)]
+        assert shown[-2:] == ["TWO", "re: TWO"] and "two" not in shown
     valid_on_the_wire(agent)
