@@ -82,3 +82,22 @@ class ContextOverflow(ModelRequestRejected):
 
 class RewindNotUndoable(ApplicationError):
     default_message = "There is no rewind of this session to undo."
+
+
+class RewindConflict(ApplicationError):
+    """Files the rewind would restore were changed by the user since the agent changed
+    them: nothing was done; the client asks again with `force` or `skip`."""
+
+    default_message = "Files changed since the agent changed them; restore with force or skip."
+
+
+class RestoreRefused(ApplicationError):
+    """Restoring files is a write: not in a mode that allows none (plan)."""
+
+    default_message = "Files cannot be restored in plan mode."
+
+
+class RestoreDeclined(ApplicationError):
+    """The user did not allow the files to be restored: nothing was done."""
+
+    default_message = "The user did not allow restoring the files; nothing was done."

@@ -68,6 +68,8 @@ class RewindUndo:
     position: int
     to_message_id: str
     messages: tuple[Message, ...]
+    # The files a restoring rewind changed, as they were before it (None: no file).
+    files: tuple[tuple[str, bytes | None], ...] = ()
 
 
 @dataclass(slots=True)

@@ -50,6 +50,9 @@ class Settings:
     default_mode: str = ModeId.DEFAULT  # of new sessions
     allow_bypass: bool = False  # offer the "don't ask" mode
     max_image_bytes: int = 5 * 2**20
+    # File checkpoints (the prior content of files the agent changes, for a rewind that
+    # restores files): at most this many bytes kept per session, the oldest dropped first.
+    checkpoint_max_bytes: int = 50 * 2**20
     max_retries: int = 4  # a model request is asked again at most this many times ...
     provider_retry_seconds: float = 120.0  # ... waiting at most this long in all
     request_timeout: float = 600.0
@@ -118,6 +121,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "default_mode": ("IAC_CODE_DEFAULT_MODE",),
     "allow_bypass": ("IAC_CODE_ALLOW_BYPASS",),
     "max_image_bytes": ("IAC_CODE_MAX_IMAGE_BYTES",),
+    "checkpoint_max_bytes": ("IAC_CODE_CHECKPOINT_MAX_BYTES",),
     "max_retries": ("IAC_CODE_MAX_RETRIES",),
     "provider_retry_seconds": ("IAC_CODE_PROVIDER_RETRY_SECONDS",),
     "request_timeout": ("IAC_CODE_REQUEST_TIMEOUT",),
@@ -160,6 +164,7 @@ _INTS = {
     "max_retries",
     "max_message_bytes",
     "max_image_bytes",
+    "checkpoint_max_bytes",
     "compact_keep_turns",
     "journal_keep_events",
 }

@@ -149,6 +149,14 @@ class Session:
             return self.title is not None
         return False
 
+    def last_prompt_id(self) -> MessageId | None:
+        """The user's prompt the current (or last) turn answers: what a file checkpoint
+        taken now belongs to."""
+        for message in reversed(self._messages):
+            if message.role is Role.USER and message.is_chat and not message.tool_results:
+                return message.id
+        return None
+
     def prompt_position(self, message_id: MessageId | str) -> int:
         """Where the user's prompt `message_id` sits in the history: a rewind cuts there.
         Only prompts the user sent qualify (not tool results, commands or markers)."""

@@ -10,6 +10,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -247,6 +248,41 @@ http_connections = Table(
     Column("updated_at", UtcDateTime, nullable=False),
     Column("record", JSON, nullable=False),
     Index("ix_http_connections_updated_at", "updated_at"),
+)
+
+# File checkpoints: a file's state before the agent first changed it in a turn (the turn's
+# prompt: message_id), and the state it left it in; the prior bytes are in checkpoint_blobs,
+# once per session and state (sha256).
+file_checkpoints = Table(
+    "file_checkpoints",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "session_id",
+        short_text(64),
+        ForeignKey("sessions.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("message_id", short_text(64), nullable=False),
+    Column("path", Text, nullable=False),
+    Column("prior", short_text(64), nullable=False),
+    Column("after", short_text(64), nullable=True),
+    Column("unrestorable", short_text(32), nullable=True),
+    Index("ix_file_checkpoints_session_message", "session_id", "message_id"),
+)
+
+checkpoint_blobs = Table(
+    "checkpoint_blobs",
+    metadata,
+    Column(
+        "session_id",
+        short_text(64),
+        ForeignKey("sessions.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("state", short_text(64), primary_key=True),
+    Column("size", BigInteger, nullable=False),
+    Column("content", LargeBinary, nullable=False),
 )
 
 # Indexes that exist on one database only (the ddl_if above), by name: what a schema

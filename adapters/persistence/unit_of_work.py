@@ -5,6 +5,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from adapters.persistence.activity import SqlAlchemyActivityLog
+from adapters.persistence.checkpoints import SqlAlchemyCheckpointStore
 from adapters.persistence.failures import is_database_failure, storage_error
 from adapters.persistence.lineage import Lineages
 from adapters.persistence.listing import SqlAlchemySessionListing
@@ -55,6 +56,7 @@ class SqlAlchemyUnitOfWork(UnitOfWork):
         self.activity = SqlAlchemyActivityLog(self._db, lineages)
         self.listing = SqlAlchemySessionListing(self._db)
         self.rules = SqlAlchemyProjectRuleRepository(self._db)
+        self.checkpoints = SqlAlchemyCheckpointStore(self._db)
         self._start_span()  # last: nothing after it may fail and leave the span open
         return self
 

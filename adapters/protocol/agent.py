@@ -50,6 +50,7 @@ from adapters.protocol.params import (
 from adapters.protocol.queued_turns import QueuedTurns
 from adapters.protocol.queueing import queue_command
 from adapters.protocol.received import ReceivedPrompt, ReceivedPrompts
+from adapters.protocol.rewind_wire import rewound_result
 from adapters.protocol.use_cases import UseCases
 from application.attachments.ownership import Role
 from application.attachments.room import Attachments
@@ -338,10 +339,10 @@ class AcpAgent(Dispatcher):
         return {"title": await self._uc.rename_session().execute(session_id, title)}
 
     async def _rewind(self, params: dict[str, Any] | None, peer: Connection) -> Any:
-        session_id, to_message_id = rewind_params(params, REWIND_METHOD)
+        session_id, to_message_id, files = rewind_params(params, REWIND_METHOD)
         self._room.check_may_act(session_id, peer)
-        rewound = await self._uc.rewind_session().execute(session_id, to_message_id)
-        return {"messageCount": rewound.message_count, "undoToken": rewound.undo_token}
+        rewound = await self._uc.rewind_session().execute(session_id, to_message_id, files=files)
+        return rewound_result(rewound)
 
     async def _rewind_undo(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         session_id, token = rewind_undo_params(params, REWIND_UNDO_METHOD)
@@ -351,12 +352,12 @@ class AcpAgent(Dispatcher):
     async def _edit_prompt(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         """A rewind to the prompt `messageId`, then the new prompt on the cut history, as
         one operation: no other prompt comes between them. Answered as session/prompt."""
-        message_id, request = edit_prompt_params(params, EDIT_PROMPT_METHOD)
+        message_id, request, files = edit_prompt_params(params, EDIT_PROMPT_METHOD)
         session_id = request.session_id
         self._room.check_may_act(session_id, peer)
         content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
         async with self._room.prompting(session_id, peer):
-            edit = self._uc.edit_prompt().execute(session_id, message_id, content)
+            edit = self._uc.edit_prompt().execute(session_id, message_id, content, files=files)
             result = await self._run_turn(peer, edit)
         return _rendered(result)
 

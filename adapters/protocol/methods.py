@@ -35,8 +35,8 @@ Capability = tuple[tuple[str, ...], Any]
 # The client's system prompt: `append` (every agent advertising it has that) and `override`.
 SYSTEM_PROMPT: Capability = (("sessionCapabilities", "systemPrompt"), {"mode": {"override": {}}})
 
-# Rewind: the methods, and what it does with files (only "keep" so far: the history is cut,
-# the files stay as they are).
+# Rewind: the methods, and what it does with files ("keep": the history is cut, the files
+# stay as they are; "restore": the files the cut turns changed are put back too).
 REWIND: Capability = (
     ("_meta", "iac_code", "rewind"),
     {
@@ -44,7 +44,7 @@ REWIND: Capability = (
         "alias": "session/rewind",
         "undoMethod": REWIND_UNDO_METHOD,
         "editPromptMethod": EDIT_PROMPT_METHOD,
-        "files": ["keep"],
+        "files": ["keep", "restore"],
         "forkAt": "_meta.iac_code.atMessageId",  # session/fork before one of the prompts
     },
 )

@@ -8,6 +8,7 @@ from acp import schema as acp
 from pydantic import BaseModel, ValidationError
 
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
+from application.use_cases.rewind import OnConflict, RestoreFiles
 from domain.steering import IdleBehavior
 
 M = TypeVar("M", bound=BaseModel)
@@ -74,9 +75,11 @@ def rename_params(params: dict[str, Any] | None, method: str) -> tuple[str, str]
     return session_id, title
 
 
-def rewind_params(params: dict[str, Any] | None, method: str) -> tuple[str, str]:
-    """The session id and the prompt to rewind to (no SDK model has them). `files`:
-    "keep" (the default) is all that is done so far; "restore" is refused, not ignored."""
+def rewind_params(
+    params: dict[str, Any] | None, method: str
+) -> tuple[str, str, RestoreFiles | None]:
+    """The session id, the prompt to rewind to (no SDK model has them) and what to do with
+    the files (`files`, with `force`/`skip` for files the user changed since)."""
     given = params or {}
     session_id, to_message_id = given.get("sessionId"), given.get("toMessageId")
     if not isinstance(session_id, str) or not isinstance(to_message_id, str):
@@ -85,14 +88,34 @@ def rewind_params(params: dict[str, Any] | None, method: str) -> tuple[str, str]
             "Invalid params: sessionId and toMessageId must be strings.",
             {"method": method, "fields": ["sessionId", "toMessageId"]},
         )
+    return session_id, to_message_id, files_option(given, method)
+
+
+FILES_OPTIONS = ["keep", "restore"]
+
+
+def files_option(given: dict[str, Any], method: str) -> RestoreFiles | None:
+    """`files`: "keep" (the default: None) or "restore"; with "restore", `force: true`
+    overwrites files the user changed since the agent did, `skip: true` leaves them."""
     files = given.get("files", "keep")
-    if files not in (None, "keep"):
+    if files not in (None, *FILES_OPTIONS):
         raise RpcError(
             INVALID_PARAMS,
-            f"Invalid params: files {files!r} is not supported; files are kept as they are.",
-            {"method": method, "field": "files", "received": files, "supported": ["keep"]},
+            f"Invalid params: files must be one of {FILES_OPTIONS}.",
+            {"method": method, "field": "files", "received": files, "supported": FILES_OPTIONS},
         )
-    return session_id, to_message_id
+    force, skip = given.get("force", False), given.get("skip", False)
+    if not isinstance(force, bool) or not isinstance(skip, bool) or (force and skip):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: force and skip are booleans, and at most one of them is true.",
+            {"method": method, "fields": ["force", "skip"], "received": [force, skip]},
+        )
+    if files != "restore":
+        return None
+    if force:
+        return RestoreFiles(OnConflict.FORCE)
+    return RestoreFiles(OnConflict.SKIP if skip else OnConflict.REFUSE)
 
 
 def fork_point(meta: dict[str, Any] | None) -> str | None:
@@ -109,9 +132,11 @@ def fork_point(meta: dict[str, Any] | None) -> str | None:
     return at
 
 
-def edit_prompt_params(params: dict[str, Any] | None, method: str) -> tuple[str, acp.PromptRequest]:
-    """The prompt to rewind to (`messageId`) and the prompt to send instead, read as
-    session/prompt reads its own."""
+def edit_prompt_params(
+    params: dict[str, Any] | None, method: str
+) -> tuple[str, acp.PromptRequest, RestoreFiles | None]:
+    """The prompt to rewind to (`messageId`), the prompt to send instead, read as
+    session/prompt reads its own, and what to do with the files (as a rewind)."""
     given = params or {}
     message_id = given.get("messageId")
     if not isinstance(message_id, str):
@@ -126,7 +151,7 @@ def edit_prompt_params(params: dict[str, Any] | None, method: str) -> tuple[str,
         method,
     )
     check_prompt(request)
-    return message_id, request
+    return message_id, request, files_option(given, method)
 
 
 def rewind_undo_params(params: dict[str, Any] | None, method: str) -> tuple[str, str]:

@@ -1,6 +1,7 @@
 from abc import abstractmethod
 from typing import Protocol, Self
 
+from application.ports.checkpoints import CheckpointStore
 from application.ports.project_rules import ProjectRuleRepository
 from application.ports.session_store import ActivityLog, SessionListing, SessionStore
 
@@ -13,6 +14,7 @@ class UnitOfWork(Protocol):
     activity: ActivityLog
     listing: SessionListing
     rules: ProjectRuleRepository
+    checkpoints: CheckpointStore
 
     @abstractmethod
     async def __aenter__(self) -> Self: ...

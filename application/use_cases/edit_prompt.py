@@ -4,7 +4,7 @@ operation (no other prompt can start between them)."""
 from application.dto import PromptResult
 from application.runtime import SessionRegistry, TurnControl
 from application.use_cases.prompt import Prompt, PromptRequest
-from application.use_cases.rewind import RewindSession
+from application.use_cases.rewind import RestoreFiles, RewindSession
 from domain.content import UserInputBlock
 
 
@@ -15,14 +15,19 @@ class EditPrompt:
         self._registry = registry
 
     async def execute(
-        self, session_id: str, message_id: str, content: tuple[UserInputBlock, ...]
+        self,
+        session_id: str,
+        message_id: str,
+        content: tuple[UserInputBlock, ...],
+        *,
+        files: RestoreFiles | None = None,
     ) -> PromptResult:
         active = self._registry.require(session_id)
         # The rewind takes the session's turn and hands it on to the prompt: a prompt that
         # arrives meanwhile is busy, as during any turn; a cancel reaches the new turn.
         control = TurnControl()
         try:
-            await self._rewind.execute(session_id, message_id, hold=control)
+            await self._rewind.execute(session_id, message_id, hold=control, files=files)
             return await self._prompt.execute(
                 PromptRequest(session_id=session_id, content=content, control=control)
             )

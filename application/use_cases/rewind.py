@@ -4,22 +4,44 @@ undo the last rewind while nothing new was prompted.
 The cut is stored as a new version of the session (`rewrite_history`), so a load, on any
 process, shows it. What was cut is kept in memory with the open session for the undo: an
 undo is offered only by the process that rewound, until the session is prompted again,
-rewound again or closed."""
+rewound again or closed.
+
+With `files` (RestoreFiles), the files the cut turns changed are put back from their
+checkpoints (FileCheckpoints) after the cut; the undo writes them back as they were."""
 
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 
-from application.errors import RewindNotUndoable
+from application.errors import RestoreRefused, RewindConflict, RewindNotUndoable
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import ActiveSession, RewindUndo, SessionRegistry, TurnControl
+from application.use_cases.file_checkpoints import FileCheckpoints, FilesRestored, RestorePlan
 from application.use_cases.load_session import replay_events
+from application.use_cases.restore_permission import RestorePermission
 from application.use_cases.saving import save
 from domain.events import SessionRewound
 from domain.ids import MessageId
 from domain.message import Message
+from domain.modes import ModeId
 from domain.session import Session
+
+
+class OnConflict(StrEnum):
+    """What a restoring rewind does with files the user changed since the agent did."""
+
+    REFUSE = "refuse"  # nothing is done; the conflicts are answered (RewindConflict)
+    FORCE = "force"  # restored all the same
+    SKIP = "skip"  # left as they are; the rest is restored
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreFiles:
+    """A rewind that puts back the files the cut turns changed."""
+
+    on_conflict: OnConflict = OnConflict.REFUSE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,45 +50,106 @@ class Rewound:
 
     message_count: int
     undo_token: str
+    files: FilesRestored | None = None  # None: files were kept as they are
 
 
 class RewindSession:
     """Cut an open, idle session's history back to just before the prompt `to_message_id`.
     Every attached client is told (`SessionRewound`); the undo token is in the answer."""
 
-    def __init__(self, *, uow: UnitOfWork, registry: SessionRegistry, sink: EventSink) -> None:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWork,
+        registry: SessionRegistry,
+        sink: EventSink,
+        checkpoints: FileCheckpoints | None = None,  # None: files are only ever kept
+        permission: RestorePermission | None = None,  # None: a restore asks nobody
+    ) -> None:
         self._uow = uow
         self._registry = registry
         self._sink = sink
+        self._checkpoints = checkpoints
+        self._permission = permission
 
     async def execute(
-        self, session_id: str, to_message_id: str, *, hold: TurnControl | None = None
+        self,
+        session_id: str,
+        to_message_id: str,
+        *,
+        hold: TurnControl | None = None,
+        files: RestoreFiles | None = None,
     ) -> Rewound:
         """`hold`: the turn that follows at once (an edited prompt's); the session stays
-        busy for it, its caller ends it."""
+        busy for it, its caller ends it. `files`: put the files back too (None: keep)."""
         active = self._registry.require(session_id)
         session = active.session
         position = session.prompt_position(to_message_id)
+        if files is not None and session.mode_id == ModeId.PLAN:
+            raise RestoreRefused(
+                "Files cannot be restored in plan mode: it allows no writes. Rewind with "
+                'files "keep", or leave plan mode first.',
+                sessionId=session.id,
+                modeId=session.mode_id,
+            )
         control = active.begin_turn(hold)  # busy while a turn runs; no prompt starts meanwhile
+        restored: FilesRestored | None = None
+        token = secrets.token_urlsafe(12)
         try:
+            plan = await self._plan(session, position, files)
+            if plan is not None and files is not None:
+                await self._permit(session, token, plan, files)
             await save(self._uow, session)  # what was recorded lands before the cut
             cut = session.cut_at(position)
             await self._rewrite(session, position, undo=lambda: session.put_back(cut))
+            if plan is not None and self._checkpoints is not None and files is not None:
+                skip = files.on_conflict is OnConflict.SKIP
+                restored = await self._checkpoints.restore(session.id, plan, skip=skip)
         finally:
             if hold is None:
                 active.end_turn(control)
         undo = RewindUndo(
-            token=secrets.token_urlsafe(12),
+            token=token,
             position=position,
             to_message_id=to_message_id,
             messages=cut,
+            files=restored.previous if restored is not None else (),
         )
         active.rewind_undo = undo
         await self._sink.emit(
             session.id,
             SessionRewound(to_message_id=MessageId(to_message_id), message_count=position),
         )
-        return Rewound(message_count=position, undo_token=undo.token)
+        return Rewound(message_count=position, undo_token=undo.token, files=restored)
+
+    async def _permit(
+        self, session: Session, token: str, plan: RestorePlan, files: RestoreFiles
+    ) -> None:
+        """Ask the user (per the session's mode) before the files are written."""
+        if self._permission is None or self._checkpoints is None:
+            return
+        skip = files.on_conflict is OnConflict.SKIP
+        changes = await self._checkpoints.changes(session.id, plan, skip=skip)
+        await self._permission.check(session, token, changes)
+
+    async def _plan(
+        self, session: Session, position: int, files: RestoreFiles | None
+    ) -> RestorePlan | None:
+        """What restoring the files would do; refused while the user changed some of them
+        since the agent did, unless the client said what to do with those."""
+        if files is None or self._checkpoints is None:
+            return None
+        cut = frozenset(message.id for message in session.messages[position:])
+        plan = await self._checkpoints.plan(session.id, cut)
+        if plan.conflicts and files.on_conflict is OnConflict.REFUSE:
+            raise RewindConflict(
+                f"{len(plan.conflicts)} file(s) changed since the agent changed them; nothing "
+                "was done. Rewind again with force (overwrite them) or skip (leave them).",
+                sessionId=session.id,
+                conflicts=list(plan.conflicts),
+                resolve=["force", "skip"],
+            )
+        return plan
 
     async def undo(self, session_id: str, token: str) -> int:
         """Bring back what the last rewind cut (its history's length after). Refused once
@@ -81,6 +164,8 @@ class RewindSession:
         finally:
             active.end_turn(control)
         active.rewind_undo = None
+        if undo.files and self._checkpoints is not None:
+            await self._checkpoints.put_back(undo.files)
         await self._sink.emit(
             session.id,
             SessionRewound(

@@ -7,6 +7,7 @@ from application.ports.ids import IdGenerator
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
 from application.use_cases.background_tasks import BackgroundTasks
+from application.use_cases.file_checkpoints import carry_checkpoints
 from application.use_cases.load_session import StoredSessions
 from application.use_cases.saving import save_setting
 from application.use_cases.session_opening import OpenWith
@@ -35,7 +36,8 @@ class ForkSession:
     """A new session with the same history and settings, independent from then on.
 
     The fork is opened; the source is left as it was (open or not). Cost does not depend
-    on the history's length: the store shares the messages up to the fork point.
+    on the history's length: the store shares the messages up to the fork point. The file
+    checkpoints of the turns it holds are copied (a rewind of the fork restores files).
     """
 
     def __init__(
@@ -77,6 +79,7 @@ class ForkSession:
         await self._open_with.apply(fork, opening, stored=False)
         async with self._uow as uow:
             await uow.sessions.fork(source, fork)
+            await carry_checkpoints(uow.checkpoints, source.id, fork)
             await uow.commit()
         self._registry.open(fork).mcp_wanted = opening.mcp_servers
         return state_of(fork, self._catalog)

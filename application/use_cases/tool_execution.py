@@ -1,5 +1,6 @@
 """Running an allowed tool call: its live output shown, its result recorded."""
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from application.ports.tools import ToolResult
@@ -7,6 +8,7 @@ from application.runtime import SessionRegistry, TurnCancelled, TurnControl
 from application.use_cases.ask_user import AskUser
 from application.use_cases.background_tasks import BackgroundTasks, TaskLimitReached
 from application.use_cases.briefing import Briefer
+from application.use_cases.file_checkpoints import FileCheckpoints
 from application.use_cases.plan_tool import plan_written
 from application.use_cases.task_tools import TaskTools, started_text
 from application.use_cases.tool_call_log import ToolCallLog
@@ -23,6 +25,8 @@ from domain.usage import Usage
 CANCELLED = "Cancelled by the user before the tool finished; its result was discarded."
 # Tools whose paths bring a subdirectory's instructions (AGENTS.md) into the context.
 WORKS_IN_DIRECTORIES = frozenset({"read_file", "write_file", "edit_file", "list_files"})
+# Tools that change the files they name: the files' prior states are checkpointed first.
+CHANGES_FILES = frozenset({"write_file", "edit_file"})
 PROGRESS_TAIL = 16_000  # characters of live output re-sent with each progress update
 
 
@@ -45,6 +49,9 @@ class ToolExecution:
       result, the first time.
     - `todo_write` runs here: it completes at once and sends the whole plan (PlanUpdated);
       `ask_user` asks the user (AskUser).
+    - Before `write_file`/`edit_file` first changes a file in a turn, its prior state is
+      checkpointed (FileCheckpoints), and after, the state the agent left it in; a `bash`
+      command's changes in the session's directories are found by comparing scans.
     - `bash` with `run_in_background` starts a background task (BackgroundTasks): the model
       is answered at once, and the call stays in progress until the command exits.
       `task_output` and `task_kill` run here too.
@@ -59,6 +66,7 @@ class ToolExecution:
         briefer: Briefer | None = None,
         ask_user: AskUser | None = None,
         tasks: BackgroundTasks | None = None,
+        checkpoints: FileCheckpoints | None = None,
     ) -> None:
         self._catalogue = catalogue
         self._calls = calls
@@ -66,6 +74,7 @@ class ToolExecution:
         self._briefer = briefer
         self._ask_user = ask_user
         self._tasks = tasks
+        self._checkpoints = checkpoints
 
     async def run(self, session: Session, control: TurnControl, call: ToolCallRecord) -> Outcome:
         if call.name == TODO_WRITE:
@@ -94,17 +103,33 @@ class ToolExecution:
                 session, ToolCallUpdated(tool_call_id=call.id, output=(TextOutput(text=tail),))
             )
 
+        changed = await self._checkpointing(session, call)
         try:
             result = await control.guard(self._catalogue.run(session, call, progress))
         except TurnCancelled:
+            await changed()  # what the agent left, even when cancelled
             cancelled = ToolResult(text=CANCELLED, is_error=True)
             block = await self._calls.finish(session, call, ToolCallStatus.CANCELLED, cancelled)
             return Outcome(result=block)
+        await changed()
         status = ToolCallStatus.FAILED if result.is_error else ToolCallStatus.COMPLETED
         if not result.is_error and call.name in WORKS_IN_DIRECTORIES:
             result = replace(result, text=result.text + await self._nested(session, call))
         block = await self._calls.finish(session, call, status, result)
         return Outcome(result=block, spent=result.usage)
+
+    async def _checkpointing(
+        self, session: Session, call: ToolCallRecord
+    ) -> Callable[[], Awaitable[None]]:
+        """Checkpoint what the call is about to change; what to call once it ran."""
+        checkpoints = self._checkpoints
+        if checkpoints is not None and call.name in CHANGES_FILES:
+            await checkpoints.before(session, call.locations)
+            return lambda: checkpoints.after(session, call.locations)
+        if checkpoints is not None and call.name == "bash":
+            watch = await checkpoints.before_command(session)
+            return lambda: checkpoints.after_command(session, watch)
+        return _nothing
 
     async def _write_plan(self, session: Session, call: ToolCallRecord) -> ToolResultBlock:
         """The model's plan, checked when the call was looked at: the call completes, then
@@ -147,3 +172,7 @@ class ToolExecution:
         if self._briefer is None or active is None:
             return ""
         return await self._briefer.nested(active, call.locations)
+
+
+async def _nothing() -> None:
+    return None

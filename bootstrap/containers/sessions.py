@@ -3,11 +3,15 @@ settings, cancel (close is with the room, in clients.py); and the turn leases th
 
 from dependency_injector import containers, providers
 
+from adapters.workspace.disk_files import DiskFiles
+from adapters.workspace.file_scan import MtimeScanner
+from application.use_cases.file_checkpoints import FileCheckpoints
 from application.use_cases.lifecycle import CancelTurn
 from application.use_cases.listing import ListSessions
 from application.use_cases.load_session import LoadSession, StoredSessions
 from application.use_cases.new_session import NewSession
 from application.use_cases.prompt_queueing import QueuePrompts
+from application.use_cases.restore_permission import RestorePermission
 from application.use_cases.rewind import RewindSession
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
@@ -94,8 +98,25 @@ class Sessions(containers.DeclarativeContainer):
         sink=clients.channels,
         clock=core.clock,
     )
+    file_checkpoints = providers.Factory(
+        FileCheckpoints,
+        uow=storage.uow,
+        files=providers.Singleton(DiskFiles),
+        notices=clients.notices,
+        max_bytes=core.settings.provided.checkpoint_max_bytes,
+        scanner=providers.Singleton(MtimeScanner),
+    )
     rewind_session = providers.Factory(
-        RewindSession, uow=storage.uow, registry=core.registry, sink=clients.channels
+        RewindSession,
+        uow=storage.uow,
+        registry=core.registry,
+        sink=clients.channels,
+        checkpoints=file_checkpoints,
+        permission=providers.Factory(
+            RestorePermission,
+            asker=clients.permissions,
+            timeout=core.settings.provided.permission_timeout,
+        ),
     )
     delete_session = providers.Factory(
         DeleteSession,

@@ -79,6 +79,7 @@ class Turn(containers.DeclarativeContainer):
                 timeout=core.settings.provided.permission_timeout,
             ),
             tasks=clients.tasks,
+            checkpoints=sessions.file_checkpoints,
         ),
         tracer=core.tracer,
     )

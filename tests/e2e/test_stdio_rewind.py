@@ -137,7 +137,14 @@ async def test_bad_rewinds_are_refused_and_a_prompt_ends_the_undo(
         refused = [
             {"sessionId": sid, "toMessageId": "no-such-message"},
             {"sessionId": sid, "toMessageId": reply_id},  # not a prompt the user sent
-            {"sessionId": sid, "toMessageId": prompt_id(shown, "two"), "files": "restore"},
+            {"sessionId": sid, "toMessageId": prompt_id(shown, "two"), "files": "sideways"},
+            {
+                "sessionId": sid,
+                "toMessageId": prompt_id(shown, "two"),
+                "files": "restore",
+                "force": True,
+                "skip": True,
+            },
             {"sessionId": sid},
             {"sessionId": "no-such-session", "toMessageId": reply_id},
         ]
@@ -172,7 +179,7 @@ async def test_the_capability_is_advertised_and_the_proposal_name_is_served(
             "alias": "session/rewind",
             "undoMethod": UNDO,
             "editPromptMethod": "_iac_code/session/edit_prompt",
-            "files": ["keep"],
+            "files": ["keep", "restore"],
             "forkAt": "_meta.iac_code.atMessageId",
         }
         sid = (await raw.call(1, "session/new", {"cwd": str(workdir), "mcpServers": []}))["result"][

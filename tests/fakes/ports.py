@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Self
 
 from application.errors import ModelError, SessionConflict
+from application.ports.checkpoints import CheckpointStore, FileBytes
 from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
@@ -40,6 +41,7 @@ from application.ports.tools import (
     ToolRunner,
 )
 from application.ports.unit_of_work import UnitOfWork
+from domain.checkpoints import FileCheckpoint, Unrestorable
 from domain.events import AgentEvent
 from domain.ids import MessageId, SessionId
 from domain.mcp import McpServerSpec, McpServerState, McpStatus
@@ -249,6 +251,66 @@ class InMemoryProjectRules(ProjectRuleRepository):
         return before - len(self.rules)
 
 
+class InMemoryCheckpoints(CheckpointStore):
+    """Checkpoints and their contents, written at once (no staging)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[FileCheckpoint]] = {}
+        self.blobs: dict[tuple[str, str], bytes] = {}
+        self._seqs = itertools.count(1)
+
+    async def checkpoints(self, session_id: str) -> list[FileCheckpoint]:
+        return list(self.rows.get(session_id, []))
+
+    async def has(self, session_id: str, message_id: str, path: str) -> bool:
+        return self._index(session_id, message_id, path) is not None
+
+    async def add(self, session_id: str, checkpoint: FileCheckpoint, content: bytes | None) -> None:
+        if content is not None:
+            self.blobs.setdefault((session_id, checkpoint.prior), content)
+        stored = replace(checkpoint, seq=next(self._seqs))
+        self.rows.setdefault(session_id, []).append(stored)
+
+    async def written(self, session_id: str, message_id: str, path: str, after: str) -> None:
+        index = self._index(session_id, message_id, path)
+        if index is not None:
+            rows = self.rows[session_id]
+            rows[index] = replace(rows[index], after=after)
+
+    async def content(self, session_id: str, state: str) -> bytes | None:
+        return self.blobs.get((session_id, state))
+
+    async def stored_bytes(self, session_id: str) -> int:
+        return sum(len(b) for (sid, _), b in self.blobs.items() if sid == session_id)
+
+    async def drop(self, session_id: str, seq: int) -> None:
+        rows = self.rows[session_id]
+        index = next(i for i, c in enumerate(rows) if c.seq == seq)
+        rows[index] = dropped = replace(rows[index], unrestorable=Unrestorable.DROPPED)
+        if not any(c.prior == dropped.prior and c.unrestorable is None for c in rows):
+            self.blobs.pop((session_id, dropped.prior), None)
+
+    def _index(self, session_id: str, message_id: str, path: str) -> int | None:
+        rows = self.rows.get(session_id, [])
+        return next(
+            (i for i, c in enumerate(rows) if c.message_id == message_id and c.path == path), None
+        )
+
+
+class InMemoryFiles(FileBytes):
+    def __init__(self, files: dict[str, bytes] | None = None) -> None:
+        self.files = dict(files or {})
+
+    async def read(self, path: str) -> bytes | None:
+        return self.files.get(path)
+
+    async def write(self, path: str, content: bytes) -> None:
+        self.files[path] = content
+
+    async def remove(self, path: str) -> None:
+        self.files.pop(path, None)
+
+
 class FakeUnitOfWork(UnitOfWork):
     """Changes are staged and applied to the shared repository only on commit."""
 
@@ -256,10 +318,12 @@ class FakeUnitOfWork(UnitOfWork):
         self,
         sessions: InMemorySessionRepository | None = None,
         rules: InMemoryProjectRules | None = None,
+        checkpoints: "InMemoryCheckpoints | None" = None,
     ) -> None:
         self.sessions = sessions or InMemorySessionRepository()
         self.activity = self.listing = self.sessions
         self.rules = rules or InMemoryProjectRules()
+        self.checkpoints: InMemoryCheckpoints = checkpoints or InMemoryCheckpoints()
         self.commits = 0
 
     def reading(self) -> Self:
