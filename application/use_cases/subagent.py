@@ -7,6 +7,8 @@ from application.ports.clock import Clock
 from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient, ModelRequest, ModelResponse
 from application.ports.tools import (
+    ChildCall,
+    ChildPermit,
     Progress,
     Report,
     ToolContext,
@@ -39,11 +41,13 @@ from domain.ids import MessageId, SessionId, ToolCallId
 from domain.knowledge import AgentProfile
 from domain.message import Message, Role
 from domain.stop_reason import ModelStop
-from domain.tool_call import TextOutput, ToolCallStatus, ToolOutput
+from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolOutput
 from domain.tools import READ_ONLY_TOOLS, Category, spec_for, title_for
 from domain.usage import Usage
 
 STOPPED_ALONE = "The user cancelled this sub-agent before it answered."
+# Why a call that would ask is refused to a child nobody can be asked for.
+_NEEDS = {True: "it reaches outside the working directory", False: "it needs the user's permission"}
 _SHOWN_RESULT = 4_000  # characters of a child's tool result shown in its call
 
 AGENT_TOOL = ToolDefinition(
@@ -240,33 +244,32 @@ class SubAgentTools(ToolRunner):
         self, use: ToolUseBlock, context: ToolContext, run: "_ChildRun"
     ) -> ToolResultBlock:
         await run.tool_started(use)
-        block = await self._child_tool(use, context, run.tools)
+        block = await self._child_tool(use, context, run)
         await run.tool_ended(use, block)
         return block
 
     async def _child_tool(
-        self, use: ToolUseBlock, context: ToolContext, allowed: tuple[str, ...]
+        self, use: ToolUseBlock, context: ToolContext, run: "_ChildRun"
     ) -> ToolResultBlock:
-        if use.name not in allowed:
+        if use.name not in run.tools:
             return ToolResultBlock(
                 tool_use_id=use.id,
                 is_error=True,
                 content=f"{use.name} is not available to a sub-agent.",
             )
-        if spec_for(use.name).category is not Category.READ:
-            # Asking the user on a child's behalf is not built yet: never run it unasked.
-            return ToolResultBlock(
-                tool_use_id=use.id,
-                is_error=True,
-                content=f"Refused to the sub-agent: {use.name} needs the user's permission, "
-                "which a sub-agent cannot ask for yet.",
-            )
         plan = await self._inner.plan(use.name, use.input, context)
-        if plan.problem or plan.always_asks:
-            reason = plan.problem or plan.ask_reason or "it reaches outside the working directory"
+        asks = plan.always_asks or spec_for(use.name).category is not Category.READ
+        # Only a named agent asks; the researcher never does (as before named agents).
+        permit = context.permit if run.agent is not None else None
+        if plan.problem or (asks and permit is None):
+            reason = plan.problem or plan.ask_reason or _NEEDS[plan.always_asks]
             return ToolResultBlock(
                 tool_use_id=use.id, is_error=True, content=f"Refused to the sub-agent: {reason}."
             )
+        if asks and permit is not None:
+            refusal = await run.asking(permit, _child_call(use, plan, run))
+            if refusal is not None:
+                return ToolResultBlock(tool_use_id=use.id, is_error=True, content=refusal)
         # The child's own tools' live output is not the parent call's: only its end shows.
         result = await self._inner.run(use.name, use.input, context, _quiet)
         return ToolResultBlock(tool_use_id=use.id, content=result.text, is_error=result.is_error)
@@ -279,6 +282,20 @@ class SubAgentTools(ToolRunner):
 
 async def _quiet(_: str | ToolOutput) -> None:
     pass
+
+
+def _child_call(use: ToolUseBlock, plan: ToolPlan, run: "_ChildRun") -> ChildCall:
+    spec = spec_for(use.name)
+    call = ToolCallRecord(
+        id=ToolCallId(use.id),
+        name=use.name,
+        title=title_for(use.name, use.input),
+        kind=spec.kind,
+        arguments=dict(use.input),
+        status=ToolCallStatus.PENDING,
+        locations=plan.locations,
+    )
+    return ChildCall(call=call, plan=plan, child_id=run.child_id, agent=run.name)
 
 
 def _first_line(text: str, limit: int = 80) -> str:
@@ -332,6 +349,21 @@ class _ChildRun:
             )
         )
         await self.line(f"Sub-agent {self.child_id} started: {self.title}\n")
+
+    async def asking(self, permit: ChildPermit, call: ChildCall) -> str | None:
+        """The parent's flow decides on the call; while the user is asked, the child's
+        state says it waits for them."""
+        await self._state(SubagentState.WAITING)
+        refusal = await permit(call)  # cancelled with the parent, or the child alone
+        await self._state(SubagentState.RUNNING)
+        return refusal
+
+    async def _state(self, state: SubagentState) -> None:
+        await self.report(
+            SubagentChanged(
+                child_id=self.child_id, state=state, tool_call_id=self.call_id, cancellable=True
+            )
+        )
 
     async def tell_child(self, event: AgentEvent) -> None:
         await self.report(ChildEvent(child_id=self.child_id, event=event))

@@ -6,6 +6,7 @@ from application.ports.elicitation import ElicitationMode, Elicitor
 from application.ports.event_sink import EventSink
 from application.ports.knowledge import ProjectKnowledge
 from application.ports.tools import (
+    ChildPermit,
     Progress,
     ToolContext,
     ToolDefinition,
@@ -117,9 +118,15 @@ class ToolCatalogue:
             return check_task_call(use.input)
         return await self._tools(session).plan(use.name, use.input, self._context(session))
 
-    async def run(self, session: Session, call: ToolCallRecord, progress: Progress) -> ToolResult:
+    async def run(
+        self,
+        session: Session,
+        call: ToolCallRecord,
+        progress: Progress,
+        permit: ChildPermit | None = None,
+    ) -> ToolResult:
         tools = self._tools(session)
-        context = replace(self._context(session), call_id=call.id)
+        context = replace(self._context(session), call_id=call.id, permit=permit)
         sink = self._sink
         if sink is not None:
 

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field, replace
 
-from application.ports.tools import ToolResult
+from application.ports.tools import ChildPermit, ToolResult
 from application.runtime import SessionRegistry, TurnCancelled, TurnControl
 from application.use_cases.ask_user import AskUser
 from application.use_cases.background_tasks import BackgroundTasks, TaskLimitReached
@@ -67,7 +67,13 @@ class ToolExecution:
         self._ask_user = ask_user
         self._tasks = tasks
 
-    async def run(self, session: Session, control: TurnControl, call: ToolCallRecord) -> Outcome:
+    async def run(
+        self,
+        session: Session,
+        control: TurnControl,
+        call: ToolCallRecord,
+        permit: ChildPermit | None = None,  # how a sub-agent's calls are asked about
+    ) -> Outcome:
         if call.name == TODO_WRITE:
             return Outcome(result=await self._write_plan(session, call))
         if call.name == ASK_USER and self._ask_user is not None:
@@ -95,7 +101,7 @@ class ToolExecution:
             )
 
         try:
-            result = await control.guard(self._catalogue.run(session, call, progress))
+            result = await control.guard(self._catalogue.run(session, call, progress, permit))
         except TurnCancelled:
             cancelled = ToolResult(text=CANCELLED, is_error=True)
             block = await self._calls.finish(session, call, ToolCallStatus.CANCELLED, cancelled)

@@ -10,7 +10,7 @@ import pytest
 
 from tests.e2e.conftest import anthropic_env
 from tests.e2e.test_stdio_subagents import SUBAGENTS, allowing_until, frames_of
-from tests.support.raw_acp import raw_client
+from tests.support.raw_acp import RawClient, raw_client
 from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -98,3 +98,66 @@ async def test_slash_agents_lists_the_researcher_and_the_projects_agents(
 def _chunk_text(update: dict[str, Any]) -> str:
     content = update["content"]
     return str(content.get("text", "")) if content.get("type") == "text" else ""
+
+
+WRITER = (
+    "---\ndescription: Writes files\ntools: [write_file]\n---\nYou write the files asked for.\n"
+)
+
+
+async def test_cancelling_the_parent_while_its_child_waits_for_permission_ends_both(
+    base_env: dict[str, str], workdir: Path, server: ScriptedAnthropic
+) -> None:
+    folder = workdir / ".iac-code" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "writer.md").write_text(WRITER)
+    server.script(
+        stream(
+            tool_use("agent", {"prompt": "Write a.txt", "agent": "writer"}, id="toolu_a"),
+            stop_reason="tool_use",
+        ),
+        stream(
+            tool_use("write_file", {"path": "a.txt", "content": "x"}, id="toolu_c1"),
+            stop_reason="tool_use",
+        ),
+    )
+    env = {**base_env, **anthropic_env(server)}
+    async with raw_client(env, workdir, which="unstable") as client:
+        parent = await client.open(workdir, SUBAGENTS)
+        asked = await client.request(
+            "session/prompt", {"sessionId": parent, "prompt": [{"type": "text", "text": "go"}]}
+        )
+        # The agent's start is allowed; the child's write is asked, naming the child.
+        request = await _allowing_the_start_until_the_childs_request(client)
+        ours = request["params"]["_meta"]["iac_code"]
+        assert ours["agent"] == "writer" and request["params"]["sessionId"] == parent
+        await client.send(
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": parent}}
+        )
+        answer = await client.answer_to(asked)
+
+    assert answer["result"]["stopReason"] == "cancelled"
+    assert not (workdir / "a.txt").exists()
+    withdrawn = [m["params"] for m in client.received if m.get("method") == "$/cancel_request"]
+    assert withdrawn == [{"requestId": request["id"]}]  # the unanswered request is taken back
+    states = [
+        f["update"]["state"]
+        for f in frames_of(client)
+        if f["update"]["sessionUpdate"] == "subagent_update"
+        and f["update"]["sessionId"] == ours["childSessionId"]
+    ]
+    # Running, then waiting for the user while asked, then cancelled with its parent.
+    assert states[0] == {"state": "running"}
+    assert states[1] == {"state": "requires_action"}
+    assert states[-1]["state"] == "idle" and states[-1]["stopReason"] == "cancelled"
+
+
+async def _allowing_the_start_until_the_childs_request(client: RawClient) -> dict[str, Any]:
+    while True:
+        message = await client.next_message()
+        if message.get("method") != "session/request_permission":
+            continue
+        if message["params"]["toolCall"]["toolCallId"] == "toolu_c1":
+            return message
+        outcome = {"outcome": "selected", "optionId": "allow_once"}
+        await client.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}})

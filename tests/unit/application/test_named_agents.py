@@ -2,16 +2,17 @@
 system prompt, model and tools, announced with their name; listed by /agents."""
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from application.commands import CommandInput
 from application.ports.llm import ModelResponse
-from application.ports.tools import ToolContext, ToolResult
+from application.ports.tools import ChildCall, ToolContext, ToolPlan, ToolResult
 from application.runtime import TurnControl
 from application.use_cases.commands.agents import AgentsCommand
 from application.use_cases.named_agents import NamedAgentTools, agent_tool
 from application.use_cases.subagent import AGENT_TOOL, SubAgentTools
 from domain.content import TextBlock, ToolUseBlock
-from domain.events import AgentEvent, SubagentChanged
+from domain.events import AgentEvent, SubagentChanged, SubagentState
 from domain.ids import MessageId
 from domain.knowledge import AgentProfile, Briefing
 from domain.stop_reason import ModelStop
@@ -128,13 +129,13 @@ async def test_an_unknown_agent_is_a_problem_naming_the_agents() -> None:
     assert plan.problem == "There is no sub-agent named 'nope'; the agents are: researcher, tester."
 
 
-async def test_a_named_agents_write_is_refused_until_children_can_ask() -> None:
+async def test_a_named_agents_write_is_refused_when_nobody_can_be_asked() -> None:
     llm = ScriptedLLM(asks("write_file", {"path": "t.py"}), answer("could not"))
     inner = FakeTools(write_file=ok)
     ctx = context([], TESTER)
     await sub_agents(llm, inner).run("agent", {"prompt": "p", "agent": "tester"}, ctx, nothing)
     [result] = llm.requests[1].messages[-1].tool_results
-    assert result.is_error and "needs the user's permission" in str(result.content)
+    assert result.content == "Refused to the sub-agent: it needs the user's permission."
     assert inner.ran == []
 
 
@@ -158,3 +159,57 @@ async def test_slash_agents_lists_the_researcher_and_the_named_agents() -> None:
     )
     empty = await AgentsCommand(knowledge=FakeKnowledge()).run(command)
     assert "Define your own in `.iac-code/agents/<name>.md`" in empty
+
+
+async def test_a_childs_write_is_asked_through_the_parents_flow_naming_the_child() -> None:
+    llm = ScriptedLLM(
+        asks("write_file", {"path": "t.py"}), asks("write_file", {"path": "u.py"}), answer("ok")
+    )
+    inner = FakeTools(write_file=ok)
+    events: list[AgentEvent] = []
+    asked: list[ChildCall] = []
+    states_when_asked: list[SubagentState] = []
+
+    async def permit(child: ChildCall) -> str | None:
+        asked.append(child)
+        states_when_asked.append([e for e in events if isinstance(e, SubagentChanged)][-1].state)
+        return None if child.call.arguments["path"] == "t.py" else "Permission denied."
+
+    ctx = replace(context(events, TESTER), permit=permit)
+    await sub_agents(llm, inner).run("agent", {"prompt": "p", "agent": "tester"}, ctx, nothing)
+
+    child = events[0].child_id  # type: ignore[union-attr]
+    assert [(c.call.name, c.child_id, c.agent) for c in asked] == [
+        ("write_file", child, "tester"),
+        ("write_file", child, "tester"),
+    ]
+    assert states_when_asked == [SubagentState.WAITING, SubagentState.WAITING]
+    assert inner.ran == [("write_file", {"path": "t.py"})]  # allowed; the second refused
+    [refused] = llm.requests[2].messages[-1].tool_results
+    assert refused.is_error and refused.content == "Permission denied."
+    states = [e.state for e in events if isinstance(e, SubagentChanged)]
+    assert states == [
+        SubagentState.RUNNING,
+        SubagentState.WAITING,
+        SubagentState.RUNNING,
+        SubagentState.WAITING,
+        SubagentState.RUNNING,
+        SubagentState.DONE,
+    ]
+
+
+async def test_the_researcher_never_asks_a_read_outside_cwd_is_refused_as_before() -> None:
+    llm = ScriptedLLM(asks("read_file", {"path": "/etc/x"}), answer("could not"))
+    inner = FakeTools(read_file=ok)
+    inner.plans["read_file"] = ToolPlan(outside_cwd=True)
+    asked: list[ChildCall] = []
+
+    async def permit(child: ChildCall) -> str | None:
+        asked.append(child)
+        return None
+
+    ctx = replace(context([], TESTER), permit=permit)
+    await sub_agents(llm, inner).run("agent", {"prompt": "p"}, ctx, nothing)
+    [result] = llm.requests[1].messages[-1].tool_results
+    assert result.is_error and "outside the working directory" in str(result.content)
+    assert asked == [] and inner.ran == []
