@@ -63,6 +63,9 @@ async def test_a_named_agent_is_offered_run_and_announced_by_name(
     ]
     assert announced[0]["_meta"]["iac_code"]["agent"] == "reviewer"  # its announcement
     assert announced[-1]["state"]["stopReason"] == "end_turn"
+    # Usage: the child's own in its final state; the parent turn's counts it too.
+    assert announced[-1]["state"]["usage"]["totalTokens"] == 15  # its one request: 10 + 5
+    assert answer["result"]["usage"]["totalTokens"] == 45  # two parent requests and the child's
 
 
 async def test_slash_agents_lists_the_researcher_and_the_projects_agents(
