@@ -164,3 +164,50 @@ async def _allowing_the_start_until_the_childs_request(client: RawClient) -> dic
             return message
         outcome = {"outcome": "selected", "optionId": "allow_once"}
         await client.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}})
+
+
+async def test_a_child_cancelled_alone_while_it_waits_for_permission_withdraws_the_request(
+    base_env: dict[str, str], workdir: Path, server: ScriptedAnthropic
+) -> None:
+    folder = workdir / ".iac-code" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "writer.md").write_text(WRITER)
+    server.script(
+        stream(
+            tool_use("agent", {"prompt": "Write a.txt", "agent": "writer"}, id="toolu_a"),
+            stop_reason="tool_use",
+        ),
+        stream(
+            tool_use("write_file", {"path": "a.txt", "content": "x"}, id="toolu_c1"),
+            stop_reason="tool_use",
+        ),
+        stream(text("The writer was stopped.")),
+    )
+    env = {**base_env, **anthropic_env(server)}
+    async with raw_client(env, workdir, which="unstable") as client:
+        parent = await client.open(workdir, SUBAGENTS)
+        asked = await client.request(
+            "session/prompt", {"sessionId": parent, "prompt": [{"type": "text", "text": "go"}]}
+        )
+        request = await _allowing_the_start_until_the_childs_request(client)
+        child = request["params"]["_meta"]["iac_code"]["childSessionId"]
+        await client.send(
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": child}}
+        )
+        answer = await client.answer_to(asked)
+
+    assert answer["result"]["stopReason"] == "end_turn"  # the parent went on
+    server.assert_script_consumed()
+    assert not (workdir / "a.txt").exists()
+    withdrawn = [m["params"] for m in client.received if m.get("method") == "$/cancel_request"]
+    assert withdrawn == [{"requestId": request["id"]}]
+    [result] = [
+        b for b in server.requests[2].messages[-1]["content"] if b.get("type") == "tool_result"
+    ]
+    assert result["tool_use_id"] == "toolu_a" and result.get("is_error") is True
+    ends = [
+        f["update"]["state"]
+        for f in frames_of(client)
+        if f["update"]["sessionUpdate"] == "subagent_update" and f["update"]["sessionId"] == child
+    ]
+    assert ends[-1]["stopReason"] == "cancelled"
