@@ -119,6 +119,13 @@ SUBAGENT_ROLE = (
 )
 
 
+NAMED_AGENT_ANSWER = (
+    "You are a sub-agent of iac-code, started by the coding agent for one task. Report "
+    "what you did or found completely in your final message: it is all the calling agent "
+    "will see."
+)
+
+
 ENVIRONMENT_OPEN = "<environment>"  # how the environment block starts (and is recognised)
 
 
@@ -157,6 +164,16 @@ def system_prompt(
 def subagent_system_prompt(*, cwd: str, instructions: tuple[InstructionFile, ...]) -> str:
     """The research sub-agent's system prompt: its role, where it works, the instructions."""
     return "\n\n".join([SUBAGENT_ROLE, _cwd_line(cwd), *_instructions_section(instructions)])
+
+
+def named_agent_system_prompt(
+    prompt: str, *, cwd: str, instructions: tuple[InstructionFile, ...]
+) -> str:
+    """A named sub-agent's system prompt: its file's body, where it works, the instructions.
+    It is told that its final message is all its caller sees, as the researcher is."""
+    return "\n\n".join(
+        [prompt, NAMED_AGENT_ANSWER, _cwd_line(cwd), *_instructions_section(instructions)]
+    )
 
 
 def environment_context(env: Environment) -> str:

@@ -224,6 +224,7 @@ class SubagentState(StrEnum):
     DONE = "done"  # it answered
     FAILED = "failed"  # its model failed, or it ran out of requests
     CANCELLED = "cancelled"
+    WAITING = "waiting"  # for the user's permission for one of its calls
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -38,6 +38,21 @@ class Skill:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AgentProfile:
+    """A named sub-agent a project (or the user) defines in `agents/<name>.md`: the model
+    is offered it by name and description; a run of it gets `prompt` as its system prompt
+    and only `tools` (built-in tool names)."""
+
+    name: str
+    description: str
+    tools: tuple[str, ...]
+    prompt: str
+    path: str  # the <name>.md file
+    model: str | None = None  # None: the calling session's model
+    mode: str | None = None  # a session mode id; None: the calling session's mode
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GitState:
     branch: str | None  # None: a detached HEAD
     status: tuple[str, ...]  # `git status --short` lines, at most GIT_STATUS_LINES
@@ -66,3 +81,4 @@ class Briefing:
     instructions: tuple[InstructionFile, ...] = ()
     skills: tuple[Skill, ...] = ()
     environment: Environment | None = None
+    agents: tuple[AgentProfile, ...] = ()  # the named sub-agents the `agent` tool offers

@@ -55,6 +55,12 @@ TOOLS: Mapping[str, ToolSpec] = {
     )
 }
 READ_ONLY_TOOLS = tuple(name for name, spec in TOOLS.items() if spec.category is Category.READ)
+# What a named sub-agent may be given: reads, edits, commands; never another sub-agent.
+AGENT_TOOLS = tuple(
+    name
+    for name, spec in TOOLS.items()
+    if spec.category in (Category.READ, Category.EDIT, Category.EXECUTE)
+)
 
 
 def spec_for(name: str) -> ToolSpec:

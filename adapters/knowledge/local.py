@@ -6,12 +6,13 @@ from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
+from adapters.knowledge.agents import agent_directories, find_agents
 from adapters.knowledge.environment import listing, platform_name, shell
 from adapters.knowledge.git import GIT_SECONDS, git_state
 from adapters.knowledge.instructions import instruction_files, nested_instruction_files
 from adapters.knowledge.skills import find_skills, read_skill_body, skill_directories
 from application.ports.knowledge import ProjectKnowledge
-from domain.knowledge import Environment, InstructionFile, Skill
+from domain.knowledge import AgentProfile, Environment, InstructionFile, Skill
 
 
 class LocalProjectKnowledge(ProjectKnowledge):
@@ -56,6 +57,10 @@ class LocalProjectKnowledge(ProjectKnowledge):
 
     async def skill_body(self, skill: Skill) -> str:
         return await asyncio.to_thread(read_skill_body, skill)
+
+    async def agents(self, cwd: str) -> tuple[AgentProfile, ...]:
+        directories = agent_directories(_absolute(cwd), self._config_dir)
+        return await asyncio.to_thread(find_agents, directories)
 
 
 def _absolute(path: str) -> str:

@@ -36,9 +36,14 @@ def usage_dict(usage: Usage) -> dict[str, Any]:
     }
 
 
+_LIVE = (SubagentState.RUNNING, SubagentState.WAITING)  # a client may still cancel it
+
+
 def _state(event: SubagentChanged) -> dict[str, Any]:
     if event.state is SubagentState.RUNNING:
         return {"state": "running"}
+    if event.state is SubagentState.WAITING:  # asking its parent's clients for permission
+        return {"state": "requires_action"}
     state: dict[str, Any] = {"state": "idle", "stopReason": _STOP_REASONS[event.state]}
     if event.usage is not None:
         state["usage"] = usage_dict(event.usage)
@@ -58,7 +63,7 @@ def subagent_update(event: SubagentChanged) -> dict[str, Any]:
         "_meta": {META_KEY: ours},
     }
     # What a client may do to it: cancel it while it runs; nothing once it ended.
-    if event.state is not SubagentState.RUNNING:
+    if event.state not in _LIVE:
         update["capabilities"] = None
     elif event.cancellable:
         update["capabilities"] = {"cancel": {}}

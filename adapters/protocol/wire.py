@@ -5,6 +5,7 @@ from typing import Any, Literal, cast
 
 from acp import schema as acp
 
+from adapters.protocol.journal import META_KEY
 from adapters.protocol.notices import notice_params
 from adapters.protocol.subagent_updates import child_params
 from adapters.protocol.updates import shown, shown_data, update_dict
@@ -428,11 +429,15 @@ def permission_request(session_id: str, request: PermissionRequest) -> dict[str,
         )
         for o in request.options
     ]
-    meta = None
+    meta: dict[str, Any] | None = None
     if request.remembered:
         # Rules the user granted for this tool in this project that do not cover this call:
         # the client can say why it is asked although "always" was chosen before.
         meta = {"iac-code": {"rememberedRules": [_rule_meta(r) for r in request.remembered]}}
+    if request.child_session_id is not None:
+        # A sub-agent's call, asked of its parent's clients: which child asks.
+        child = {"childSessionId": request.child_session_id, "agent": request.agent}
+        meta = {**(meta or {}), META_KEY: child}
     params = dump(
         acp.RequestPermissionRequest(
             session_id=session_id, tool_call=tool_call, options=options, field_meta=meta

@@ -1,7 +1,7 @@
 from abc import abstractmethod
 from typing import Protocol
 
-from domain.knowledge import Environment, InstructionFile, Skill
+from domain.knowledge import AgentProfile, Environment, InstructionFile, Skill
 
 
 class SkillNotFound(Exception):
@@ -35,3 +35,8 @@ class ProjectKnowledge(Protocol):
     @abstractmethod
     async def skill_body(self, skill: Skill) -> str:
         """The SKILL.md's instructions after its front matter. Raises SkillNotFound."""
+
+    @abstractmethod
+    async def agents(self, cwd: str) -> tuple[AgentProfile, ...]:
+        """Named sub-agents of <cwd>/.iac-code/agents/ and then $IAC_CODE_CONFIG_DIR/agents/
+        (a project's agent wins over the user's of the same name), by name."""

@@ -26,6 +26,9 @@ class PermissionRequest:
     # Options shown with another name or id than their kind's (e.g. leaving plan mode).
     names: Mapping[PermissionOption, str] = field(default_factory=dict)
     ids: Mapping[PermissionOption, str] = field(default_factory=dict)
+    # A sub-agent's call, asked on its parent session: the child's session id and agent.
+    child_session_id: str | None = None
+    agent: str | None = None
 
     def option_id(self, option: PermissionOption) -> str:
         return self.ids.get(option, option.value)

@@ -6,7 +6,7 @@ from typing import Protocol
 from application.ports.workspace import Workspace
 from domain.events import AgentEvent
 from domain.knowledge import Briefing
-from domain.tool_call import ToolOutput
+from domain.tool_call import ToolCallRecord, ToolOutput
 from domain.usage import Usage
 
 
@@ -71,6 +71,9 @@ class ToolContext:
     workspace: Workspace | None = None
     call_id: str | None = None  # the tool call being run (None while it is looked at)
     report: Report = unreported  # events for the session's clients
+    # Asks the session's permission flow about a sub-agent's call (None: nobody can be
+    # asked, so a sub-agent's call that would ask is refused).
+    permit: "ChildPermit | None" = None
 
 
 class ToolRunner(Protocol):
@@ -94,3 +97,18 @@ class ToolRunner(Protocol):
     async def run(
         self, name: str, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChildCall:
+    """A sub-agent's tool call that its parent session's permission flow decides on: asked
+    of the parent's clients, naming the child."""
+
+    call: ToolCallRecord
+    plan: ToolPlan
+    child_id: str
+    agent: str
+
+
+# None: the call may run; otherwise why not (what the child's model is told).
+ChildPermit = Callable[[ChildCall], Awaitable[str | None]]

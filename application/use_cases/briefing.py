@@ -33,18 +33,22 @@ class Briefer:
         and the environment held, if any, is kept."""
         session = active.session
         reading = asyncio.gather(
-            self._knowledge.instructions(session.cwd), self._knowledge.skills(session.cwd)
+            self._knowledge.instructions(session.cwd),
+            self._knowledge.skills(session.cwd),
+            self._knowledge.agents(session.cwd),
         )
         told: Environment | None
         if environment:
-            (instructions, skills), told = await asyncio.gather(
+            (instructions, skills, agents), told = await asyncio.gather(
                 reading,
                 self._knowledge.environment(session.cwd, session.additional_directories),
             )
         else:
-            (instructions, skills), told = await reading, active.briefing.environment
+            (instructions, skills, agents), told = await reading, active.briefing.environment
         instructions, skills = self._shared.one_copy(session.cwd, instructions, skills)
-        active.briefing = Briefing(instructions=instructions, skills=skills, environment=told)
+        active.briefing = Briefing(
+            instructions=instructions, skills=skills, environment=told, agents=agents
+        )
         return active.briefing
 
     @staticmethod

@@ -7,6 +7,8 @@ from application.ports.clock import Clock
 from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient, ModelRequest, ModelResponse
 from application.ports.tools import (
+    ChildCall,
+    ChildPermit,
     Progress,
     Report,
     ToolContext,
@@ -15,7 +17,12 @@ from application.ports.tools import (
     ToolResult,
     ToolRunner,
 )
-from application.system_prompt import environment_context, subagent_system_prompt
+from application.system_prompt import (
+    environment_context,
+    named_agent_system_prompt,
+    subagent_system_prompt,
+)
+from application.use_cases.named_agents import DEFAULT_AGENT, chosen_agent
 from application.use_cases.subagent_record import KEY, subagent_record
 from application.use_cases.subagent_runs import SubagentRuns
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
@@ -31,14 +38,16 @@ from domain.events import (
     ToolCallUpdated,
 )
 from domain.ids import MessageId, SessionId, ToolCallId
+from domain.knowledge import AgentProfile
 from domain.message import Message, Role
 from domain.stop_reason import ModelStop
-from domain.tool_call import TextOutput, ToolCallStatus, ToolOutput
-from domain.tools import READ_ONLY_TOOLS, spec_for, title_for
+from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolOutput
+from domain.tools import READ_ONLY_TOOLS, Category, spec_for, title_for
 from domain.usage import Usage
 
-DEFAULT_AGENT = "researcher"  # the built-in read-only one
 STOPPED_ALONE = "The user cancelled this sub-agent before it answered."
+# Why a call that would ask is refused to a child nobody can be asked for.
+_NEEDS = {True: "it reaches outside the working directory", False: "it needs the user's permission"}
 _SHOWN_RESULT = 4_000  # characters of a child's tool result shown in its call
 
 AGENT_TOOL = ToolDefinition(
@@ -99,14 +108,19 @@ class SubAgentTools(ToolRunner):
         prompt = arguments.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             return ToolPlan(problem="The agent tool needs a non-empty `prompt`.")
-        return ToolPlan()
+        chosen = chosen_agent(arguments, context.briefing.agents)
+        return ToolPlan(problem=chosen) if isinstance(chosen, str) else ToolPlan()
 
     async def run(
         self, name: str, arguments: Mapping[str, object], context: ToolContext, progress: Progress
     ) -> ToolResult:
         if name != "agent":
             return await self._inner.run(name, arguments, context, progress)
+        chosen = chosen_agent(arguments, context.briefing.agents)
+        if isinstance(chosen, str):  # the agent file went away since the call was looked at
+            return ToolResult(text=chosen, is_error=True)
         run = _ChildRun(
+            agent=chosen,
             child_id=self._ids.session_id(),
             parent_id=SessionId(context.session_id),
             call_id=ToolCallId(context.call_id or ""),
@@ -172,10 +186,10 @@ class SubAgentTools(ToolRunner):
                 context=environment_context(environment) if environment else None,
             )
         ]
-        tools = self._inner.definitions(READ_ONLY_TOOLS)
+        tools = self._inner.definitions(run.tools)
         for _ in range(self._max_requests):
             try:
-                response = await self._ask_model(context, messages, tools)
+                response = await self._ask_model(context, messages, tools, run.agent)
             except ModelError as exc:
                 return ToolResult(
                     text=f"The sub-agent's model request failed: {exc}",
@@ -193,9 +207,7 @@ class SubAgentTools(ToolRunner):
                     raw_output={"answer": said, "requests": len(messages) // 2},
                     usage=run.used,
                 )
-            results = [
-                await self._run_read_only(use, context, run) for use in messages[-1].tool_uses
-            ]
+            results = [await self._run_tool(use, context, run) for use in messages[-1].tool_uses]
             messages.append(self._message(Role.USER, tuple(results)))
         return ToolResult(
             text=f"The sub-agent stopped after {self._max_requests} model "
@@ -205,12 +217,19 @@ class SubAgentTools(ToolRunner):
         )
 
     async def _ask_model(
-        self, context: ToolContext, messages: list[Message], tools: tuple[ToolDefinition, ...]
+        self,
+        context: ToolContext,
+        messages: list[Message],
+        tools: tuple[ToolDefinition, ...],
+        agent: AgentProfile | None,
     ) -> ModelResponse:
+        instructions = context.briefing.instructions
         request = ModelRequest(
-            model=context.model,
-            system=subagent_system_prompt(
-                cwd=context.cwd, instructions=context.briefing.instructions
+            model=agent.model if agent is not None and agent.model else context.model,
+            system=(
+                named_agent_system_prompt(agent.prompt, cwd=context.cwd, instructions=instructions)
+                if agent is not None
+                else subagent_system_prompt(cwd=context.cwd, instructions=instructions)
             ),
             messages=tuple(model_view(messages)),
             max_tokens=self._max_tokens,
@@ -221,27 +240,36 @@ class SubAgentTools(ToolRunner):
                 return event
         raise ModelError("The model stream ended without a complete response.")
 
-    async def _run_read_only(
+    async def _run_tool(
         self, use: ToolUseBlock, context: ToolContext, run: "_ChildRun"
     ) -> ToolResultBlock:
         await run.tool_started(use)
-        block = await self._read_only(use, context)
+        block = await self._child_tool(use, context, run)
         await run.tool_ended(use, block)
         return block
 
-    async def _read_only(self, use: ToolUseBlock, context: ToolContext) -> ToolResultBlock:
-        if use.name not in READ_ONLY_TOOLS:
+    async def _child_tool(
+        self, use: ToolUseBlock, context: ToolContext, run: "_ChildRun"
+    ) -> ToolResultBlock:
+        if use.name not in run.tools:
             return ToolResultBlock(
                 tool_use_id=use.id,
                 is_error=True,
                 content=f"{use.name} is not available to a sub-agent.",
             )
         plan = await self._inner.plan(use.name, use.input, context)
-        if plan.problem or plan.always_asks:
-            reason = plan.problem or plan.ask_reason or "it reaches outside the working directory"
+        asks = plan.always_asks or spec_for(use.name).category is not Category.READ
+        # Only a named agent asks; the researcher never does (as before named agents).
+        permit = context.permit if run.agent is not None else None
+        if plan.problem or (asks and permit is None):
+            reason = plan.problem or plan.ask_reason or _NEEDS[plan.always_asks]
             return ToolResultBlock(
                 tool_use_id=use.id, is_error=True, content=f"Refused to the sub-agent: {reason}."
             )
+        if asks and permit is not None:
+            refusal = await run.asking(permit, _child_call(use, plan, run))
+            if refusal is not None:
+                return ToolResultBlock(tool_use_id=use.id, is_error=True, content=refusal)
         # The child's own tools' live output is not the parent call's: only its end shows.
         result = await self._inner.run(use.name, use.input, context, _quiet)
         return ToolResultBlock(tool_use_id=use.id, content=result.text, is_error=result.is_error)
@@ -256,6 +284,20 @@ async def _quiet(_: str | ToolOutput) -> None:
     pass
 
 
+def _child_call(use: ToolUseBlock, plan: ToolPlan, run: "_ChildRun") -> ChildCall:
+    spec = spec_for(use.name)
+    call = ToolCallRecord(
+        id=ToolCallId(use.id),
+        name=use.name,
+        title=title_for(use.name, use.input),
+        kind=spec.kind,
+        arguments=dict(use.input),
+        status=ToolCallStatus.PENDING,
+        locations=plan.locations,
+    )
+    return ChildCall(call=call, plan=plan, child_id=run.child_id, agent=run.name)
+
+
 def _first_line(text: str, limit: int = 80) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -268,6 +310,7 @@ class _ChildRun:
     end with what it used; and, for clients that do not show sub-agents, progress lines in
     the parent's tool call."""
 
+    agent: AgentProfile | None  # None: the built-in researcher
     child_id: SessionId
     parent_id: SessionId
     call_id: ToolCallId
@@ -278,6 +321,14 @@ class _ChildRun:
     description: str | None = None
     stopped_alone: bool = False  # a client cancelled this child (not its parent)
     lines: list[str] = field(default_factory=list)  # its progress, also kept for its result
+
+    @property
+    def name(self) -> str:
+        return self.agent.name if self.agent is not None else DEFAULT_AGENT
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        return self.agent.tools if self.agent is not None else READ_ONLY_TOOLS
 
     async def line(self, text: str) -> None:
         self.lines.append(text)
@@ -293,11 +344,26 @@ class _ChildRun:
                 tool_call_id=self.call_id,
                 title=self.title,
                 description=self.description,
-                agent=DEFAULT_AGENT,
+                agent=self.name,
                 cancellable=True,
             )
         )
         await self.line(f"Sub-agent {self.child_id} started: {self.title}\n")
+
+    async def asking(self, permit: ChildPermit, call: ChildCall) -> str | None:
+        """The parent's flow decides on the call; while the user is asked, the child's
+        state says it waits for them."""
+        await self._state(SubagentState.WAITING)
+        refusal = await permit(call)  # cancelled with the parent, or the child alone
+        await self._state(SubagentState.RUNNING)
+        return refusal
+
+    async def _state(self, state: SubagentState) -> None:
+        await self.report(
+            SubagentChanged(
+                child_id=self.child_id, state=state, tool_call_id=self.call_id, cancellable=True
+            )
+        )
 
     async def tell_child(self, event: AgentEvent) -> None:
         await self.report(ChildEvent(child_id=self.child_id, event=event))
@@ -342,7 +408,7 @@ class _ChildRun:
             child_id=self.child_id,
             title=self.title,
             description=self.description,
-            agent=DEFAULT_AGENT,
+            agent=self.name,
             state=state,
             used=used,
             answer_id=answer_id,

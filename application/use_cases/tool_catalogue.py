@@ -6,6 +6,7 @@ from application.ports.elicitation import ElicitationMode, Elicitor
 from application.ports.event_sink import EventSink
 from application.ports.knowledge import ProjectKnowledge
 from application.ports.tools import (
+    ChildPermit,
     Progress,
     ToolContext,
     ToolDefinition,
@@ -16,6 +17,7 @@ from application.ports.tools import (
 from application.ports.workspace import Workspace, Workspaces
 from application.runtime import ActiveSession, SessionRegistry
 from application.use_cases.ask_user import ASK_USER_TOOL, check_question
+from application.use_cases.named_agents import NamedAgentTools
 from application.use_cases.plan_tool import TODO_WRITE_TOOL, check_plan
 from application.use_cases.session_tools import SessionTools
 from application.use_cases.skill_tools import SkillTools
@@ -116,9 +118,15 @@ class ToolCatalogue:
             return check_task_call(use.input)
         return await self._tools(session).plan(use.name, use.input, self._context(session))
 
-    async def run(self, session: Session, call: ToolCallRecord, progress: Progress) -> ToolResult:
+    async def run(
+        self,
+        session: Session,
+        call: ToolCallRecord,
+        progress: Progress,
+        permit: ChildPermit | None = None,
+    ) -> ToolResult:
         tools = self._tools(session)
-        context = replace(self._context(session), call_id=call.id)
+        context = replace(self._context(session), call_id=call.id, permit=permit)
         sink = self._sink
         if sink is not None:
 
@@ -136,12 +144,14 @@ class ToolCatalogue:
         return self._registry.find(session.id) if self._registry is not None else None
 
     def _tools(self, session: Session) -> ToolRunner:
-        """The built-in tools, this session's MCP servers' tools, and load_skill when the
-        turn has skills."""
+        """The built-in tools, this session's MCP servers' tools, load_skill when the
+        turn has skills, and the `agent` tool offering the project's named agents."""
         active = self._active(session)
         tools: ToolRunner = SessionTools(self._runner, active.mcp if active else None)
         if self._knowledge is not None and active is not None:
             tools = SkillTools(tools, self._knowledge, active.briefing.skills)
+        if active is not None and active.briefing.agents:
+            tools = NamedAgentTools(tools, active.briefing.agents)
         return tools
 
     def _context(self, session: Session) -> ToolContext:

@@ -3,7 +3,7 @@
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
-from application.ports.tools import ToolResult
+from application.ports.tools import ChildPermit, ToolResult
 from application.runtime import SessionRegistry, TurnCancelled, TurnControl
 from application.use_cases.ask_user import AskUser
 from application.use_cases.background_tasks import BackgroundTasks, TaskLimitReached
@@ -76,7 +76,13 @@ class ToolExecution:
         self._tasks = tasks
         self._checkpoints = checkpoints
 
-    async def run(self, session: Session, control: TurnControl, call: ToolCallRecord) -> Outcome:
+    async def run(
+        self,
+        session: Session,
+        control: TurnControl,
+        call: ToolCallRecord,
+        permit: ChildPermit | None = None,  # how a sub-agent's calls are asked about
+    ) -> Outcome:
         if call.name == TODO_WRITE:
             return Outcome(result=await self._write_plan(session, call))
         if call.name == ASK_USER and self._ask_user is not None:
@@ -105,7 +111,7 @@ class ToolExecution:
 
         changed = await self._checkpointing(session, call)
         try:
-            result = await control.guard(self._catalogue.run(session, call, progress))
+            result = await control.guard(self._catalogue.run(session, call, progress, permit))
         except TurnCancelled:
             await changed()  # what the agent left, even when cancelled
             cancelled = ToolResult(text=CANCELLED, is_error=True)

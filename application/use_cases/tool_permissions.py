@@ -1,11 +1,11 @@
 """Whether a tool call may run: the session's rules decide, or the user is asked."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.permissions import PermissionRequest, PermissionUnavailable
-from application.ports.tools import ToolPlan
+from application.ports.tools import ChildCall, ToolPlan
 from application.runtime import TurnCancelled, TurnControl
 from application.use_cases.permission_desk import PermissionDesk
 from application.use_cases.tool_catalogue import ToolCatalogue
@@ -71,8 +71,23 @@ class PermissionFlow:
         self._clock = clock
         self._sink = sink  # where a request nobody answered is told (None: nowhere)
 
+    async def permit_child(
+        self, session: Session, control: TurnControl, child: ChildCall
+    ) -> str | None:
+        """A sub-agent's call, decided as its parent's own would be (the parent's mode,
+        rules and clients), the request naming the child. None: it may run; else why not.
+        A request the user cancelled refuses the child's call only."""
+        answer = await self.permit(session, control, child.call, child.plan, child=child)
+        return None if answer.allowed else answer.refusal
+
     async def permit(
-        self, session: Session, control: TurnControl, call: ToolCallRecord, plan: ToolPlan
+        self,
+        session: Session,
+        control: TurnControl,
+        call: ToolCallRecord,
+        plan: ToolPlan,
+        *,
+        child: ChildCall | None = None,
     ) -> Answer:
         spec = spec_for(call.name)
         rules = [] if spec.category in UNRECORDED else await self._desk.project_rules(session)
@@ -98,7 +113,7 @@ class PermissionFlow:
             case Verdict.REJECT:
                 await record(session, call, PermissionOption.REJECT_ALWAYS, Decider.SESSION_RULE)
                 return Answer(allowed=False)
-        return await self._ask(session, control, call, plan, rules)
+        return await self._ask(session, control, call, plan, rules, child)
 
     async def _ask(
         self,
@@ -107,9 +122,12 @@ class PermissionFlow:
         call: ToolCallRecord,
         plan: ToolPlan,
         rules: list[ProjectRule],
+        child: ChildCall | None,
     ) -> Answer:
         grant = None if plan.always_asks else self._grant(session, call)
         request = _request(call, plan, grant, rules)
+        if child is not None:
+            request = replace(request, child_session_id=child.child_id, agent=child.agent)
         record = self._desk.record
         try:
             chosen = await self._desk.ask(session, control, request)

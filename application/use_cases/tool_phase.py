@@ -5,7 +5,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from application.ports.tools import ToolPlan
+from application.ports.tools import ChildCall, ChildPermit, ToolPlan
 from application.ports.tracing import NO_TRACING, Tracer
 from application.runtime import TurnControl
 from application.use_cases.plan_exit import PlanExit
@@ -170,7 +170,9 @@ class ToolPhase:
         admitted = await self._admit(session, control, use, refusal)
         if isinstance(admitted, Outcome):
             return admitted
-        return await self._execution.run(session, control, admitted)
+        return await self._execution.run(
+            session, control, admitted, self._child_permit(session, control)
+        )
 
     async def _executed(
         self, session: Session, control: TurnControl, call: ToolCallRecord
@@ -182,9 +184,19 @@ class ToolPhase:
             "gen_ai.tool.call.id": call.id,
         }
         with self._tracer.span(f"execute_tool {call.name}", attributes) as span:
-            outcome = await self._execution.run(session, control, call)
+            outcome = await self._execution.run(
+                session, control, call, self._child_permit(session, control)
+            )
             span.set("iac_code.tool.is_error", outcome.result.is_error)
             return outcome
+
+    def _child_permit(self, session: Session, control: TurnControl) -> ChildPermit:
+        """How a sub-agent of this turn asks: through this session's permission flow."""
+
+        async def permit(child: ChildCall) -> str | None:
+            return await self._permissions.permit_child(session, control, child)
+
+        return permit
 
     async def _admit(
         self, session: Session, control: TurnControl, use: ToolUseBlock, refusal: str | None

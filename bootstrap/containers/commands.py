@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dependency_injector import containers, providers
 
 from application.commands import Command, CommandRegistry
+from application.use_cases.commands.agents import AgentsCommand
 from application.use_cases.commands.context import ClearCommand, CompactCommand
 from application.use_cases.commands.info import HelpCommand, UsageCommand
 from application.use_cases.commands.memory import MemoryCommand
@@ -55,6 +56,7 @@ class Commands(containers.DeclarativeContainer):
         registry=core.registry,
         config_dir=providers.Callable(str, core.settings.provided.config_dir),
     )
+    agents_command = providers.Factory(AgentsCommand, knowledge=gateways.knowledge)
     registry = providers.Singleton(
         build_commands,
         compact_command.provider,
@@ -65,6 +67,7 @@ class Commands(containers.DeclarativeContainer):
         usage_command.provider,
         memory_command.provider,
         tasks_command.provider,
+        agents_command.provider,
         queue_command.provider,
         help_command.provider,
     )

@@ -26,6 +26,7 @@ COMMANDS = [
     "usage",
     "memory",
     "tasks",
+    "agents",
     "queue",
     "help",
     "init",

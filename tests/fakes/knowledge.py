@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 
 from application.ports.knowledge import ProjectKnowledge, SkillNotFound
-from domain.knowledge import Environment, InstructionFile, Skill
+from domain.knowledge import AgentProfile, Environment, InstructionFile, Skill
 
 
 @dataclass
@@ -11,6 +11,7 @@ class FakeKnowledge(ProjectKnowledge):
     files: tuple[InstructionFile, ...] = ()
     nested: dict[str, tuple[InstructionFile, ...]] = field(default_factory=dict)  # by path
     skill_list: tuple[Skill, ...] = ()
+    agent_list: tuple[AgentProfile, ...] = ()
     bodies: dict[str, str] = field(default_factory=dict)  # by skill name; absent: not found
     asked: list[str] = field(default_factory=list)  # the cwd of each call
     environments: list[str] = field(default_factory=list)  # the cwd of each environment read
@@ -42,3 +43,6 @@ class FakeKnowledge(ProjectKnowledge):
         if skill.name not in self.bodies:
             raise SkillNotFound(f"{skill.path} is gone")
         return self.bodies[skill.name]
+
+    async def agents(self, cwd: str) -> tuple[AgentProfile, ...]:
+        return self.agent_list
