@@ -137,6 +137,36 @@ async def test_a_restoring_rewind_puts_the_files_back_and_survives_a_kill(
     valid_on_the_wire(second)
 
 
+async def test_the_undo_of_a_restoring_rewind_survives_a_kill(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, store: dict[str, str]
+) -> None:
+    committed(workdir, **{"keep.txt": "kept\n\u00e9\n", "gone.txt": "tracked\n"})
+    env = anthropic_env(server, **store)
+    async with spawn(env) as first:
+        sid = await three_turns(first, server, workdir)
+        after_three = files_of(workdir)
+        shown = await transcript(first, sid, workdir)
+        first.client.answers = ["allow_once"]
+        rewound = await call(
+            first, REWIND, sessionId=sid, toMessageId=prompt_id(shown, "two"), files="restore"
+        )
+        assert files_of(workdir) != after_three
+        first.kill()  # the undo was stored with the cut: a new process can still undo
+    valid_on_the_wire(first)
+
+    async with spawn(env) as second:
+        await second.initialize()
+        assert [said for *_, said in await transcript(second, sid, workdir)][-1] == "done: one"
+        undone = await call(second, UNDO, sessionId=sid, undoToken=rewound["undoToken"])
+        assert undone == {"messageCount": 12}  # three turns: prompt, tool use, result, reply
+        assert files_of(workdir) == after_three
+        assert await transcript(second, sid, workdir) == shown
+        with pytest.raises(RequestError) as twice:  # spent: once only
+            await call(second, UNDO, sessionId=sid, undoToken=rewound["undoToken"])
+        assert twice.value.code == -32602
+    valid_on_the_wire(second)
+
+
 async def test_a_file_the_user_changed_is_reported_and_left_when_skipped(
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic
 ) -> None:
