@@ -13,7 +13,6 @@ from application.steering import SteerInbox
 from domain.ids import SessionId
 from domain.knowledge import Briefing
 from domain.mcp import McpServerSpec
-from domain.message import Message
 from domain.session import Session
 
 T = TypeVar("T")

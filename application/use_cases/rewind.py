@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from application.errors import RestoreRefused, RewindConflict, RewindNotUndoable
+from application.ports.checkpoints import StoredUndo
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
-from application.ports.checkpoints import StoredUndo
 from application.runtime import SessionRegistry, TurnControl
 from application.use_cases.file_checkpoints import FileCheckpoints, FilesRestored, RestorePlan
 from application.use_cases.load_session import replay_events
@@ -157,12 +157,19 @@ class RewindSession:
             )
         return plan
 
-    async def undo(self, session_id: str, token: str) -> int:
+    async def undo_token(self, session_id: str) -> str | None:
+        """The token of the session's last rewind while one is stored (/rewind undo)."""
+        async with self._uow.reading() as uow:
+            undo = await uow.checkpoints.undo(session_id)
+        return None if undo is None else undo.token
+
+    async def undo(self, session_id: str, token: str, *, hold: TurnControl | None = None) -> int:
         """Bring back what the last rewind cut (its history's length after). Refused once
-        anything was prompted since, or for another token."""
+        anything was prompted since, or for another token. `hold`: the turn it runs in (a
+        slash command's), which its caller ends."""
         active = self._registry.require(session_id)
         session = active.session
-        control = active.begin_turn()
+        control = active.begin_turn(hold)
         try:
             undo = await self._undoable(session, token)
             session.put_back(undo.messages)
@@ -170,7 +177,8 @@ class RewindSession:
                 session, undo.position, undo=lambda: session.cut_at(undo.position), keep=None
             )
         finally:
-            active.end_turn(control)
+            if hold is None:
+                active.end_turn(control)
         if undo.files and self._checkpoints is not None:
             await self._checkpoints.put_back(undo.files)
         await self._sink.emit(
@@ -234,4 +242,3 @@ class RewindSession:
             records = await uow.activity.tool_calls(session.id)
         for event in replay_events(messages, records):
             await self._sink.emit(session.id, event)
-
