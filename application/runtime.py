@@ -13,7 +13,6 @@ from application.steering import SteerInbox
 from domain.ids import SessionId
 from domain.knowledge import Briefing
 from domain.mcp import McpServerSpec
-from domain.message import Message
 from domain.session import Session
 
 T = TypeVar("T")
@@ -59,19 +58,6 @@ class TurnControl:
         return work.result()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RewindUndo:
-    """What a rewind cut off, kept until it is undone or can no longer be: `position` is
-    where the history was cut, `token` what the undo must name."""
-
-    token: str
-    position: int
-    to_message_id: str
-    messages: tuple[Message, ...]
-    # The files a restoring rewind changed, as they were before it (None: no file).
-    files: tuple[tuple[str, bytes | None], ...] = ()
-
-
 @dataclass(slots=True)
 class ActiveSession:
     session: Session
@@ -90,9 +76,6 @@ class ActiveSession:
     nested_loaded: set[str] = field(default_factory=set)  # their paths
     # Prompts held behind the running turn (clients that queue); see end_turn.
     queue: PromptQueue = field(default_factory=PromptQueue)
-
-    # The last rewind, while it can be undone (application.use_cases.rewind).
-    rewind_undo: "RewindUndo | None" = None
 
     def begin_turn(self, control: TurnControl | None = None) -> TurnControl:
         """The turn `control` stands for starts (a new one without): `control` may have been

@@ -14,6 +14,9 @@ class CommandSpec:
     name: str
     description: str
     hint: str | None = None
+    # False: neither the prompt that calls it nor its answer is stored in the history (a
+    # command that rewrites the history itself, /rewind, would otherwise sit inside it).
+    stored: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

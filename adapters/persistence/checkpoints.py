@@ -1,5 +1,8 @@
-"""File checkpoints in the session store (tables file_checkpoints and checkpoint_blobs)."""
+"""File checkpoints in the session store (tables file_checkpoints and checkpoint_blobs), and
+the last rewind's undo (rewind_undos)."""
 
+import base64
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import RowMapping, and_, delete, exists, func, select, update
@@ -7,11 +10,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.persistence import tables
 from adapters.persistence.dialect import insert_or_ignore
-from application.ports.checkpoints import CheckpointStore
+from adapters.persistence.mappers import message_from_row, message_to_row
+from application.ports.checkpoints import CheckpointStore, StoredUndo
 from domain.checkpoints import FileCheckpoint, Unrestorable
+from domain.message import Message
 
 C = tables.file_checkpoints
 B = tables.checkpoint_blobs
+U = tables.rewind_undos
 
 
 def _checkpoint(row: RowMapping) -> FileCheckpoint:
@@ -92,6 +98,53 @@ class SqlAlchemyCheckpointStore(CheckpointStore):
             delete(B).where(B.c.session_id == session_id, B.c.state == state, ~still_kept)
         )
 
+    async def keep_undo(self, session_id: str, undo: StoredUndo) -> None:
+        await self.drop_undo(session_id)
+        await self._db.execute(
+            U.insert().values(
+                session_id=session_id,
+                token=undo.token,
+                position=undo.position,
+                to_message_id=undo.to_message_id,
+                messages=[_message_json(session_id, m) for m in undo.messages],
+                files=[[path, _b64(content)] for path, content in undo.files],
+            )
+        )
+
+    async def undo(self, session_id: str) -> StoredUndo | None:
+        row = (await self._db.execute(select(U).where(U.c.session_id == session_id))).first()
+        if row is None:
+            return None
+        return StoredUndo(
+            token=row.token,
+            position=row.position,
+            to_message_id=row.to_message_id,
+            messages=tuple(_message_from_json(m) for m in row.messages),
+            files=tuple((path, _unb64(content)) for path, content in row.files),
+        )
+
+    async def drop_undo(self, session_id: str) -> None:
+        await self._db.execute(delete(U).where(U.c.session_id == session_id))
+
     @staticmethod
     def _one(session_id: str, message_id: str, path: str) -> Any:
         return and_(C.c.session_id == session_id, C.c.message_id == message_id, C.c.path == path)
+
+
+def _message_json(session_id: str, message: Message) -> dict[str, Any]:
+    """A message row as JSON (its time as ISO 8601 text)."""
+    row = message_to_row(session_id, 0, message)
+    row["created_at"] = row["created_at"].isoformat()
+    return row
+
+
+def _message_from_json(data: dict[str, Any]) -> Message:
+    return message_from_row({**data, "created_at": datetime.fromisoformat(data["created_at"])})
+
+
+def _b64(content: bytes | None) -> str | None:
+    return None if content is None else base64.b64encode(content).decode("ascii")
+
+
+def _unb64(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)

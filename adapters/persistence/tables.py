@@ -285,6 +285,25 @@ checkpoint_blobs = Table(
     Column("content", LargeBinary, nullable=False),
 )
 
+# The last rewind of a session, kept until it is undone or the session is rewound again: the
+# messages it cut (as message rows, in JSON) and the files it restored as they were before
+# it (base64, null: no file), so the undo survives a restart.
+rewind_undos = Table(
+    "rewind_undos",
+    metadata,
+    Column(
+        "session_id",
+        short_text(64),
+        ForeignKey("sessions.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("token", short_text(64), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("to_message_id", short_text(64), nullable=False),
+    Column("messages", JSON, nullable=False),
+    Column("files", JSON, nullable=False),
+)
+
 # Indexes that exist on one database only (the ddl_if above), by name: what a schema
 # comparison of the other database leaves out.
 ONLY_ON = {

@@ -6,6 +6,20 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from domain.checkpoints import FileCheckpoint
+from domain.message import Message
+
+
+@dataclass(frozen=True, slots=True)
+class StoredUndo:
+    """What the last rewind of a session cut off, kept in storage until it is undone or the
+    session is rewound again: `position` is where the history was cut, `token` what the
+    undo must name, `files` the restored files as they were before it (None: no file)."""
+
+    token: str
+    position: int
+    to_message_id: str
+    messages: tuple[Message, ...]
+    files: tuple[tuple[str, bytes | None], ...] = ()
 
 
 class CheckpointStore(Protocol):
@@ -36,6 +50,18 @@ class CheckpointStore(Protocol):
     @abstractmethod
     async def drop(self, session_id: str, seq: int) -> None:
         """Mark a checkpoint dropped and free its content unless another one keeps it."""
+
+    @abstractmethod
+    async def keep_undo(self, session_id: str, undo: StoredUndo) -> None:
+        """Store the session's rewind undo, replacing the one before it."""
+
+    @abstractmethod
+    async def undo(self, session_id: str) -> StoredUndo | None:
+        """The session's stored rewind undo, if any."""
+
+    @abstractmethod
+    async def drop_undo(self, session_id: str) -> None:
+        """Forget the session's rewind undo (undone)."""
 
 
 class FileBytes(Protocol):

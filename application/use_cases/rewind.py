@@ -2,22 +2,24 @@
 undo the last rewind while nothing new was prompted.
 
 The cut is stored as a new version of the session (`rewrite_history`), so a load, on any
-process, shows it. What was cut is kept in memory with the open session for the undo: an
-undo is offered only by the process that rewound, until the session is prompted again,
-rewound again or closed.
+process, shows it. What was cut is stored beside it in the same transaction (`keep_undo`,
+with the restored files' earlier bytes once they are written), so the undo survives a
+restart: it is offered until the session is prompted again (its history then no longer ends
+where the cut did) or rewound again (which replaces it).
 
 With `files` (RestoreFiles), the files the cut turns changed are put back from their
 checkpoints (FileCheckpoints) after the cut; the undo writes them back as they were."""
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from application.errors import RestoreRefused, RewindConflict, RewindNotUndoable
+from application.ports.checkpoints import StoredUndo
 from application.ports.event_sink import EventSink
 from application.ports.unit_of_work import UnitOfWork
-from application.runtime import ActiveSession, RewindUndo, SessionRegistry, TurnControl
+from application.runtime import SessionRegistry, TurnControl
 from application.use_cases.file_checkpoints import FileCheckpoints, FilesRestored, RestorePlan
 from application.use_cases.load_session import replay_events
 from application.use_cases.restore_permission import RestorePermission
@@ -101,26 +103,30 @@ class RewindSession:
                 await self._permit(session, token, plan, files)
             await save(self._uow, session)  # what was recorded lands before the cut
             cut = session.cut_at(position)
-            await self._rewrite(session, position, undo=lambda: session.put_back(cut))
+            undo = StoredUndo(token, position, to_message_id, cut)
+            await self._rewrite(session, position, undo=lambda: session.put_back(cut), keep=undo)
             if plan is not None and self._checkpoints is not None and files is not None:
                 skip = files.on_conflict is OnConflict.SKIP
                 restored = await self._checkpoints.restore(session.id, plan, skip=skip)
+                await self._keep_files(session.id, undo, restored.previous)
         finally:
             if hold is None:
                 active.end_turn(control)
-        undo = RewindUndo(
-            token=token,
-            position=position,
-            to_message_id=to_message_id,
-            messages=cut,
-            files=restored.previous if restored is not None else (),
-        )
-        active.rewind_undo = undo
         await self._sink.emit(
             session.id,
             SessionRewound(to_message_id=MessageId(to_message_id), message_count=position),
         )
-        return Rewound(message_count=position, undo_token=undo.token, files=restored)
+        return Rewound(message_count=position, undo_token=token, files=restored)
+
+    async def _keep_files(
+        self, session_id: str, undo: StoredUndo, previous: tuple[tuple[str, bytes | None], ...]
+    ) -> None:
+        """The restored files as they were before: the undo writes them back."""
+        if not previous:
+            return
+        async with self._uow as uow:
+            await uow.checkpoints.keep_undo(session_id, replace(undo, files=previous))
+            await uow.commit()
 
     async def _permit(
         self, session: Session, token: str, plan: RestorePlan, files: RestoreFiles
@@ -151,19 +157,28 @@ class RewindSession:
             )
         return plan
 
-    async def undo(self, session_id: str, token: str) -> int:
+    async def undo_token(self, session_id: str) -> str | None:
+        """The token of the session's last rewind while one is stored (/rewind undo)."""
+        async with self._uow.reading() as uow:
+            undo = await uow.checkpoints.undo(session_id)
+        return None if undo is None else undo.token
+
+    async def undo(self, session_id: str, token: str, *, hold: TurnControl | None = None) -> int:
         """Bring back what the last rewind cut (its history's length after). Refused once
-        anything was prompted since, or for another token."""
+        anything was prompted since, or for another token. `hold`: the turn it runs in (a
+        slash command's), which its caller ends."""
         active = self._registry.require(session_id)
-        undo = _undoable(active, token)
         session = active.session
-        control = active.begin_turn()
+        control = active.begin_turn(hold)
         try:
+            undo = await self._undoable(session, token)
             session.put_back(undo.messages)
-            await self._rewrite(session, undo.position, undo=lambda: session.cut_at(undo.position))
+            await self._rewrite(
+                session, undo.position, undo=lambda: session.cut_at(undo.position), keep=None
+            )
         finally:
-            active.end_turn(control)
-        active.rewind_undo = None
+            if hold is None:
+                active.end_turn(control)
         if undo.files and self._checkpoints is not None:
             await self._checkpoints.put_back(undo.files)
         await self._sink.emit(
@@ -177,11 +192,45 @@ class RewindSession:
         await self._replay(session, undo.messages)
         return session.message_count
 
-    async def _rewrite(self, session: Session, start: int, *, undo: Callable[[], object]) -> None:
-        """Store the history from `start` on; on failure the copy in memory is put back."""
+    async def _undoable(self, session: Session, token: str) -> StoredUndo:
+        """The stored undo `token` names, while the history still ends where it cut."""
+        async with self._uow.reading() as uow:
+            undo = await uow.checkpoints.undo(session.id)
+        if undo is None or undo.token != token:
+            raise RewindNotUndoable(
+                f"Session {session.id!r} has no rewind to undo with this token.",
+                sessionId=session.id,
+                undoToken=token,
+            )
+        if session.message_count != undo.position:
+            async with self._uow as uow:
+                await uow.checkpoints.drop_undo(session.id)
+                await uow.commit()
+            raise RewindNotUndoable(
+                f"Session {session.id!r} was prompted since the rewind: it can no longer be "
+                "undone.",
+                sessionId=session.id,
+                undoToken=token,
+            )
+        return undo
+
+    async def _rewrite(
+        self,
+        session: Session,
+        start: int,
+        *,
+        undo: Callable[[], object],
+        keep: StoredUndo | None,
+    ) -> None:
+        """Store the history from `start` on, and with it the rewind's undo (`keep`; None:
+        the undo is spent and forgotten); on failure the copy in memory is put back."""
         try:
             async with self._uow as uow:
                 await uow.sessions.rewrite_history(session, start)
+                if keep is None:
+                    await uow.checkpoints.drop_undo(session.id)
+                else:
+                    await uow.checkpoints.keep_undo(session.id, keep)
                 await uow.commit()
         except BaseException:
             undo()
@@ -193,22 +242,3 @@ class RewindSession:
             records = await uow.activity.tool_calls(session.id)
         for event in replay_events(messages, records):
             await self._sink.emit(session.id, event)
-
-
-def _undoable(active: ActiveSession, token: str) -> RewindUndo:
-    undo = active.rewind_undo
-    session = active.session
-    if undo is None or undo.token != token:
-        raise RewindNotUndoable(
-            f"Session {session.id!r} has no rewind to undo with this token.",
-            sessionId=session.id,
-            undoToken=token,
-        )
-    if session.message_count != undo.position:
-        active.rewind_undo = None
-        raise RewindNotUndoable(
-            f"Session {session.id!r} was prompted since the rewind: it can no longer be undone.",
-            sessionId=session.id,
-            undoToken=token,
-        )
-    return undo

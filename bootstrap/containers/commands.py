@@ -10,6 +10,7 @@ from application.use_cases.commands.context import ClearCommand, CompactCommand
 from application.use_cases.commands.info import HelpCommand, UsageCommand
 from application.use_cases.commands.memory import MemoryCommand
 from application.use_cases.commands.queue import QueueCommand
+from application.use_cases.commands.rewind import RewindCommand
 from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
 from application.use_cases.commands.tasks import TasksCommand
 
@@ -50,6 +51,7 @@ class Commands(containers.DeclarativeContainer):
     help_command = providers.Factory(HelpCommand)
     tasks_command = providers.Factory(TasksCommand, tasks=clients.tasks, clock=core.clock)
     queue_command = providers.Factory(QueueCommand, queue=sessions.queue)
+    rewind_command = providers.Factory(RewindCommand, rewind=sessions.rewind_session)
     memory_command = providers.Factory(
         MemoryCommand,
         knowledge=gateways.knowledge,
@@ -69,5 +71,6 @@ class Commands(containers.DeclarativeContainer):
         tasks_command.provider,
         agents_command.provider,
         queue_command.provider,
+        rewind_command.provider,
         help_command.provider,
     )

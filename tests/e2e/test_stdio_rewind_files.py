@@ -13,6 +13,7 @@ from acp import RequestError, text_block
 
 from tests.e2e.conftest import Agent, Spawn, anthropic_env
 from tests.e2e.test_stdio_rewind import REWIND, UNDO, call, prompt_id, transcript, valid_on_the_wire
+from tests.e2e.test_stdio_rewind_command import slash
 from tests.support.postgres import scratch_database
 from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text, tool_use
 
@@ -135,6 +136,63 @@ async def test_a_restoring_rewind_puts_the_files_back_and_survives_a_kill(
         await call(second, UNDO, sessionId=sid, undoToken=rewound["undoToken"])
         assert files_of(workdir) == after_three
     valid_on_the_wire(second)
+
+
+async def test_the_undo_of_a_restoring_rewind_survives_a_kill(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, store: dict[str, str]
+) -> None:
+    committed(workdir, **{"keep.txt": "kept\n\u00e9\n", "gone.txt": "tracked\n"})
+    env = anthropic_env(server, **store)
+    async with spawn(env) as first:
+        sid = await three_turns(first, server, workdir)
+        after_three = files_of(workdir)
+        shown = await transcript(first, sid, workdir)
+        first.client.answers = ["allow_once"]
+        rewound = await call(
+            first, REWIND, sessionId=sid, toMessageId=prompt_id(shown, "two"), files="restore"
+        )
+        assert files_of(workdir) != after_three
+        first.kill()  # the undo was stored with the cut: a new process can still undo
+    valid_on_the_wire(first)
+
+    async with spawn(env) as second:
+        await second.initialize()
+        assert [said for *_, said in await transcript(second, sid, workdir)][-1] == "done: one"
+        undone = await call(second, UNDO, sessionId=sid, undoToken=rewound["undoToken"])
+        assert undone == {"messageCount": 12}  # three turns: prompt, tool use, result, reply
+        assert files_of(workdir) == after_three
+        assert await transcript(second, sid, workdir) == shown
+        with pytest.raises(RequestError) as twice:  # spent: once only
+            await call(second, UNDO, sessionId=sid, undoToken=rewound["undoToken"])
+        assert twice.value.code == -32602
+    valid_on_the_wire(second)
+
+
+async def test_the_slash_command_restores_the_files_and_undoes_the_restore(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    committed(workdir, **{"keep.txt": "kept\n", "gone.txt": "tracked\n"})
+    async with spawn(anthropic_env(server)) as agent:
+        sid = await three_turns(agent, server, workdir)
+        after_three = files_of(workdir)
+        assert (await slash(agent, sid, "/rewind 2")).startswith("Rewound")  # files kept
+        assert files_of(workdir) == after_three
+        await slash(agent, sid, "/rewind undo")
+
+        agent.client.answers = ["allow_once"]  # restoring asks, as the method does
+        asked_before = len(agent.client.permission_requests)
+        answer = await slash(agent, sid, "/rewind 2 restore")
+        assert "Files restored: 5." in answer
+        assert files_of(workdir) == {
+            "a.txt": b"a one\r\n",
+            "gone.txt": b"tracked\n",
+            "keep.txt": b"kept\n",
+        }
+        [(asked, _)] = agent.client.permission_requests[asked_before:]  # one ask, for all
+        assert asked.tool_call_id.startswith("rewind_restore_")
+        assert "undone" in await slash(agent, sid, "/rewind undo")
+        assert files_of(workdir) == after_three
+    valid_on_the_wire(agent)
 
 
 async def test_a_file_the_user_changed_is_reported_and_left_when_skipped(

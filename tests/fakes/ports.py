@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Self
 
 from application.errors import ModelError, SessionConflict
-from application.ports.checkpoints import CheckpointStore, FileBytes
+from application.ports.checkpoints import CheckpointStore, FileBytes, StoredUndo
 from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
@@ -257,7 +257,17 @@ class InMemoryCheckpoints(CheckpointStore):
     def __init__(self) -> None:
         self.rows: dict[str, list[FileCheckpoint]] = {}
         self.blobs: dict[tuple[str, str], bytes] = {}
+        self.undos: dict[str, StoredUndo] = {}
         self._seqs = itertools.count(1)
+
+    async def keep_undo(self, session_id: str, undo: StoredUndo) -> None:
+        self.undos[session_id] = undo
+
+    async def undo(self, session_id: str) -> StoredUndo | None:
+        return self.undos.get(session_id)
+
+    async def drop_undo(self, session_id: str) -> None:
+        self.undos.pop(session_id, None)
 
     async def checkpoints(self, session_id: str) -> list[FileCheckpoint]:
         return list(self.rows.get(session_id, []))

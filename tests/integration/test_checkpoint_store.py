@@ -2,13 +2,18 @@
 use-case tests use: what is kept, deduplicated, dropped; and kept across processes."""
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
+from application.ports.checkpoints import StoredUndo
 from application.ports.unit_of_work import UnitOfWork
 from domain.checkpoints import ABSENT, FileCheckpoint, Unrestorable, state_of
+from domain.content import TextBlock
+from domain.ids import MessageId
+from domain.message import Message, Role
 from domain.session import Session
 from tests.factories import SessionFactory
 from tests.fakes.ports import FakeUnitOfWork, InMemoryCheckpoints, InMemorySessionRepository
@@ -95,3 +100,39 @@ async def test_an_unrestorable_checkpoint_keeps_no_content(uow: UowFactory) -> N
         (kept,) = await u.checkpoints.checkpoints(session.id)
         assert kept.unrestorable is Unrestorable.BINARY
         assert await u.checkpoints.stored_bytes(session.id) == 0
+
+
+async def test_a_rewind_undo_is_kept_as_it_was_replaced_and_dropped(uow: UowFactory) -> None:
+    session = await stored_session(uow)
+    cut = (
+        Message(
+            id=MessageId("u2"),
+            role=Role.USER,
+            content=(TextBlock(text="two \u00e9"),),
+            created_at=datetime(2026, 12, 5, 7, 0, tzinfo=UTC),
+        ),
+        Message(
+            id=MessageId("a2"),
+            role=Role.ASSISTANT,
+            content=(TextBlock(text="re: two"),),
+            created_at=datetime(2026, 12, 5, 7, 1, tzinfo=UTC),
+            interrupted=True,
+        ),
+    )
+    first = StoredUndo("t1", 2, "u2", cut, ((LONG_PATH, b"\xff\r\n"), ("/p/new", None)))
+    async with uow() as u:
+        assert await u.checkpoints.undo(session.id) is None
+        await u.checkpoints.keep_undo(session.id, first)
+        await u.commit()
+    async with uow() as u:
+        assert await u.checkpoints.undo(session.id) == first
+    second = StoredUndo("t2", 0, "u1", cut[:1])
+    async with uow() as u:
+        await u.checkpoints.keep_undo(session.id, second)  # the next rewind replaces it
+        await u.commit()
+    async with uow() as u:
+        assert await u.checkpoints.undo(session.id) == second
+        await u.checkpoints.drop_undo(session.id)
+        await u.commit()
+    async with uow() as u:
+        assert await u.checkpoints.undo(session.id) is None

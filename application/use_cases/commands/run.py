@@ -18,8 +18,9 @@ class RunCommand:
     """A prompt that calls a slash command: it never reaches the model as text.
 
     The prompt is stored as a COMMAND message and the answer as COMMAND_OUTPUT, so a load
-    replays both as they were shown; the turn is recorded with whatever the command's model
-    requests used (a /compact's summary)."""
+    replays both as they were shown (unless the command's spec says `stored=False`: then the
+    answer is only shown); the turn is recorded with whatever the command's model requests
+    used (a /compact's summary)."""
 
     def __init__(
         self,
@@ -48,13 +49,15 @@ class RunCommand:
         command = self._registry.get(call.name)
         assert command is not None, "parsed against this registry"
         turn = Turn(started_at=self._clock.now(), max_requests=1)
-        await self._log.append_prompt(
-            session,
-            self._ids.message_id(),
-            content,
-            at=turn.started_at,
-            kind=MessageKind.COMMAND,
-        )
+        stored = command.spec.stored
+        if stored:
+            await self._log.append_prompt(
+                session,
+                self._ids.message_id(),
+                content,
+                at=turn.started_at,
+                kind=MessageKind.COMMAND,
+            )
         reply_id = self._ids.message_id()
         stop, error = StopReason.END_TURN, None
         try:
@@ -78,6 +81,7 @@ class RunCommand:
             await self._log.record(session, turn, error)
         if answer:
             await self._sink.emit(session.id, Notice(message_id=reply_id, text=answer))
+        if answer and stored:
             await self._log.append(
                 session,
                 Message(

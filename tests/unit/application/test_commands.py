@@ -307,6 +307,32 @@ async def test_a_turn_and_its_output_are_stored_for_every_command(world: World) 
     assert all(t.stop_reason is StopReason.END_TURN for _, t, _ in world.uow.sessions.turns)
 
 
+class Unstored:
+    spec = CommandSpec(name="unstored", description="Shown, never stored", stored=False)
+
+    async def run(self, command: CommandInput) -> str:
+        return f"seen {command.argument}"
+
+
+async def test_a_command_whose_spec_says_unstored_is_shown_but_not_stored(world: World) -> None:
+    sid = await open_session(world)
+    before = list(stored(world, sid))
+    runner = RunCommand(
+        registry=CommandRegistry([Unstored]),
+        log=world.log(),
+        sink=world.sink,
+        clock=world.clock,
+        ids=world.ids,
+    )
+    session = world.registry.require(sid).session
+    call = CommandCall(name="unstored", argument="it")
+    result = await runner.execute(session, TurnControl(), call, (TextBlock(text="/unstored it"),))
+    assert result.stop_reason is StopReason.END_TURN
+    assert last_notice(world).text == "seen it"
+    assert stored(world, sid) == before and session.message_count == len(before)
+    assert len(world.uow.sessions.turns) == 1  # the turn is still recorded
+
+
 # Replay on load
 
 

@@ -80,7 +80,7 @@ async def test_a_rewind_the_store_refuses_leaves_the_history_as_it_was(world: Wo
     with pytest.raises(SessionConflict):
         await rewind(world).execute(session.id, "u1")
     assert [m.id for m in session.messages] == [m.id for m in conversation()]
-    assert world.registry.require(session.id).rewind_undo is None
+    assert world.uow.checkpoints.undos == {}
     assert not world.registry.is_busy(session.id)
 
 
