@@ -61,6 +61,11 @@ def release(launcher: int) -> None:
             os.close(writer)
 
 
+def live_launchers() -> int:
+    """How many commands run under a launcher this process registered."""
+    return len(_live)
+
+
 def stop_all_process_groups() -> int:
     """Make every launcher SIGKILL its command's tree, by closing its watch pipe; safe to
     call from a signal handler. Returns how many commands were running."""

@@ -20,7 +20,7 @@ from adapters.tools.network import address_kind
 from adapters.tools.runner import LocalToolRunner
 from adapters.tools.web import WebFetch
 from adapters.workspace.local import LocalWorkspace
-from adapters.workspace.processes import group_alive, stop_all_process_groups
+from adapters.workspace.processes import group_alive, live_launchers, stop_all_process_groups
 from application.ports.tools import ToolContext, ToolResult
 
 pytestmark = pytest.mark.integration
@@ -399,7 +399,11 @@ async def test_finding_3_stop_all_process_groups_kills_running_commands(
             nothing,
         )
     )
-    assert await poll(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+    # The command may write its pid before the runner has registered its launcher (the
+    # child runs as soon as it is spawned): wait for both.
+    assert await poll(
+        lambda: pid_file.exists() and pid_file.read_text().strip() != "" and live_launchers() >= 1
+    )
     assert stop_all_process_groups() >= 1
     result = await asyncio.wait_for(running, 60)  # a bound against hanging, not a timing check
     assert result.is_error
