@@ -8,6 +8,7 @@ from domain.ids import MessageId, SessionId
 from domain.message import Message, Role
 from domain.models import ThoughtLevel
 from domain.permission import PermissionRules
+from domain.spawn import Spawn
 from domain.session_changes import (
     MessageAdded,
     SessionChange,
@@ -54,6 +55,7 @@ class Session:
         mcp_servers: tuple[dict[str, object], ...] = (),
         system_prompt: ClientPrompt | None = None,
         version: int = 0,
+        spawn: Spawn | None = None,
     ) -> None:
         if not isabs(cwd):
             raise InvalidWorkingDirectory(f"cwd must be an absolute path, got {cwd!r}.", cwd=cwd)
@@ -78,6 +80,8 @@ class Session:
         self.system_prompt = system_prompt
         # The stored version this copy was read at (or last wrote): stores check it.
         self.version = version
+        # Set for a sub-agent's session: who started it (clients only read such a session).
+        self.spawn = spawn
         self._changes: list[SessionChange] = []
 
     @property
