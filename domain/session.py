@@ -8,7 +8,6 @@ from domain.ids import MessageId, SessionId
 from domain.message import Message, Role
 from domain.models import ThoughtLevel
 from domain.permission import PermissionRules
-from domain.spawn import Spawn
 from domain.session_changes import (
     MessageAdded,
     SessionChange,
@@ -16,6 +15,7 @@ from domain.session_changes import (
     SettingChanged,
     TitleGiven,
 )
+from domain.spawn import Spawn
 from domain.usage import Usage
 
 TITLE_LIMIT = 80
@@ -243,6 +243,7 @@ class Session:
             mcp_servers=self.mcp_servers,
             system_prompt=self.system_prompt,
             version=self.version,
+            spawn=self.spawn,
         )
 
     def fork(self, new_id: SessionId, *, at: datetime) -> "Session":

@@ -1,7 +1,7 @@
 import asyncio
-from datetime import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from application.errors import ModelError
 from application.ports.clock import Clock
@@ -370,7 +370,9 @@ class _ChildRun:
             id=self.child_id,
             cwd=context.cwd,
             created_at=now,
-            model=self.agent.model if self.agent is not None and self.agent.model else context.model,
+            model=self.agent.model
+            if self.agent is not None and self.agent.model
+            else context.model,
             title=self.title,
             spawn=Spawn(parent_id=self.parent_id, tool_call_id=self.call_id, agent=self.name),
         )

@@ -10,8 +10,8 @@ from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
 from adapters.workspace.local import LocalWorkspace
 from application.ports.mcp import McpConnector
-from application.use_cases.provider_retry import QuietRetry, RetryTerms
 from application.use_cases.child_sessions import ChildSessions
+from application.use_cases.provider_retry import QuietRetry, RetryTerms
 from application.use_cases.subagent import SubAgentTools
 from application.use_cases.subagent_runs import SubagentRuns
 from bootstrap.model_clients import build_llm
