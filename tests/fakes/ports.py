@@ -49,8 +49,8 @@ from domain.message import Message
 from domain.permission import PermissionDecision, PermissionOption, PermissionRules
 from domain.project_rules import ProjectRule
 from domain.session import Session
-from domain.spawn import Spawn
 from domain.session_changes import MessageAdded, SettingChanged, TitleGiven
+from domain.spawn import Spawn
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
 
