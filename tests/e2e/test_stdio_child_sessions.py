@@ -3,7 +3,7 @@ SDK (a scripted Messages API), every frame checked against the newest (unstable)
 file: two children started in one response; after the process is killed and started
 again, each child id loads read-only with its whole run replayed (its task, its tool call,
 its answer); the children are listed under their parent only; a prompt to one is refused
-with -32602; deleting the parent deletes them."""
+with -32602; a fork of one is an ordinary session; deleting the parent deletes them."""
 
 import asyncio
 import threading
@@ -120,6 +120,17 @@ async def test_children_are_stored_listed_under_their_parent_and_load_after_a_re
             assert refused["error"]["data"]["parentSessionId"] == parent
         assert tasks == TASKS and answers == ANSWERS
 
+        # Resuming a child opens it (still read-only); forking one makes an ordinary
+        # top-level session with its history, which outlives the parent.
+        child = sorted(children)[0]
+        opened = {"cwd": str(workdir), "mcpServers": []}
+        resumed = await again.call("session/resume", {"sessionId": child, **opened})
+        assert "result" in resumed, resumed
+        forked = await again.call("session/fork", {"sessionId": child, **opened})
+        fork = forked["result"]["sessionId"]
+        top = await again.call("session/list", {"cwd": str(workdir)})
+        assert {s["sessionId"] for s in top["result"]["sessions"]} == {parent, fork}
+
         deleted = await again.call("session/delete", {"sessionId": parent})
         assert "result" in deleted, deleted
         for child in children:
@@ -127,3 +138,5 @@ async def test_children_are_stored_listed_under_their_parent_and_load_after_a_re
                 "session/load", {"sessionId": child, "cwd": str(workdir), "mcpServers": []}
             )
             assert gone["error"]["code"] == -32602, gone
+        kept = await again.call("session/load", {"sessionId": fork, **opened})
+        assert "result" in kept, kept
