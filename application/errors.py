@@ -80,6 +80,12 @@ class ContextOverflow(ModelRequestRejected):
     kind = "context_overflow"
 
 
+class ChildSessionReadOnly(ApplicationError):
+    """A sub-agent's session is written by its run alone: clients load it, never prompt it."""
+
+    default_message = "A sub-agent's session is read-only: prompt its parent session instead."
+
+
 class RewindNotUndoable(ApplicationError):
     default_message = "There is no rewind of this session to undo."
 

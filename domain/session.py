@@ -15,6 +15,7 @@ from domain.session_changes import (
     SettingChanged,
     TitleGiven,
 )
+from domain.spawn import Spawn
 from domain.usage import Usage
 
 TITLE_LIMIT = 80
@@ -54,6 +55,7 @@ class Session:
         mcp_servers: tuple[dict[str, object], ...] = (),
         system_prompt: ClientPrompt | None = None,
         version: int = 0,
+        spawn: Spawn | None = None,
     ) -> None:
         if not isabs(cwd):
             raise InvalidWorkingDirectory(f"cwd must be an absolute path, got {cwd!r}.", cwd=cwd)
@@ -78,6 +80,8 @@ class Session:
         self.system_prompt = system_prompt
         # The stored version this copy was read at (or last wrote): stores check it.
         self.version = version
+        # Set for a sub-agent's session: who started it (clients only read such a session).
+        self.spawn = spawn
         self._changes: list[SessionChange] = []
 
     @property
@@ -239,6 +243,7 @@ class Session:
             mcp_servers=self.mcp_servers,
             system_prompt=self.system_prompt,
             version=self.version,
+            spawn=self.spawn,
         )
 
     def fork(self, new_id: SessionId, *, at: datetime) -> "Session":

@@ -43,8 +43,15 @@ class EarlySessionPages:
         self._database = database
 
     async def list_page(
-        self, *, cwd: str | None, after: tuple[datetime, str] | None, limit: int
+        self,
+        *,
+        cwd: str | None,
+        after: tuple[datetime, str] | None,
+        limit: int,
+        parent: str | None = None,
     ) -> list[SessionSummary]:
+        if parent is not None:  # the agent lists a session's children
+            raise NotReadableEarly("a filter the early path does not read")
         if not self._database.is_file():
             raise NotReadableEarly("no database yet")
         uri = f"{self._database.absolute().as_uri()}?mode=ro"
@@ -61,7 +68,7 @@ class EarlySessionPages:
 def _query(
     cwd: str | None, after: tuple[datetime, str] | None, limit: int
 ) -> tuple[str, tuple[object, ...]]:
-    where, args = ["deleted_at IS NULL"], []
+    where, args = ["deleted_at IS NULL", "spawned_by IS NULL"], []
     if cwd is not None:
         where.append("cwd = ?")
         args.append(cwd)

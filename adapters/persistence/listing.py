@@ -5,6 +5,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from adapters.persistence import tables
 from adapters.persistence.dialect import same_text
+from adapters.persistence.mappers import spawn_from_row
 from application.ports.session_store import SessionListing, SessionSummary
 from domain.ids import SessionId
 
@@ -18,7 +19,12 @@ class SqlAlchemySessionListing(SessionListing):
         self._db = db
 
     async def list_page(
-        self, *, cwd: str | None, after: tuple[datetime, str] | None, limit: int
+        self,
+        *,
+        cwd: str | None,
+        after: tuple[datetime, str] | None,
+        limit: int,
+        parent: str | None = None,
     ) -> list[SessionSummary]:
         query = select(
             S.c.id,
@@ -27,7 +33,14 @@ class SqlAlchemySessionListing(SessionListing):
             S.c.updated_at,
             S.c.message_count,
             S.c.additional_directories,
+            S.c.spawned_by,
+            S.c.spawn_call_id,
+            S.c.spawn_agent,
         ).where(S.c.deleted_at.is_(None))
+        # Sub-agents' sessions only under their parent.
+        query = query.where(
+            S.c.spawned_by.is_(None) if parent is None else S.c.spawned_by == parent
+        )
         if cwd is not None:
             query = query.where(same_text(self._db, S.c.cwd, cwd))
         if after is not None:
@@ -44,6 +57,7 @@ class SqlAlchemySessionListing(SessionListing):
                 updated_at=r.updated_at,
                 message_count=r.message_count,
                 additional_directories=tuple(r.additional_directories or ()),
+                spawn=spawn_from_row(r._mapping),
             )
             for r in (await self._db.execute(query)).all()
         ]

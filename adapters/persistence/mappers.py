@@ -18,10 +18,11 @@ from domain.content import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from domain.ids import MessageId, SessionId
+from domain.ids import MessageId, SessionId, ToolCallId
 from domain.message import Compaction, Message, MessageKind, Role
 from domain.permission import PermissionDecision, PermissionRules
 from domain.session import Session
+from domain.spawn import Spawn
 from domain.tool_call import (
     DiffOutput,
     TerminalOutput,
@@ -193,7 +194,26 @@ def session_to_row(session: Session) -> dict[str, Any]:
         "mcp_servers": [dict(server) for server in session.mcp_servers],
         "system_prompt": client_prompt_to_json(session.system_prompt),
         "version": session.version,
+        **spawn_to_row(session.spawn),
     }
+
+
+def spawn_to_row(spawn: Spawn | None) -> dict[str, Any]:
+    return {
+        "spawned_by": spawn.parent_id if spawn else None,
+        "spawn_call_id": spawn.tool_call_id if spawn else None,
+        "spawn_agent": spawn.agent if spawn else None,
+    }
+
+
+def spawn_from_row(row: Mapping[Any, Any]) -> Spawn | None:
+    if row.get("spawned_by") is None:
+        return None
+    return Spawn(
+        parent_id=SessionId(row["spawned_by"]),
+        tool_call_id=ToolCallId(row["spawn_call_id"] or ""),
+        agent=row["spawn_agent"] or "",
+    )
 
 
 def client_prompt_to_json(prompt: ClientPrompt | None) -> dict[str, Any] | None:
@@ -231,6 +251,7 @@ def session_from_row(
         mcp_servers=tuple(row["mcp_servers"] or ()),
         system_prompt=client_prompt_from_json(row["system_prompt"]),
         version=row["version"],
+        spawn=spawn_from_row(row),
     )
 
 

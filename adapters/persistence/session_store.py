@@ -234,6 +234,11 @@ class SqlAlchemySessionStore(SessionStore):
         ).first()
         if row is None or row.deleted_at is not None:
             return False
+        # Its sub-agents' sessions go with it (each as any session goes: a fork of one
+        # keeps what it shares).
+        spawned = await self._db.scalars(select(S.c.id).where(S.c.spawned_by == session_id))
+        for child_id in spawned.all():
+            await self.delete(SessionId(child_id), at)
         if await self._has_children(session_id):
             await self._db.execute(update(S).where(S.c.id == session_id).values(deleted_at=at))
             return True

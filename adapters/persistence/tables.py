@@ -83,6 +83,11 @@ sessions = Table(
     # Bumped by every stored change: a write checked against the version it read turns a
     # concurrent change into a conflict instead of an overwrite.
     Column("version", Integer, nullable=False, server_default="0"),
+    # A sub-agent's session: the session and tool call that started it, and its agent.
+    # Children are listed only under their parent and deleted with it.
+    Column("spawned_by", short_text(64), nullable=True),
+    Column("spawn_call_id", short_text(128), nullable=True),
+    Column("spawn_agent", short_text(100), nullable=True),
     Index("ix_sessions_cwd_updated", "cwd", "updated_at", "id").ddl_if(dialect="sqlite"),
     # PostgreSQL: a btree entry holds ~2.7 kB, less than a path may be: the index holds a hash.
     Index("ix_sessions_cwd_hash_updated", func.md5(column("cwd")), "updated_at", "id").ddl_if(
@@ -90,6 +95,7 @@ sessions = Table(
     ),
     Index("ix_sessions_updated", "updated_at", "id"),
     Index("ix_sessions_parent_id", "parent_id"),
+    Index("ix_sessions_spawned_by", "spawned_by"),
 )
 
 messages = Table(

@@ -19,6 +19,7 @@ from adapters.protocol.attachments import prompt_content
 from adapters.protocol.auth import authenticate, logout, naming_sign_in
 from adapters.protocol.auth_methods import method_ids
 from adapters.protocol.channels import SessionChannels
+from adapters.protocol.child_sessions import listed_parent
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.dropped_queues import HeldElsewhere
 from adapters.protocol.errors import being_closed, mapped
@@ -323,7 +324,8 @@ class AcpAgent(Dispatcher):
     async def _list(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.ListSessionsRequest, params, "session/list")
         check_list_cwd(request.cwd)
-        page = await self._uc.list_sessions().execute(request.cwd, request.cursor)
+        parent = listed_parent(request.field_meta)
+        page = await self._uc.list_sessions().execute(request.cwd, request.cursor, parent)
         return wire.list_result(page)
 
     async def _delete(self, params: dict[str, Any] | None, peer: Connection) -> Any:

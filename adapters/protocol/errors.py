@@ -7,6 +7,7 @@ from adapters.protocol.jsonrpc import AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PAR
 from application.attachments.ownership import NotAttached
 from application.errors import (
     AuthRequired,
+    ChildSessionReadOnly,
     InvalidCursor,
     ModelAuthFailed,
     ModelError,
@@ -24,6 +25,7 @@ _CODES: list[tuple[type[Exception], int]] = [
     (SessionNotFound, INVALID_PARAMS),
     (SessionBusy, INVALID_PARAMS),
     (InvalidCursor, INVALID_PARAMS),
+    (ChildSessionReadOnly, INVALID_PARAMS),
     (RewindNotUndoable, INVALID_PARAMS),
     (RewindConflict, INVALID_PARAMS),
     (RestoreRefused, INVALID_PARAMS),

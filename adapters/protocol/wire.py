@@ -5,6 +5,7 @@ from typing import Any, Literal, cast
 
 from acp import schema as acp
 
+from adapters.protocol.child_sessions import spawn_meta
 from adapters.protocol.journal import META_KEY
 from adapters.protocol.notices import notice_params
 from adapters.protocol.subagent_updates import child_params
@@ -325,6 +326,7 @@ def list_result(page: SessionPage) -> dict[str, Any]:
                     additional_directories=list(s.additional_directories) or None,
                     title=s.title,
                     updated_at=_iso(s.updated_at),
+                    field_meta=spawn_meta(s.spawn),
                 )
                 for s in page.sessions
             ],

@@ -6,6 +6,7 @@ from typing import Protocol
 from domain.ids import SessionId
 from domain.permission import PermissionDecision
 from domain.session import Session
+from domain.spawn import Spawn
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
 from domain.usage import Usage
@@ -19,6 +20,7 @@ class SessionSummary:
     updated_at: datetime
     message_count: int
     additional_directories: tuple[str, ...] = ()
+    spawn: Spawn | None = None  # a sub-agent's session: where it came from
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,7 +102,13 @@ class SessionListing(Protocol):
 
     @abstractmethod
     async def list_page(
-        self, *, cwd: str | None, after: tuple[datetime, str] | None, limit: int
+        self,
+        *,
+        cwd: str | None,
+        after: tuple[datetime, str] | None,
+        limit: int,
+        parent: str | None = None,
     ) -> list[SessionSummary]:
         """Sessions (optionally of exactly `cwd`), newest update first, id breaking ties,
-        starting after the (updated_at, id) key given."""
+        starting after the (updated_at, id) key given. Top-level sessions only, or with
+        `parent` the sub-agent sessions that session started."""

@@ -17,16 +17,23 @@ class SessionPage:
 
 
 async def read_page(
-    pages: SessionListing, cwd: str | None, cursor: str | None, page_size: int = PAGE_SIZE
+    pages: SessionListing,
+    cwd: str | None,
+    cursor: str | None,
+    page_size: int = PAGE_SIZE,
+    parent: str | None = None,
 ) -> SessionPage:
     """One page, newest update first; raises InvalidCursor for a cursor this server did
-    not give for that filter."""
-    after = decode_cursor(cwd, cursor) if cursor else None
-    rows = await pages.list_page(cwd=cwd, after=after, limit=page_size + 1)
+    not give for that filter. `parent`: that session's sub-agent sessions instead of the
+    top-level ones."""
+    # A cursor is bound to its whole filter: the parent as well as the cwd.
+    scope = cwd if parent is None else f"{cwd or ''}\0children of {parent}"
+    after = decode_cursor(scope, cursor) if cursor else None
+    rows = await pages.list_page(cwd=cwd, after=after, limit=page_size + 1, parent=parent)
     page = rows[:page_size]
     more = len(rows) > page_size
     last = page[-1] if page else None
-    next_cursor = encode_cursor(cwd, last.updated_at, last.session_id) if more and last else None
+    next_cursor = encode_cursor(scope, last.updated_at, last.session_id) if more and last else None
     return SessionPage(sessions=page, next_cursor=next_cursor)
 
 
@@ -41,6 +48,8 @@ class ListSessions:
         self._uow = uow
         self._page_size = page_size
 
-    async def execute(self, cwd: str | None, cursor: str | None) -> SessionPage:
+    async def execute(
+        self, cwd: str | None, cursor: str | None, parent: str | None = None
+    ) -> SessionPage:
         async with self._uow.reading() as uow:
-            return await read_page(uow.listing, cwd, cursor, self._page_size)
+            return await read_page(uow.listing, cwd, cursor, self._page_size, parent)

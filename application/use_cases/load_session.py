@@ -202,7 +202,11 @@ class StoredSessions:
             return session
         start = _first_difference(session.messages, repaired)
         session = session.with_history(repaired)
-        if self._leasing is not None and await self._leasing.running_elsewhere(session.id):
+        # A sub-agent's session is written by its run alone (which may still be going on):
+        # repaired for this answer only.
+        if session.spawn is not None or (
+            self._leasing is not None and await self._leasing.running_elsewhere(session.id)
+        ):
             # Its turn still appends there: repaired for this answer only, not stored.
             session.version = UNSAVED_REPAIR
             return session

@@ -1,7 +1,7 @@
 from dataclasses import dataclass
 
 from application.dto import PromptResult
-from application.errors import AuthRequired
+from application.errors import AuthRequired, ChildSessionReadOnly
 from application.ports.tracing import NO_TRACING, Tracer
 from application.runtime import SessionRegistry, TurnCancelled, TurnControl
 from application.use_cases.commands.dispatch import BuiltInCommands
@@ -67,6 +67,13 @@ class Prompt:
             # Cancelled (or its session closed) after it was received, before it began.
             return _ended(StopReason.CANCELLED)
         active = self._registry.require(request.session_id)
+        if (spawn := active.session.spawn) is not None:
+            raise ChildSessionReadOnly(
+                "This session is a sub-agent's run, kept read-only: it cannot be prompted. "
+                "Prompt its parent session instead.",
+                sessionId=request.session_id,
+                parentSessionId=spawn.parent_id,
+            )
         invocation = invocation_in(request.content)  # read once: every step below asks it
         call = self._commands.call_in(invocation)
         if call is None and not self._turn.has_credentials():

@@ -1,6 +1,7 @@
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from application.errors import ModelError
 from application.ports.clock import Clock
@@ -22,6 +23,7 @@ from application.system_prompt import (
     named_agent_system_prompt,
     subagent_system_prompt,
 )
+from application.use_cases.child_sessions import ChildSessions
 from application.use_cases.named_agents import DEFAULT_AGENT, chosen_agent
 from application.use_cases.subagent_record import KEY, subagent_record
 from application.use_cases.subagent_runs import SubagentRuns
@@ -40,6 +42,8 @@ from domain.events import (
 from domain.ids import MessageId, SessionId, ToolCallId
 from domain.knowledge import AgentProfile
 from domain.message import Message, Role
+from domain.session import Session
+from domain.spawn import Spawn
 from domain.stop_reason import ModelStop
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolOutput
 from domain.tools import READ_ONLY_TOOLS, Category, spec_for, title_for
@@ -87,7 +91,9 @@ class SubAgentTools(ToolRunner):
         max_requests: int,
         max_tokens: int,
         runs: SubagentRuns | None = None,  # where a client can cancel a child alone
+        children: ChildSessions | None = None,  # where each run is stored as a session
     ) -> None:
+        self._children = children
         self._runs = runs
         self._inner = inner
         self._llm = llm
@@ -126,10 +132,12 @@ class SubAgentTools(ToolRunner):
             call_id=ToolCallId(context.call_id or ""),
             report=context.report,
             progress=progress,
+            store=self._children,
         )
         prompt = str(arguments["prompt"])
         label = arguments.get("description")
         await run.announce(label if isinstance(label, str) and label.strip() else None, prompt)
+        await run.open_session(context, self._clock.now())
         await run.tell_child(  # the task, as the child's transcript starts
             SessionMessageSent(
                 message_id=self._ids.message_id(),
@@ -180,12 +188,14 @@ class SubAgentTools(ToolRunner):
         answers."""
         # The same environment the calling turn was told, with the task.
         environment = context.briefing.environment
-        messages = [
+        messages: list[Message] = []
+        await run.keep(
+            messages,
             replace(
                 self._message(Role.USER, (TextBlock(text=prompt),)),
                 context=environment_context(environment) if environment else None,
-            )
-        ]
+            ),
+        )
         tools = self._inner.definitions(run.tools)
         for _ in range(self._max_requests):
             try:
@@ -197,7 +207,7 @@ class SubAgentTools(ToolRunner):
                     usage=run.used,
                 )
             run.used = run.used + response.usage
-            messages.append(self._message(Role.ASSISTANT, response.content))
+            await run.keep(messages, self._message(Role.ASSISTANT, response.content))
             said = messages[-1].visible_text().strip()
             if said:
                 await run.tell_child(TextDelta(message_id=messages[-1].id, text=said))
@@ -208,7 +218,7 @@ class SubAgentTools(ToolRunner):
                     usage=run.used,
                 )
             results = [await self._run_tool(use, context, run) for use in messages[-1].tool_uses]
-            messages.append(self._message(Role.USER, tuple(results)))
+            await run.keep(messages, self._message(Role.USER, tuple(results)))
         return ToolResult(
             text=f"The sub-agent stopped after {self._max_requests} model "
             "requests without a final answer.",
@@ -320,6 +330,8 @@ class _ChildRun:
     title: str | None = None
     description: str | None = None
     stopped_alone: bool = False  # a client cancelled this child (not its parent)
+    store: ChildSessions | None = None  # None: the run is not stored as a session
+    session: Session | None = None  # the child's stored session, once opened
     lines: list[str] = field(default_factory=list)  # its progress, also kept for its result
 
     @property
@@ -349,6 +361,28 @@ class _ChildRun:
             )
         )
         await self.line(f"Sub-agent {self.child_id} started: {self.title}\n")
+
+    async def open_session(self, context: ToolContext, now: datetime) -> None:
+        """The child's own session: in the parent's directory, naming where it came from."""
+        if self.store is None:
+            return
+        self.session = Session(
+            id=self.child_id,
+            cwd=context.cwd,
+            created_at=now,
+            model=self.agent.model
+            if self.agent is not None and self.agent.model
+            else context.model,
+            title=self.title,
+            spawn=Spawn(parent_id=self.parent_id, tool_call_id=self.call_id, agent=self.name),
+        )
+        await self.store.opened(self.session)
+
+    async def keep(self, messages: list[Message], message: Message) -> None:
+        """A message of the child's conversation, stored as soon as it exists."""
+        messages.append(message)
+        if self.store is not None and self.session is not None:
+            await self.store.added(self.session, message)
 
     async def asking(self, permit: ChildPermit, call: ChildCall) -> str | None:
         """The parent's flow decides on the call; while the user is asked, the child's
@@ -385,13 +419,21 @@ class _ChildRun:
     async def tool_ended(self, use: ToolUseBlock, block: ToolResultBlock) -> None:
         status = ToolCallStatus.FAILED if block.is_error else ToolCallStatus.COMPLETED
         shown = block.content if isinstance(block.content, str) else ""
+        output = (TextOutput(text=shown[:_SHOWN_RESULT]),) if shown else None
         await self.tell_child(
-            ToolCallUpdated(
-                tool_call_id=ToolCallId(use.id),
-                status=status,
-                output=(TextOutput(text=shown[:_SHOWN_RESULT]),) if shown else None,
-            )
+            ToolCallUpdated(tool_call_id=ToolCallId(use.id), status=status, output=output)
         )
+        if self.store is not None:
+            record = ToolCallRecord(
+                id=ToolCallId(use.id),
+                name=use.name,
+                title=title_for(use.name, use.input),
+                kind=spec_for(use.name).kind,
+                arguments=dict(use.input),
+                status=status,
+                output=output or (),
+            )
+            await self.store.tool_call(self.child_id, record)
 
     async def answer(self, message_id: MessageId, text: str) -> None:
         """The child's answer, in the parent's transcript."""

@@ -22,7 +22,7 @@ class Container(containers.DeclarativeContainer):
 
     core = providers.Container(Core, settings=settings, version=version)
     storage = providers.Container(Storage, core=core)
-    gateways = providers.Container(Gateways, core=core)
+    gateways = providers.Container(Gateways, core=core, storage=storage)
     clients = providers.Container(Clients, core=core, storage=storage, gateways=gateways)
     sessions = providers.Container(
         Sessions, core=core, storage=storage, gateways=gateways, clients=clients

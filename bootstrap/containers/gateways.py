@@ -10,6 +10,7 @@ from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
 from adapters.workspace.local import LocalWorkspace
 from application.ports.mcp import McpConnector
+from application.use_cases.child_sessions import ChildSessions
 from application.use_cases.provider_retry import QuietRetry, RetryTerms
 from application.use_cases.subagent import SubAgentTools
 from application.use_cases.subagent_runs import SubagentRuns
@@ -39,6 +40,7 @@ class OnDemand:
 
 class Gateways(containers.DeclarativeContainer):
     core = providers.DependenciesContainer()
+    storage = providers.DependenciesContainer()
 
     llm = providers.Singleton(build_llm, core.settings)
     # The model for requests that are not a turn's reply (a sub-agent's, a compaction's):
@@ -64,6 +66,7 @@ class Gateways(containers.DeclarativeContainer):
         SubAgentTools,
         inner=local_tools,
         runs=subagent_runs,
+        children=providers.Factory(ChildSessions, uow=storage.uow.provider),
         llm=quiet_llm,
         clock=core.clock,
         ids=core.ids,

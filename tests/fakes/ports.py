@@ -50,6 +50,7 @@ from domain.permission import PermissionDecision, PermissionOption, PermissionRu
 from domain.project_rules import ProjectRule
 from domain.session import Session
 from domain.session_changes import MessageAdded, SettingChanged, TitleGiven
+from domain.spawn import Spawn
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
 
@@ -75,6 +76,7 @@ def _settings(session: Session) -> dict[str, object]:
         "additional_directories": session.additional_directories,
         "mcp_servers": session.mcp_servers,
         "system_prompt": session.system_prompt,
+        "spawn": session.spawn,
     }
 
 
@@ -172,13 +174,18 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
         return dict(self.stored[session_id].tool_calls)
 
     async def list_page(
-        self, *, cwd: str | None, after: tuple[datetime, str] | None, limit: int
+        self,
+        *,
+        cwd: str | None,
+        after: tuple[datetime, str] | None,
+        limit: int,
+        parent: str | None = None,
     ) -> list[SessionSummary]:
         rows = sorted(
             (
                 (s.settings["updated_at"], sid, s)
                 for sid, s in self.stored.items()
-                if cwd is None or s.settings["cwd"] == cwd
+                if (cwd is None or s.settings["cwd"] == cwd) and _parent(s) == parent
             ),
             reverse=True,
         )
@@ -192,6 +199,7 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
                 updated_at=updated,
                 message_count=len(s.messages),
                 additional_directories=s.settings["additional_directories"],  # type: ignore[arg-type]
+                spawn=s.settings["spawn"],  # type: ignore[arg-type]
             )
             for updated, sid, s in rows[:limit]
         ]
@@ -215,7 +223,14 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
         session.version = stored.version
 
     async def delete(self, session_id: SessionId, at: datetime) -> bool:
+        for child_id in [sid for sid, s in self.stored.items() if _parent(s) == session_id]:
+            await self.delete(child_id, at)  # its sub-agents' sessions go with it
         return self.stored.pop(session_id, None) is not None
+
+
+def _parent(stored: _Stored) -> str | None:
+    spawn = stored.settings["spawn"]
+    return spawn.parent_id if isinstance(spawn, Spawn) else None
 
 
 class InMemoryProjectRules(ProjectRuleRepository):

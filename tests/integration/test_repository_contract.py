@@ -19,6 +19,7 @@ from domain.ids import SessionId, ToolCallId
 from domain.message import Message
 from domain.permission import Decider, PermissionDecision, PermissionOption
 from domain.session import Session
+from domain.spawn import Spawn
 from domain.stop_reason import StopReason
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolKind
 from domain.turn import Turn
@@ -596,3 +597,23 @@ async def test_a_fork_at_an_earlier_message_holds_the_history_before_it(uow: Uow
     await append(uow, source, "source-only")
     assert texts(await load(uow, fork.id)) == ["a", "fork-only"]
     assert texts(await load(uow, source.id)) == ["a", "b", "c", "source-only"]
+
+
+async def test_a_subagents_session_is_listed_only_under_its_parent_and_deleted_with_it(
+    uow: UowFactory,
+) -> None:
+    parent = await store(uow, SessionFactory())
+    spawn = Spawn(parent_id=parent.id, tool_call_id=ToolCallId("toolu_a"), agent="researcher")
+    child = await store(uow, SessionFactory(cwd=parent.cwd, spawn=spawn))
+    await append(uow, child, "the task")
+    loaded = await load(uow, child.id)
+    assert loaded is not None and loaded.spawn == spawn and texts(loaded) == ["the task"]
+    async with uow() as u:
+        top = await u.listing.list_page(cwd=parent.cwd, after=None, limit=10)
+        under = await u.listing.list_page(cwd=parent.cwd, after=None, limit=10, parent=parent.id)
+    assert [s.session_id for s in top] == [parent.id]
+    assert [(s.session_id, s.spawn) for s in under] == [(child.id, spawn)]
+    async with uow() as u:
+        assert await u.sessions.delete(parent.id, T0)
+        await u.commit()
+    assert await load(uow, child.id) is None

@@ -15,8 +15,9 @@ from application.use_cases.session_settings import SetModeRequest
 from application.use_cases.turn_lease import UNSAVED_REPAIR, LeaseTerms
 from domain.content import TextBlock
 from domain.events import TextDelta
-from domain.ids import SessionId
+from domain.ids import SessionId, ToolCallId
 from domain.message import Message, Role
+from domain.spawn import Spawn
 from domain.stop_reason import StopReason
 from tests.factories import MessageFactory, SessionFactory
 from tests.fakes.ports import InMemoryTurnLeases
@@ -270,6 +271,19 @@ async def test_load_while_the_turn_runs_elsewhere_repairs_only_in_memory(leased:
     await leased.prompt().execute(ask(session.id, "next"))
     results = leased.llm.requests[0].messages[2].tool_results
     assert results[0].content == "print('a')" and not results[0].is_error
+
+
+async def test_a_sub_agents_session_is_repaired_only_in_memory(leased: World) -> None:
+    """Its run alone writes it, and may still be appending: a load never stores over it."""
+    session = interrupted_session()
+    session.spawn = Spawn(
+        parent_id=SessionId("sess_parent"), tool_call_id=ToolCallId("toolu_a"), agent="researcher"
+    )
+    await leased.uow.sessions.add(session)
+    await leased.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
+    assert len(leased.uow.sessions.messages[session.id]) == 2  # nothing stored
+    opened = leased.registry.require(session.id).session
+    assert len(opened.messages) == 3 and opened.version == UNSAVED_REPAIR
 
 
 async def test_load_after_the_lease_lapsed_stores_the_repair(leased: World) -> None:
