@@ -46,3 +46,15 @@ DEFAULT_MODE = MODES[ModeId.DEFAULT]
 def offered_modes(*, allow_bypass: bool) -> tuple[Mode, ...]:
     """The modes a server offers: "don't ask" only when its operator allowed it."""
     return tuple(m for mode_id, m in MODES.items() if allow_bypass or mode_id is not ModeId.BYPASS)
+
+
+# From the mode that lets the fewest calls run without asking to the one that lets the most.
+_STRICTNESS = (ModeId.PLAN, ModeId.DEFAULT, ModeId.ACCEPT_EDITS, ModeId.BYPASS)
+
+
+def stricter(mode: str, other: str | None) -> str:
+    """The stricter of two mode ids (an unknown or absent `other` changes nothing): a named
+    sub-agent's own mode may narrow what its parent's mode allows, never widen it."""
+    if other not in _STRICTNESS or mode not in _STRICTNESS:
+        return mode
+    return min(mode, other, key=lambda m: _STRICTNESS.index(ModeId(m)))

@@ -108,6 +108,7 @@ class ChildCall:
     plan: ToolPlan
     child_id: str
     agent: str
+    mode: str | None = None  # the agent's own mode (its file's `mode`): it may only narrow
 
 
 # None: the call may run; otherwise why not (what the child's model is told).

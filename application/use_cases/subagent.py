@@ -305,7 +305,8 @@ def _child_call(use: ToolUseBlock, plan: ToolPlan, run: "_ChildRun") -> ChildCal
         status=ToolCallStatus.PENDING,
         locations=plan.locations,
     )
-    return ChildCall(call=call, plan=plan, child_id=run.child_id, agent=run.name)
+    mode = run.agent.mode if run.agent is not None else None
+    return ChildCall(call=call, plan=plan, child_id=run.child_id, agent=run.name, mode=mode)
 
 
 def _first_line(text: str, limit: int = 80) -> str:

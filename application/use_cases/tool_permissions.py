@@ -10,6 +10,7 @@ from application.runtime import TurnCancelled, TurnControl
 from application.use_cases.permission_desk import PermissionDesk
 from application.use_cases.tool_catalogue import ToolCatalogue
 from domain.events import NoticeSeverity, SessionNotice
+from domain.modes import stricter
 from domain.permission import Decider, PermissionOption, Verdict, decide
 from domain.project_rules import ProjectRule, rule_for
 from domain.session import Session
@@ -74,9 +75,10 @@ class PermissionFlow:
     async def permit_child(
         self, session: Session, control: TurnControl, child: ChildCall
     ) -> str | None:
-        """A sub-agent's call, decided as its parent's own would be (the parent's mode,
-        rules and clients), the request naming the child. None: it may run; else why not.
-        A request the user cancelled refuses the child's call only."""
+        """A sub-agent's call, decided as its parent's own would be (the parent's mode, or
+        the agent's own where it is stricter; rules and clients), the request naming the
+        child. None: it may run; else why not. A request the user cancelled refuses the
+        child's call only."""
         answer = await self.permit(session, control, child.call, child.plan, child=child)
         return None if answer.allowed else answer.refusal
 
@@ -92,9 +94,12 @@ class PermissionFlow:
         spec = spec_for(call.name)
         rules = [] if spec.category in UNRECORDED else await self._desk.project_rules(session)
         covering = next((r for r in rules if r.covers(call.name, call.arguments)), None)
+        mode = self._catalogue.mode_of(session)
+        if child is not None:  # a named agent's own mode narrows its parent's, never widens
+            mode = stricter(mode, child.mode)
         verdict = decide(
             spec,
-            self._catalogue.mode_of(session),
+            mode,
             always_asks=plan.always_asks,
             rejected=session.permissions.rejects(call.name),
             project_allows=covering is not None,

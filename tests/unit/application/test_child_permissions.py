@@ -10,9 +10,13 @@ from tests.fakes.ports import ScriptedAsker
 from tests.unit.application.test_permission_flow import Fakes, call
 
 
-def child(name: str, **arguments: object) -> ChildCall:
+def child(name: str, mode: str | None = None, **arguments: object) -> ChildCall:
     return ChildCall(
-        call=call(name, **arguments), plan=ToolPlan(), child_id="child_1", agent="tester"
+        call=call(name, **arguments),
+        plan=ToolPlan(),
+        child_id="child_1",
+        agent="tester",
+        mode=mode,
     )
 
 
@@ -58,3 +62,19 @@ async def test_a_request_the_user_cancelled_refuses_only_the_childs_call() -> No
     s = await fakes.session()
     refusal = await fakes.flow().permit_child(s, TurnControl(), child("write_file", path="a"))
     assert refusal == DENIED
+
+
+async def test_an_agents_own_mode_narrows_its_parents_and_never_widens_it() -> None:
+    fakes = Fakes(ScriptedAsker(PermissionOption.ALLOW_ONCE, PermissionOption.ALLOW_ONCE))
+    relaxed = await fakes.session(mode="accept_edits")
+    flow = fakes.flow()
+    # An agent whose file says plan may not write, though its parent accepts edits.
+    planning = child("write_file", mode="plan", path="a")
+    assert await flow.permit_child(relaxed, TurnControl(), planning) == PLANNING
+    # One that says default asks where its parent would have let the edit run.
+    assert await flow.permit_child(relaxed, TurnControl(), child("write_file", "default")) is None
+    assert len(fakes.asker.requests) == 1
+    # One that says bypass still asks under a default parent.
+    strict = await fakes.session()
+    assert await flow.permit_child(strict, TurnControl(), child("bash", "bypass")) is None
+    assert len(fakes.asker.requests) == 2
