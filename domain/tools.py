@@ -5,9 +5,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from domain.content import ToolUseBlock
+from domain.ids import ToolCallId
 from domain.plan import TODO_WRITE, PlanStatus
 from domain.questions import ASK_USER
-from domain.tool_call import ToolKind
+from domain.tool_call import ToolCallRecord, ToolCallStatus, ToolKind, ToolOutput
 
 
 class Category(StrEnum):
@@ -120,3 +122,23 @@ def title_for(name: str, arguments: Mapping[str, object]) -> str:
         case "agent":
             return f"Sub-agent: {_short(arguments.get('description') or arguments.get('prompt'))}"
     return f"Use {name}"
+
+
+def call_record(
+    use: ToolUseBlock,
+    status: ToolCallStatus,
+    *,
+    locations: tuple[str, ...] = (),
+    output: tuple[ToolOutput, ...] = (),
+) -> ToolCallRecord:
+    """The record of a call the model asked for, titled and kinded as its tool is."""
+    return ToolCallRecord(
+        id=ToolCallId(use.id),
+        name=use.name,
+        title=title_for(use.name, use.input),
+        kind=spec_for(use.name).kind,
+        arguments=dict(use.input),
+        status=status,
+        locations=locations,
+        output=output,
+    )

@@ -30,7 +30,7 @@ from domain.plan import written_plan
 from domain.session import Session
 from domain.tasks import as_shown_now
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus
-from domain.tools import spec_for, title_for
+from domain.tools import call_record
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,15 +52,9 @@ def _tool_events(
     call_id = ToolCallId(use.id)
     if record is None:  # not recorded (imported, or lost in a crash): rebuild from the result
         failed = result is None or result.is_error
-        record = ToolCallRecord(
-            id=call_id,
-            name=use.name,
-            title=title_for(use.name, use.input),
-            kind=spec_for(use.name).kind,
-            arguments=dict(use.input),
-            status=ToolCallStatus.FAILED if failed else ToolCallStatus.COMPLETED,
-            output=(TextOutput(text=result.content),) if result else (),
-        )
+        status = ToolCallStatus.FAILED if failed else ToolCallStatus.COMPLETED
+        output = (TextOutput(text=result.content),) if result else ()
+        record = call_record(use, status, output=output)
     # A sub-agent's child is announced (in its final state) after the call that started
     # it, as it was live, with its answer to the parent.
     answer = result.content if result is not None and isinstance(result.content, str) else ""

@@ -45,8 +45,8 @@ from domain.message import Message, Role
 from domain.session import Session
 from domain.spawn import Spawn
 from domain.stop_reason import ModelStop
-from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolOutput
-from domain.tools import READ_ONLY_TOOLS, Category, spec_for, title_for
+from domain.tool_call import TextOutput, ToolCallStatus, ToolOutput
+from domain.tools import READ_ONLY_TOOLS, Category, call_record, spec_for, title_for
 from domain.usage import Usage
 
 STOPPED_ALONE = "The user cancelled this sub-agent before it answered."
@@ -295,16 +295,7 @@ async def _quiet(_: str | ToolOutput) -> None:
 
 
 def _child_call(use: ToolUseBlock, plan: ToolPlan, run: "_ChildRun") -> ChildCall:
-    spec = spec_for(use.name)
-    call = ToolCallRecord(
-        id=ToolCallId(use.id),
-        name=use.name,
-        title=title_for(use.name, use.input),
-        kind=spec.kind,
-        arguments=dict(use.input),
-        status=ToolCallStatus.PENDING,
-        locations=plan.locations,
-    )
+    call = call_record(use, ToolCallStatus.PENDING, locations=plan.locations)
     mode = run.agent.mode if run.agent is not None else None
     return ChildCall(call=call, plan=plan, child_id=run.child_id, agent=run.name, mode=mode)
 
@@ -425,15 +416,7 @@ class _ChildRun:
             ToolCallUpdated(tool_call_id=ToolCallId(use.id), status=status, output=output)
         )
         if self.store is not None:
-            record = ToolCallRecord(
-                id=ToolCallId(use.id),
-                name=use.name,
-                title=title_for(use.name, use.input),
-                kind=spec_for(use.name).kind,
-                arguments=dict(use.input),
-                status=status,
-                output=output or (),
-            )
+            record = call_record(use, status, output=output or ())
             await self.store.tool_call(self.child_id, record)
 
     async def answer(self, message_id: MessageId, text: str) -> None:

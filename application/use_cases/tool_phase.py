@@ -14,10 +14,9 @@ from application.use_cases.tool_catalogue import ToolCatalogue
 from application.use_cases.tool_execution import Outcome, ToolExecution
 from application.use_cases.tool_permissions import PermissionFlow
 from domain.content import ToolResultBlock, ToolUseBlock
-from domain.ids import ToolCallId
 from domain.session import Session
 from domain.tool_call import ToolCallRecord, ToolCallStatus
-from domain.tools import EXIT_PLAN_MODE, spec_for, title_for
+from domain.tools import EXIT_PLAN_MODE, call_record
 from domain.usage import Usage
 
 AGENT = "agent"
@@ -221,15 +220,7 @@ class ToolPhase:
         self, session: Session, control: TurnControl, use: ToolUseBlock
     ) -> tuple[ToolCallRecord, ToolPlan]:
         """The call as the tool it names sees it, shown to the client."""
-        spec = spec_for(use.name)
-        call = ToolCallRecord(
-            id=ToolCallId(use.id),
-            name=use.name,
-            title=title_for(use.name, use.input),
-            kind=spec.kind,
-            arguments=dict(use.input),
-            status=ToolCallStatus.PENDING,
-        )
+        call = call_record(use, ToolCallStatus.PENDING)
         plan = await self._catalogue.look(session, use)
         call = replace(call, locations=plan.locations, title=plan.title or call.title)
         await self._calls.show(session, control, call)
