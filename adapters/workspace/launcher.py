@@ -94,8 +94,9 @@ def _start(command: str) -> int:
     return child
 
 
-def _descendants() -> set[int]:
-    """Every live process below this one (zombies are passed through, not counted)."""
+def _descendants() -> list[int]:
+    """Every live process below this one, each before its own children (zombies are passed
+    through, not counted)."""
     parents: dict[int, list[tuple[int, bool]]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -107,13 +108,13 @@ def _descendants() -> set[int]:
             continue
         alive = fields[0] not in (b"Z", b"X")
         parents.setdefault(int(fields[1]), []).append((int(name), alive))
-    found: set[int] = set()
+    found: list[int] = []
     todo = [os.getpid()]
-    while todo:
+    while todo:  # a child is listed when its parent is taken, so after its parent
         for pid, alive in parents.get(todo.pop(), []):
             todo.append(pid)
             if alive:
-                found.add(pid)
+                found.append(pid)
     return found
 
 
@@ -149,16 +150,25 @@ def _wait(seconds: float | None) -> bool:
 
 
 def _end_tree(child: int, status: list[int]) -> None:
-    """SIGKILL every descendant until none is left, reaping what is reparented to us."""
+    """SIGKILL every descendant until none is left, reaping what is reparented to us.
+
+    The command's own group dies first in one step, and the rest parents before children:
+    a shell whose child died before it would otherwise run its next step (`sleep 60; touch
+    done` finished the touch on a busy machine), and a killed process runs nothing more."""
+    with contextlib.suppress(OSError):
+        os.killpg(child, signal.SIGKILL)
     while True:
         _reap(child, status)
         left = _descendants()
         if not left:
-            return
+            break
         for pid in left:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.005)  # a killed process takes a moment to die
+    if not status:  # the command died (a zombie is not listed) after the last reap
+        with contextlib.suppress(ChildProcessError):
+            status.append(os.waitpid(child, 0)[1])
 
 
 def _run(command: str) -> int:
