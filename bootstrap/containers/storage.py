@@ -6,6 +6,7 @@ import operator
 from dependency_injector import containers, providers
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
+from adapters.local_signals import LocalSignals
 from adapters.persistence.engine import backend, make_engine
 from adapters.persistence.journal_store import (
     SqlAlchemyConnectionRecords,
@@ -15,10 +16,22 @@ from adapters.persistence.leases import SqlAlchemyTurnLeases
 from adapters.persistence.sqlite import read_only  # an execution option: PostgreSQL ignores it
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.presence import LockFilePresence
+from application.ports.cluster_signals import ClusterSignals
 
 
 def is_postgresql(url: str) -> bool:
     return backend(url) == "postgresql"
+
+
+def cluster_signals(url: str) -> ClusterSignals:
+    """LISTEN/NOTIFY between the replicas of a PostgreSQL database; in memory on SQLite,
+    whose replicas share one machine and learn of changes from the database alone."""
+    if not is_postgresql(url):
+        return LocalSignals()
+    # Imported here: a SQLite server never loads asyncpg.
+    from adapters.persistence.signals import PostgresSignals
+
+    return PostgresSignals(url)
 
 
 class Storage(containers.DeclarativeContainer):
@@ -50,6 +63,8 @@ class Storage(containers.DeclarativeContainer):
         ),
         replica_id=core.settings.provided.replica_id,
     )
+    # How replicas tell each other that something changed (live updates, routed requests).
+    signals = providers.Singleton(cluster_signals, url=core.settings.provided.database_url)
     journal_store = providers.Singleton(SqlAlchemyUpdateJournalStore, engine, reader=reader)
     connection_records = providers.Singleton(
         SqlAlchemyConnectionRecords, engine, now=core.now, reader=reader
