@@ -122,10 +122,13 @@ async def test_kill_during_a_running_bash_then_load_and_prompt(
         prompt = asyncio.create_task(
             first.conn.prompt(session_id=sid, prompt=[text_block("sleep")])
         )
-        for _ in range(500):
+        # The command has started (so its tool use is stored) before the kill: the bound
+        # only guards against hanging (10 s was not enough on a loaded machine).
+        for _ in range(3000):
             if marker.exists():
                 break
             await asyncio.sleep(0.02)
+        assert marker.exists(), "the command never started"
         first.kill()
         with pytest.raises(ConnectionError):  # the connection dies with the process
             await prompt

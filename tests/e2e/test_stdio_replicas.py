@@ -155,7 +155,8 @@ async def test_after_a_replica_died_mid_turn_its_lease_lapses_and_another_goes_o
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic, tmp_path: Path
 ) -> None:
     """A and B as on two machines: one database, each its own config directory, so B cannot
-    tell that A exited and waits for A's lease (2 s) to lapse."""
+    tell that A exited and waits for A's lease to lapse. 5 s, not less: on a loaded machine
+    A's renewal (every third of it) came late enough for A to lose its own first turn."""
     cut_turn_script(server)
     database = tmp_path / "shared.db"
 
@@ -165,7 +166,7 @@ async def test_after_a_replica_died_mid_turn_its_lease_lapses_and_another_goes_o
             name,
             IAC_CODE_CONFIG_DIR=str(tmp_path / name),
             IAC_CODE_DATABASE_URL=f"sqlite+aiosqlite:///{database}",
-            IAC_CODE_LEASE_SECONDS="2",
+            IAC_CODE_LEASE_SECONDS="5",
         )
 
     sid = await die_mid_turn(spawn, workdir, machine("replica-a"))
