@@ -20,6 +20,7 @@ BENCHMARKS = [
     "start",
     "replay",
     "memory",
+    "postgres_list",
 ]
 
 
