@@ -1,0 +1,129 @@
+"""Stored sessions listed on PostgreSQL with asyncpg alone, while SQLAlchemy and the rest of
+the agent still load (see bootstrap/early.py): the same rows, in the same order, as
+`SqlAlchemySessionListing.list_page`, decoded as the engine decodes them
+(adapters/persistence/postgres.py). Reads only a database already at the newest schema;
+anything else is left to the full agent. It restates that query, as early_reads.py does
+for SQLite: a change to it or to the sessions table is made here too
+(tests/integration/test_early_postgres.py holds the two equal)."""
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+
+from adapters.persistence.early_reads import NotReadableEarly
+from adapters.persistence.json_columns import load_json
+from adapters.persistence.postgres_text import decode_text, encode_text
+from adapters.persistence.schema_head import REVISION_QUERY, is_head
+from application.ports.session_store import SessionSummary
+from domain.ids import SessionId
+
+_PREFIXES = ("postgresql+asyncpg://", "postgresql://")
+# Bounds for the early answer: past them the full agent answers (and says what is wrong).
+_CONNECT_SECONDS = 2.0
+_QUERY_SECONDS = 2.0
+# What the driver may raise for an unreachable, refusing or unexpected server.
+_DRIVER_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
+# alembic's revision rows (schema_head.REVISION_QUERY) as one array.
+_REVISIONS = f"SELECT array_agg(version_num) AS revisions FROM ({REVISION_QUERY}) AS v"
+
+
+def postgres_dsn(url: str) -> str | None:
+    """asyncpg's DSN for a plain `postgresql(+asyncpg)://user@host:port/db` URL; None for
+    anything with query parameters (SQLAlchemy and asyncpg may read those differently)."""
+    prefix = next((p for p in _PREFIXES if url.startswith(p)), None)
+    rest = url[len(prefix) :] if prefix else ""
+    if not rest or "?" in rest or "#" in rest:
+        return None
+    return f"postgresql://{rest}"
+
+
+class EarlyPostgresPages:
+    """`list_page` over one connection per call, opened and closed: nothing written."""
+
+    def __init__(self, dsn: str) -> None:
+        self._dsn = dsn
+
+    async def list_page(
+        self,
+        *,
+        cwd: str | None,
+        after: tuple[datetime, str] | None,
+        limit: int,
+        parent: str | None = None,
+    ) -> list[SessionSummary]:
+        if parent is not None:  # the agent lists a session's children
+            raise NotReadableEarly("a filter the early path does not read")
+        try:
+            rows = await self._read(*_query(cwd, after, limit))
+        except _DRIVER_ERRORS as exc:
+            raise NotReadableEarly(f"PostgreSQL did not answer the early read: {exc}") from exc
+        return [_summary(row) for row in rows]
+
+    async def _read(self, sql: str, args: tuple[object, ...]) -> list[Any]:
+        db = await asyncpg.connect(self._dsn, timeout=_CONNECT_SECONDS)
+        try:
+            rows = await db.fetch(sql, *args, timeout=_QUERY_SECONDS)
+        finally:
+            _close_later(db)
+        if not is_head((revision,) for revision in rows[0]["revisions"] or ()):
+            raise NotReadableEarly("the schema is not the newest")
+        return [row for row in rows if row["id"] is not None]
+
+
+# Connections being closed: the answer need not wait for the server's goodbye (each round
+# trip is a wait for the event loop's thread while the agent loads beside it).
+_closing: set["asyncio.Task[None]"] = set()
+
+
+def _close_later(db: Any) -> None:
+    task = asyncio.get_running_loop().create_task(db.close(timeout=_QUERY_SECONDS))
+    _closing.add(task)
+    task.add_done_callback(_closed)
+
+
+def _closed(task: "asyncio.Task[None]") -> None:
+    _closing.discard(task)
+    if not task.cancelled():
+        task.exception()  # a failed goodbye changes nothing: the read is done
+
+
+def _query(
+    cwd: str | None, after: tuple[datetime, str] | None, limit: int
+) -> tuple[str, tuple[object, ...]]:
+    """One statement, one round trip: the schema's revisions on every row (and on a lone
+    row of NULLs when no session matches), then the page, newest update first."""
+    where, args = ["deleted_at IS NULL", "spawned_by IS NULL"], list[object]()
+    if cwd is not None:
+        # As adapters/persistence/dialect.py's same_text: the index is over the cwd's hash.
+        args.append(encode_text(cwd))
+        where.append(f"md5(cwd) = md5(${len(args)}::text) AND cwd = ${len(args)}::text")
+    if after is not None:
+        args += [after[0].astimezone(UTC).replace(tzinfo=None), encode_text(after[1])]
+        moment, last_id = f"${len(args) - 1}", f"${len(args)}::text"
+        where.append(f"(updated_at < {moment} OR (updated_at = {moment} AND id < {last_id}))")
+    args.append(limit)
+    page = (
+        "SELECT id, cwd, title, updated_at, message_count, additional_directories "
+        f"FROM sessions WHERE {' AND '.join(where)} "
+        f"ORDER BY updated_at DESC, id DESC LIMIT ${len(args)}"
+    )
+    sql = (
+        f"SELECT r.revisions, s.* FROM ({_REVISIONS}) AS r LEFT JOIN LATERAL ({page}) AS s "
+        "ON true ORDER BY s.updated_at DESC, s.id DESC"
+    )
+    return sql, tuple(args)
+
+
+def _summary(row: Any) -> SessionSummary:
+    title, directories = row["title"], row["additional_directories"]
+    return SessionSummary(
+        session_id=SessionId(decode_text(row["id"])),
+        cwd=decode_text(row["cwd"]),
+        title=None if title is None else decode_text(title),
+        updated_at=row["updated_at"].replace(tzinfo=UTC),
+        message_count=row["message_count"],
+        # A JSON column: the engine's load_json, not the text codec.
+        additional_directories=tuple((load_json(directories) if directories else None) or ()),
+    )
