@@ -159,11 +159,35 @@ class StdioAgent:
         self.close()
 
 
+def load_average() -> str:
+    """The machine's load average over 1, 5 and 15 minutes, as /proc/loadavg says."""
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def machine_line() -> str:
+    """What the figures depend on: CPUs and how busy the machine is (read the ratios when
+    the load is above the CPU count: other work then shares every core)."""
+    return (
+        f"{os.cpu_count()} CPUs, load average (1/5/15 min) {load_average()}, "
+        f"python {sys.version.split()[0]}"
+    )
+
+
 def print_table(rows: list[Row]) -> None:
+    """The machine, then every row with its target and whether it is met (a row without
+    one says so)."""
+    print(machine_line())
+    if not rows:
+        print("(no rows)")
+        return
     width = max(len(r.what) for r in rows)
     print(f"{'what':{width}}  {'measured':>12}  {'target':>12}  met")
     for r in rows:
-        target = "" if r.target is None else f"≤ {r.target:,g} {r.unit}"
-        met = {None: "", True: "yes", False: "NO"}[r.met]
+        target = "no target" if r.target is None else f"≤ {r.target:,g} {r.unit}"
+        met = {None: "-", True: "yes", False: "NO"}[r.met]
         value = f"{r.value:,.2f}" if abs(r.value) < 10 else f"{r.value:,.1f}"
         print(f"{r.what:{width}}  {value:>9} {r.unit:<3}{target:>13}  {met:3}  {r.detail}")
+    met_count = sum(r.met is True for r in rows)
+    targeted = sum(r.met is not None for r in rows)
+    print(f"{met_count} of {targeted} targets met")
