@@ -20,6 +20,7 @@ BENCHMARKS = [
     "replay",
     "memory",
     "postgres_list",
+    "peers",  # side by side with claude-code-acp, when it is installed
 ]
 
 
