@@ -4,8 +4,9 @@ Run alone:  .venv/bin/python bench/postgres_list.py [--runs 5] [--server-url URL
 On the PostgreSQL server at $IAC_CODE_TEST_POSTGRES_URL (else the local one), in a database
 of its own (created, seeded in bulk, dropped after; the server itself is never touched),
 each run spawns a new `iac-code acp`, answers `initialize`, then times the first
-`session/list` (all sessions, first page) request to response; a second process the same
-for a cwd filter. Without a reachable server it adds no row and says so on stderr.
+`session/list` (all sessions, first page) request to response; the same for a cwd filter;
+then, for comparison in the same conditions, the same sessions in a SQLite file. Without
+a reachable server it adds no row and says so on stderr.
 """
 
 import argparse
@@ -74,6 +75,9 @@ def measure(runs: int = 3) -> list[Row]:
         first_list(home, cwd, url, {})  # warm the OS's file cache: not measured
         every = [first_list(home, cwd, url, {}) for _ in range(runs)]
         in_cwd = [first_list(home, cwd, url, {"cwd": str(cwd)}) for _ in range(runs)]
+        sqlite = f"sqlite+aiosqlite:///{tmp / 'same.db'}"  # the same sessions, for comparison
+        seed(sqlite, str(cwd), str(tmp / "other"))
+        on_sqlite = [first_list(home, cwd, sqlite, {}) for _ in range(runs)]
     ms = 1000
     return [
         Row(
@@ -90,6 +94,13 @@ def measure(runs: int = 3) -> list[Row]:
             "ms",
             50,
             f"worst {max(r[0] for r in in_cwd) * ms:.0f}",
+        ),
+        Row(
+            "  the same sessions on SQLite, side by side",
+            median([r[0] for r in on_sqlite]) * ms,
+            "ms",
+            None,
+            f"worst {max(r[0] for r in on_sqlite) * ms:.0f}",
         ),
     ]
 
