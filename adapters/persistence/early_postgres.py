@@ -7,6 +7,7 @@ for SQLite: a change to it or to the sessions table is made here too
 (tests/integration/test_early_postgres.py holds the two equal)."""
 
 import asyncio
+import contextlib
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +21,8 @@ from application.ports.session_store import SessionSummary
 from domain.ids import SessionId
 
 _PREFIXES = ("postgresql+asyncpg://", "postgresql://")
+# What pg_stat_activity shows for these short-lived connections.
+APP_NAME = "iac-code early list"
 # Bounds for the early answer: past them the full agent answers (and says what is wrong).
 _CONNECT_SECONDS = 2.0
 _QUERY_SECONDS = 2.0
@@ -40,10 +43,39 @@ def postgres_dsn(url: str) -> str | None:
 
 
 class EarlyPostgresPages:
-    """`list_page` over one connection per call, opened and closed: nothing written."""
+    """`list_page` over one connection per call, opened and closed: nothing written. The
+    first call's may be opened ahead (`connect_ahead`), while the agent still loads."""
 
     def __init__(self, dsn: str) -> None:
         self._dsn = dsn
+        self._spare: asyncio.Task[Any] | None = None
+
+    def connect_ahead(self, keep: float) -> None:
+        """Open the next call's connection now (its round trips are then off the request's
+        path); closed unused after `keep` seconds (the agent answers by then)."""
+        if self._spare is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._spare = loop.create_task(self._connect())
+        self._spare.add_done_callback(_seen)
+        loop.call_later(keep, self._drop_spare)
+
+    def _drop_spare(self) -> None:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.add_done_callback(_close_opened)
+
+    async def _connect(self) -> Any:
+        return await asyncpg.connect(
+            self._dsn, timeout=_CONNECT_SECONDS, server_settings={"application_name": APP_NAME}
+        )
+
+    async def _connection(self) -> Any:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            with contextlib.suppress(*_DRIVER_ERRORS):
+                return await spare
+        return await self._connect()
 
     async def list_page(
         self,
@@ -62,7 +94,7 @@ class EarlyPostgresPages:
         return [_summary(row) for row in rows]
 
     async def _read(self, sql: str, args: tuple[object, ...]) -> list[Any]:
-        db = await asyncpg.connect(self._dsn, timeout=_CONNECT_SECONDS)
+        db = await self._connection()
         try:
             rows = await db.fetch(sql, *args, timeout=_QUERY_SECONDS)
         finally:
@@ -85,8 +117,18 @@ def _close_later(db: Any) -> None:
 
 def _closed(task: "asyncio.Task[None]") -> None:
     _closing.discard(task)
+    _seen(task)  # a failed goodbye changes nothing: the read is done
+
+
+def _close_opened(connecting: "asyncio.Task[Any]") -> None:
+    if not connecting.cancelled() and connecting.exception() is None:
+        _close_later(connecting.result())
+
+
+def _seen(task: "asyncio.Task[Any]") -> None:
+    """A failure here is answered by the next read's own connection, not logged as lost."""
     if not task.cancelled():
-        task.exception()  # a failed goodbye changes nothing: the read is done
+        task.exception()
 
 
 def _query(

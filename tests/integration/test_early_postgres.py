@@ -2,6 +2,8 @@
 repository reads: the same sessions, fields and order, page after page, filter after
 filter; and it leaves every store it cannot read as the agent would to the agent."""
 
+import asyncio
+import time
 from datetime import UTC, timedelta, timezone
 
 import asyncpg
@@ -10,13 +12,14 @@ from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.persistence import tables
-from adapters.persistence.early_postgres import EarlyPostgresPages, postgres_dsn
+from adapters.persistence.early_postgres import APP_NAME, EarlyPostgresPages, postgres_dsn
 from adapters.persistence.early_reads import NotReadableEarly
 from adapters.persistence.schema_head import SCHEMA_HEAD
 from application.use_cases.listing import read_page
 from domain.ids import SessionId
 from tests.factories import T0, SessionFactory
 from tests.integration.test_early_reads import Uows, seed
+from tests.support.patience import PATIENCE
 from tests.support.postgres import scratch_database
 
 pytestmark = [pytest.mark.integration, pytest.mark.backends("postgres")]
@@ -135,6 +138,58 @@ async def test_an_unreachable_server_or_database_is_left_to_the_agent(database_u
         await EarlyPostgresPages("postgresql://postgres@127.0.0.1:9/x").list_page(
             cwd=None, after=None, limit=1
         )
+
+
+async def _early_connections(dsn: str) -> int:
+    """Connections the early reader holds open on the server, as pg_stat_activity says."""
+    db = await asyncpg.connect(dsn)
+    try:
+        count = await db.fetchval(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE application_name = $1 AND datname = current_database()",
+            APP_NAME,
+        )
+    finally:
+        await db.close()
+    return int(count)
+
+
+async def _until_early_connections(dsn: str, count: int) -> None:
+    deadline = time.monotonic() + PATIENCE
+    while await _early_connections(dsn) != count:
+        assert time.monotonic() < deadline, f"never {count} early connections"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_connection_opened_ahead_serves_the_first_read_then_closes(
+    uow_factory: Uows, database_url: str
+) -> None:
+    await seed(uow_factory)
+    dsn = postgres_dsn(database_url)
+    assert dsn is not None
+    pages = EarlyPostgresPages(dsn)
+    pages.connect_ahead(keep=PATIENCE)
+    await _until_early_connections(dsn, 1)  # open before any read asks for it
+    async with uow_factory() as uow:
+        expected = await read_page(uow.listing, "/p/a", None, page_size=4)
+    assert await read_page(pages, "/p/a", None, page_size=4) == expected
+    await _until_early_connections(dsn, 0)  # used once, then closed
+    assert await read_page(pages, "/p/a", None, page_size=4) == expected  # a new one
+
+
+async def test_a_connection_opened_ahead_and_never_used_is_closed(database_url: str) -> None:
+    dsn = postgres_dsn(database_url)
+    assert dsn is not None
+    EarlyPostgresPages(dsn).connect_ahead(keep=0.2)
+    await _until_early_connections(dsn, 1)
+    await _until_early_connections(dsn, 0)
+
+
+async def test_a_failed_connection_ahead_leaves_the_read_its_own_try() -> None:
+    pages = EarlyPostgresPages("postgresql://postgres@127.0.0.1:9/x")  # nothing listens on 9
+    pages.connect_ahead(keep=PATIENCE)
+    with pytest.raises(NotReadableEarly):
+        await pages.list_page(cwd=None, after=None, limit=1)
 
 
 @pytest.mark.parametrize(
