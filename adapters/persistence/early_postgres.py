@@ -8,6 +8,7 @@ for SQLite: a change to it or to the sessions table is made here too
 
 import asyncio
 import contextlib
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,13 +43,22 @@ def postgres_dsn(url: str) -> str | None:
     return f"postgresql://{rest}"
 
 
+@dataclass(frozen=True, slots=True)
+class _Opened:
+    """A connection, and the listing's statements prepared on it (SQL -> statement)."""
+
+    db: Any
+    statements: dict[str, Any]
+
+
 class EarlyPostgresPages:
     """`list_page` over one connection per call, opened and closed: nothing written. The
-    first call's may be opened ahead (`connect_ahead`), while the agent still loads."""
+    first call's may be opened ahead (`connect_ahead`), while the agent still loads, with
+    the listing's statements prepared: the call then waits for one round trip only."""
 
     def __init__(self, dsn: str) -> None:
         self._dsn = dsn
-        self._spare: asyncio.Task[Any] | None = None
+        self._spare: asyncio.Task[_Opened] | None = None
 
     def connect_ahead(self, keep: float) -> None:
         """Open the next call's connection now (its round trips are then off the request's
@@ -56,7 +66,7 @@ class EarlyPostgresPages:
         if self._spare is not None:
             return
         loop = asyncio.get_running_loop()
-        self._spare = loop.create_task(self._connect())
+        self._spare = loop.create_task(self._open_prepared())
         self._spare.add_done_callback(_seen)
         loop.call_later(keep, self._drop_spare)
 
@@ -70,12 +80,21 @@ class EarlyPostgresPages:
             self._dsn, timeout=_CONNECT_SECONDS, server_settings={"application_name": APP_NAME}
         )
 
-    async def _connection(self) -> Any:
+    async def _open_prepared(self) -> _Opened:
+        db = await self._connect()
+        try:
+            statements = {sql: await db.prepare(sql, timeout=_QUERY_SECONDS) for sql in _SHAPES}
+        except BaseException:
+            _close_later(db)
+            raise
+        return _Opened(db, statements)
+
+    async def _connection(self) -> _Opened:
         spare, self._spare = self._spare, None
         if spare is not None:
             with contextlib.suppress(*_DRIVER_ERRORS):
                 return await spare
-        return await self._connect()
+        return _Opened(await self._connect(), {})
 
     async def list_page(
         self,
@@ -94,11 +113,15 @@ class EarlyPostgresPages:
         return [_summary(row) for row in rows]
 
     async def _read(self, sql: str, args: tuple[object, ...]) -> list[Any]:
-        db = await self._connection()
+        opened = await self._connection()
+        prepared = opened.statements.get(sql)
         try:
-            rows = await db.fetch(sql, *args, timeout=_QUERY_SECONDS)
+            if prepared is not None:
+                rows = await prepared.fetch(*args, timeout=_QUERY_SECONDS)
+            else:
+                rows = await opened.db.fetch(sql, *args, timeout=_QUERY_SECONDS)
         finally:
-            _close_later(db)
+            _close_later(opened.db)
         if not is_head((revision,) for revision in rows[0]["revisions"] or ()):
             raise NotReadableEarly("the schema is not the newest")
         return [row for row in rows if row["id"] is not None]
@@ -120,9 +143,9 @@ def _closed(task: "asyncio.Task[None]") -> None:
     _seen(task)  # a failed goodbye changes nothing: the read is done
 
 
-def _close_opened(connecting: "asyncio.Task[Any]") -> None:
+def _close_opened(connecting: "asyncio.Task[_Opened]") -> None:
     if not connecting.cancelled() and connecting.exception() is None:
-        _close_later(connecting.result())
+        _close_later(connecting.result().db)
 
 
 def _seen(task: "asyncio.Task[Any]") -> None:
@@ -169,3 +192,8 @@ def _summary(row: Any) -> SessionSummary:
         # A JSON column: the engine's load_json, not the text codec.
         additional_directories=tuple((load_json(directories) if directories else None) or ()),
     )
+
+
+# The statement's four shapes (with or without a cwd, a cursor), prepared ahead.
+_SOME_MOMENT = (datetime(2000, 1, 1, tzinfo=UTC), "")
+_SHAPES = tuple(_query(cwd, after, 1)[0] for cwd in (None, "") for after in (None, _SOME_MOMENT))

@@ -161,20 +161,25 @@ async def _until_early_connections(dsn: str, count: int) -> None:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.parametrize("cwd", [None, "/p/a"])
+@pytest.mark.parametrize("second_page", [False, True])
 async def test_a_connection_opened_ahead_serves_the_first_read_then_closes(
-    uow_factory: Uows, database_url: str
+    uow_factory: Uows, database_url: str, cwd: str | None, second_page: bool
 ) -> None:
+    """Each shape of the statement (a cwd or none, a cursor or none) as prepared ahead."""
     await seed(uow_factory)
     dsn = postgres_dsn(database_url)
     assert dsn is not None
+    async with uow_factory() as uow:
+        first = await read_page(uow.listing, cwd, None, page_size=4)
+        cursor = first.next_cursor if second_page else None
+        expected = await read_page(uow.listing, cwd, cursor, page_size=4)
     pages = EarlyPostgresPages(dsn)
     pages.connect_ahead(keep=PATIENCE)
     await _until_early_connections(dsn, 1)  # open before any read asks for it
-    async with uow_factory() as uow:
-        expected = await read_page(uow.listing, "/p/a", None, page_size=4)
-    assert await read_page(pages, "/p/a", None, page_size=4) == expected
+    assert await read_page(pages, cwd, cursor, page_size=4) == expected
     await _until_early_connections(dsn, 0)  # used once, then closed
-    assert await read_page(pages, "/p/a", None, page_size=4) == expected  # a new one
+    assert await read_page(pages, cwd, cursor, page_size=4) == expected  # on a new one
 
 
 async def test_a_connection_opened_ahead_and_never_used_is_closed(database_url: str) -> None:
