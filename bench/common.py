@@ -231,6 +231,6 @@ def print_table(rows: list[Row]) -> None:
         value = f"{r.value:,.2f}" if abs(r.value) < 10 else f"{r.value:,.1f}"
         value = "n/a" if math.isnan(r.value) else value  # not measured: the detail says why
         print(f"{r.what:{width}}  {value:>9} {r.unit:<3}{target:>13}  {met:3}  {r.detail}")
-    met_count = sum(r.met is True for r in rows)
     targeted = sum(r.met is not None for r in rows)
-    print(f"{met_count} of {targeted} targets met")
+    if targeted:
+        print(f"{sum(r.met is True for r in rows)} of {targeted} targets met")
