@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # waits on them, so one worker a core leaves the cores idle for much of the run.
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
-.PHONY: run test lint bench bench-detail clean
+.PHONY: run test lint bench bench-peers bench-detail clean
 
 # Installation talks on stderr only: `make run`'s stdout is the protocol's.
 $(BIN)/python:
@@ -56,6 +56,10 @@ lint: $(VENV)/.installed
 ## The speed targets, measured from outside on the real process, as one table.
 bench: $(VENV)/.installed
 	$(BIN)/python bench/targets.py
+
+## One streaming turn through iac-code and through claude-code-acp (if installed), side by side.
+bench-peers: $(VENV)/.installed
+	$(BIN)/python bench/peers.py
 
 ## The older, more detailed benchmarks (start-up, store at scale, HTTP load, long sessions).
 bench-detail: $(VENV)/.installed

@@ -5,10 +5,13 @@ Each benchmark module offers `measure(runs: int) -> list[Row]`; `bench/targets.p
 all. Nothing here is imported by the product or asserted by a test.
 """
 
+import contextlib
 import json
+import math
 import os
 import queue
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -48,6 +51,27 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU used so far by `pid` and every process below it still running (an agent that
+    does its work in a child process, as claude-code-acp's CLI does, is counted whole)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                parents[int(entry.name)] = int(fields[1])
+    tree, grown = {pid}, True
+    while grown:
+        below = {child for child, parent in parents.items() if parent in tree} - tree
+        tree |= below
+        grown = bool(below)
+    total = 0.0
+    for member in tree:
+        with contextlib.suppress(OSError):
+            total += cpu_seconds(member)
+    return total
+
+
 def rss_kib(pid: int) -> int:
     status = Path(f"/proc/{pid}/status").read_text()
     line = next(line for line in status.splitlines() if line.startswith("VmRSS"))
@@ -55,10 +79,20 @@ def rss_kib(pid: int) -> int:
 
 
 class StdioAgent:
-    """`iac-code acp` in a subprocess, spoken to in raw JSON lines. A reader thread takes
-    every line as soon as it is written (a fast client), keeping notifications in order."""
+    """`iac-code acp` (or another ACP agent's `command`) in a subprocess of its own process
+    group, spoken to in raw JSON lines. A reader thread takes every line as soon as it is
+    written (a fast client), keeping notifications in order. `unset`: variables removed
+    from the agent's environment."""
 
-    def __init__(self, home: Path, cwd: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        *,
+        command: list[str] | None = None,
+        unset: tuple[str, ...] = (),
+    ) -> None:
         full_env = {
             **os.environ,
             "IAC_CODE_CONFIG_DIR": str(home),
@@ -66,14 +100,17 @@ class StdioAgent:
             "IAC_CODE_LOG_LEVEL": "WARNING",
             **(env or {}),
         }
+        for name in unset:
+            full_env.pop(name, None)
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            [IAC_CODE, "acp"],
+            command or [IAC_CODE, "acp"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=full_env,
             cwd=cwd,
+            start_new_session=True,  # its helpers (a peer's CLI) are stopped with it
         )
         self.pid = self.process.pid
         self._ids = iter(range(10**9))
@@ -143,13 +180,18 @@ class StdioAgent:
     def rss_kib(self) -> int:
         return rss_kib(self.pid)
 
-    def close(self) -> None:
+    def tree_cpu(self) -> float:
+        return tree_cpu_seconds(self.pid)
+
+    def close(self, patience: float = 15) -> None:
+        """Close its stdin and wait; past `patience` seconds, kill its process group."""
         assert self.process.stdin is not None
         self.process.stdin.close()
         try:
-            self.process.wait(timeout=15)
+            self.process.wait(timeout=patience)
         except subprocess.TimeoutExpired:
-            self.process.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pid, signal.SIGKILL)
             self.process.wait()
 
     def __enter__(self) -> "StdioAgent":
@@ -159,11 +201,36 @@ class StdioAgent:
         self.close()
 
 
+def load_average() -> str:
+    """The machine's load average over 1, 5 and 15 minutes, as /proc/loadavg says."""
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def machine_line() -> str:
+    """What the figures depend on: CPUs and how busy the machine is (read the ratios when
+    the load is above the CPU count: other work then shares every core)."""
+    return (
+        f"{os.cpu_count()} CPUs, load average (1/5/15 min) {load_average()}, "
+        f"python {sys.version.split()[0]}"
+    )
+
+
 def print_table(rows: list[Row]) -> None:
+    """The machine, then every row with its target and whether it is met (a row without
+    one says so)."""
+    print(machine_line())
+    if not rows:
+        print("(no rows)")
+        return
     width = max(len(r.what) for r in rows)
     print(f"{'what':{width}}  {'measured':>12}  {'target':>12}  met")
     for r in rows:
-        target = "" if r.target is None else f"≤ {r.target:,g} {r.unit}"
-        met = {None: "", True: "yes", False: "NO"}[r.met]
+        target = "no target" if r.target is None else f"≤ {r.target:,g} {r.unit}"
+        met = {None: "-", True: "yes", False: "NO"}[r.met]
         value = f"{r.value:,.2f}" if abs(r.value) < 10 else f"{r.value:,.1f}"
+        value = "n/a" if math.isnan(r.value) else value  # not measured: the detail says why
         print(f"{r.what:{width}}  {value:>9} {r.unit:<3}{target:>13}  {met:3}  {r.detail}")
+    targeted = sum(r.met is not None for r in rows)
+    if targeted:
+        print(f"{sum(r.met is True for r in rows)} of {targeted} targets met")

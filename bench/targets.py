@@ -7,12 +7,11 @@ Each module named in BENCHMARKS offers `measure(runs) -> list[Row]`.
 
 import argparse
 import importlib
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import Row, print_table
+from bench.common import Row, load_average, print_table
 
 # One module per area; each adds its rows to the table.
 BENCHMARKS = [
@@ -20,6 +19,8 @@ BENCHMARKS = [
     "start",
     "replay",
     "memory",
+    "postgres_list",
+    "peers",  # side by side with claude-code-acp, when it is installed
 ]
 
 
@@ -30,10 +31,11 @@ def main() -> None:
     args = parser.parse_args()
     chosen = [name for name in args.only.split(",") if name] or BENCHMARKS
     rows: list[Row] = []
+    before = load_average()
     for name in chosen:
         print(f"measuring {name} …", file=sys.stderr, flush=True)
         rows.extend(importlib.import_module(f"bench.{name}").measure(args.runs))
-    print(f"iac-code targets, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
+    print(f"iac-code targets (load average when the run began: {before})")
     print_table(rows)
 
 

@@ -1,33 +1,98 @@
 """Requests answered while the agent still loads (its imports take a few hundred ms after
-`initialize`): `session/list` reads the store with the standard library. Everything is
-imported on first use, so none of it delays `initialize`."""
+`initialize`): `session/list` reads the store with the standard library (SQLite) or asyncpg
+alone (PostgreSQL). Everything is imported on first use, so none of it delays `initialize`.
 
+On PostgreSQL the first read's connection is opened at start, as soon as asyncpg has loaded
+(imported on a worker thread): a client that lists on connecting, as editors do, then waits
+for one round trip instead of the five of a new connection's and its query's."""
+
+import asyncio
+import contextlib
+import importlib
+import logging
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters.protocol.lazy import EarlyAnswer
 
+if TYPE_CHECKING:  # loaded with the store's readers, not before `initialize`
+    from application.ports.session_store import SessionListing
+
+log = logging.getLogger(__name__)
+
+# How long a connection opened ahead waits for the first list before it is closed: the
+# agent itself answers once it has loaded, a few hundred ms after start when idle.
+SPARE_SECONDS = 20.0
+
 
 def early_answers(database_url: str) -> dict[str, EarlyAnswer]:
+    """The early answers; on PostgreSQL, also starts opening the first one's connection."""
+    reads = _EarlyReads(database_url)
+    if database_url.startswith("postgresql"):
+        reads.start_connecting()
+
     async def session_list(params: dict[str, Any] | None) -> Any | None:
-        return await _list_early(database_url, params)
+        return await reads.session_list(params)
 
     # `sessions/list` is the agent's alias of `session/list` (adapters/protocol/agent.py).
     return {"session/list": session_list, "sessions/list": session_list}
 
 
-async def _list_early(database_url: str, params: dict[str, Any] | None) -> Any | None:
-    from adapters.persistence.early_reads import EarlySessionPages, NotReadableEarly, database_file
-    from adapters.protocol.listing import plain_list_params, plain_list_result
-    from application.errors import ApplicationError
-    from application.use_cases.listing import read_page
+def early_pages(database_url: str) -> "SessionListing | None":
+    """The early reader for the store at `database_url`; None where only the agent reads."""
+    from adapters.persistence.early_reads import EarlySessionPages, database_file
 
-    request = plain_list_params(params)
     database = database_file(database_url)
-    if request is None or database is None:
-        return None
-    try:
-        page = await read_page(EarlySessionPages(database), *request)
-    except (NotReadableEarly, ApplicationError, sqlite3.Error, ValueError):
-        return None  # the agent answers, and says what is wrong if anything is
-    return plain_list_result(page)
+    if database is not None:
+        return EarlySessionPages(database)
+    if database_url.startswith("postgresql"):
+        from adapters.persistence.early_postgres import EarlyPostgresPages, postgres_dsn
+
+        dsn = postgres_dsn(database_url)
+        return None if dsn is None else EarlyPostgresPages(dsn)
+    return None
+
+
+class _EarlyReads:
+    def __init__(self, database_url: str) -> None:
+        self._url = database_url
+        self._pages: SessionListing | None = None
+        self._made = False
+        self._connecting: asyncio.Task[None] | None = None  # held: a task is weakly kept
+
+    def start_connecting(self) -> None:
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to open ahead
+            self._connecting = asyncio.get_running_loop().create_task(self.connect_ahead())
+
+    def pages(self) -> "SessionListing | None":
+        if not self._made:
+            self._pages, self._made = early_pages(self._url), True
+        return self._pages
+
+    async def connect_ahead(self) -> None:
+        """asyncpg imported off the event loop's thread, then the connection opened."""
+        loop = asyncio.get_running_loop()
+        name = "adapters.persistence.early_postgres"
+        await loop.run_in_executor(None, importlib.import_module, name)
+        from adapters.persistence.early_postgres import EarlyPostgresPages
+
+        pages = self.pages()
+        if isinstance(pages, EarlyPostgresPages):
+            pages.connect_ahead(keep=SPARE_SECONDS)
+
+    async def session_list(self, params: dict[str, Any] | None) -> Any | None:
+        from adapters.persistence.early_reads import NotReadableEarly
+        from adapters.protocol.listing import plain_list_params, plain_list_result
+        from application.errors import ApplicationError
+        from application.use_cases.listing import read_page
+
+        request = plain_list_params(params)
+        pages = self.pages()
+        if request is None or pages is None:
+            return None
+        try:
+            page = await read_page(pages, *request)
+        except (NotReadableEarly, ApplicationError, sqlite3.Error, ValueError) as exc:
+            log.debug("session/list left to the agent: %s", exc)
+            return None  # the agent answers, and says what is wrong if anything is
+        return plain_list_result(page)

@@ -53,11 +53,15 @@ def loading_in_the_background(interval: float = 0.0005) -> Iterator[None]:
         sys.setswitchinterval(previous)
 
 
-def import_early_modules() -> None:
-    """What bootstrap/early.py answers with, imported first so it need not wait."""
+def import_early_modules(database_url: str) -> None:
+    """What bootstrap/early.py answers with, imported first so it need not wait. asyncpg
+    only for PostgreSQL (~30 ms), which the agent then loads anyway."""
     import adapters.persistence.early_reads
-    import adapters.protocol.listing  # noqa: F401
+    import adapters.protocol.listing
     import application.use_cases.listing  # noqa: F401
+
+    if database_url.startswith("postgresql"):
+        import adapters.persistence.early_postgres  # noqa: F401
 
 
 @contextmanager

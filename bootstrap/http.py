@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 def build_agent(settings: Settings) -> tuple[Dispatcher, Any]:
     """Migrate the database and wire the container; returns (dispatcher, container)."""
     with loading_in_the_background():
-        import_early_modules()
+        import_early_modules(settings.database_url)
         import_heavy_modules(web_hooks=True)  # FastAPI is loaded already: its hooks are free
         from bootstrap.container import migrated_container
 

@@ -33,7 +33,7 @@ def _build_agent(settings: Settings, version: str) -> tuple[Dispatcher, Any]:
     """Runs on a worker thread: imports the heavy modules, migrates, wires the container."""
     started = time.perf_counter()
     with loading_in_the_background():
-        import_early_modules()
+        import_early_modules(settings.database_url)
         import_heavy_modules(web_hooks=False)
         from bootstrap.container import migrated_container
 

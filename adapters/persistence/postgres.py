@@ -1,6 +1,5 @@
 """The one place that knows how we talk to PostgreSQL (through asyncpg)."""
 
-import json
 from typing import Any
 
 from sqlalchemy import event
@@ -8,12 +7,10 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adapters.persistence.json_columns import dump_repaired_json, load_json
+from adapters.persistence.postgres_text import decode_text, encode_text
 
 DRIVER = "postgresql+asyncpg"
-# PostgreSQL text cannot hold NUL, which SQLite stores. A string holding one (or starting
-# with the marker itself) is stored as the marker and its JSON escape; every other string is
-# stored as is. Lossless, and the same on the way in and out, so equality queries still match.
-_MARK = "\uffff"  # a Unicode noncharacter: never meant to appear in interchanged text
+# Text is stored as adapters/persistence/postgres_text.py says, on every connection.
 _TEXT_TYPES = ("text", "varchar")
 
 
@@ -25,16 +22,6 @@ def asyncpg_url(url: str) -> URL:
             f"PostgreSQL is reached through asyncpg ({DRIVER}://), not {parsed.drivername}"
         )
     return parsed.set(drivername=DRIVER)
-
-
-def encode_text(value: str) -> str:
-    if "\x00" not in value and not value.startswith(_MARK):
-        return value
-    return _MARK + json.dumps(value, ensure_ascii=False)
-
-
-def decode_text(stored: str) -> str:
-    return json.loads(stored[1:]) if stored.startswith(_MARK) else stored
 
 
 async def _text_codecs(connection: Any) -> None:

@@ -1,24 +1,37 @@
-"""A fresh process lists the store before its agent has loaded: the same answer, and
-cursors that work, as once it has."""
+"""A fresh process lists the store before its agent has loaded (SQLite with the standard
+library, PostgreSQL with asyncpg alone): the same answer, and cursors that work, as once it
+has."""
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.test_stdio_raw import raw_agent
+from tests.support.postgres import scratch_database
 
 pytestmark = pytest.mark.e2e
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
+    """The server's environment for its store: the default SQLite file, or a new database."""
+    if request.param == "sqlite":
+        yield {}
+        return
+    with scratch_database("start") as url:
+        yield {"IAC_CODE_DATABASE_URL": url}
+
+
 async def test_listing_right_after_start_is_the_agents_listing(
-    tmp_path: Path, workdir: Path
+    tmp_path: Path, workdir: Path, store: dict[str, str]
 ) -> None:
-    async with raw_agent(tmp_path, workdir) as agent:
+    async with raw_agent(tmp_path, workdir, **store) as agent:
         await agent.initialize()
         for i in range(52):
             reply = await agent.call(i + 1, "session/new", {"cwd": str(workdir)})
             assert "result" in reply, reply
-    async with raw_agent(tmp_path, workdir) as agent:
+    async with raw_agent(tmp_path, workdir, **store) as agent:
         await agent.initialize()
         first = await agent.call(1, "session/list", {"cwd": str(workdir)})
         everything = await agent.call(2, "sessions/list")
