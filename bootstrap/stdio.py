@@ -20,7 +20,7 @@ from bootstrap.heavy_imports import (
     import_heavy_modules,
     loading_in_the_background,
 )
-from bootstrap.model_clients import make_initialize
+from bootstrap.offered_models import make_initialize
 from bootstrap.settings import Settings
 from bootstrap.start_failure import start_failure
 from bootstrap.tracing import traced
