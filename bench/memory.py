@@ -9,7 +9,9 @@ told about its project (instructions, skills, environment) is there to be held. 
 sessions are opened first so one-time costs (first imports, caches, the first pydantic
 validators) are not counted; each open waits for the session's `usage_update`, the last
 update an open sends, so its work is done when RSS is read. The detail of the first row
-also gives the growth counted from the `initialize` answer, one-time costs included.
+also gives the growth counted from the `initialize` answer, one-time costs included. Another
+row gives the whole RSS after 100 `session/new` from spawn (fresh database), one-time costs
+and all: what a user's process holds.
 """
 
 import argparse
