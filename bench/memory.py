@@ -9,7 +9,9 @@ told about its project (instructions, skills, environment) is there to be held. 
 sessions are opened first so one-time costs (first imports, caches, the first pydantic
 validators) are not counted; each open waits for the session's `usage_update`, the last
 update an open sends, so its work is done when RSS is read. The detail of the first row
-also gives the growth counted from the `initialize` answer, one-time costs included.
+also gives the growth counted from the `initialize` answer, one-time costs included. Another
+row gives the whole RSS after 100 `session/new` from spawn (fresh database), one-time costs
+and all: what a user's process holds.
 """
 
 import argparse
@@ -126,6 +128,17 @@ def by_new(sessions: int) -> tuple[float, float]:
         )
 
 
+def rss_after_new(sessions: int) -> float:
+    """MiB of RSS once `sessions` session/new from spawn are answered, announced and idle."""
+    with tempfile.TemporaryDirectory() as tmp:
+        home, cwd = Path(tmp, "home"), project(Path(tmp, "project"))
+        home.mkdir()
+        with StdioAgent(home, cwd) as agent:
+            agent.call("initialize", {"protocolVersion": 1})
+            _open_all(agent, "session/new", [{"cwd": str(cwd), "mcpServers": []}] * sessions)
+            return _settle(agent) / 1024
+
+
 def by_load(sessions: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         home, cwd = Path(tmp, "home"), project(Path(tmp, "project"))
@@ -138,7 +151,15 @@ def by_load(sessions: int) -> float:
 def measure(runs: int = 3, sessions: int = 100) -> list[Row]:
     new, cold = zip(*(by_new(sessions) for _ in range(runs)), strict=True)
     load = [by_load(sessions) for _ in range(runs)]
+    rss = [rss_after_new(sessions) for _ in range(runs)]
     return [
+        Row(
+            f"RSS after {sessions} session/new from spawn",
+            median(rss),
+            "MiB",
+            60,
+            f"runs: {', '.join(f'{v:.0f}' for v in rss)}",
+        ),
         Row(
             f"memory per open idle session ({sessions} session/new)",
             median(list(new)),

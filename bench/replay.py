@@ -8,8 +8,11 @@ it reads and repairs the session from the database. "Warm" is the same load agai
 process after `session/close`. A third row, without a target, splits the first figure: the
 same first load sent once the agent has finished starting (a call only the started agent
 answers goes first: `session/list` no longer waits for it), so what is start-up and what
-is the load's own first-call cost show apart. Each run checks the replay's updates, so a
-faster load that shows less is caught here.
+is the load's own first-call cost show apart. A fourth row is the first load again with the
+Anthropic provider configured (a key and an unreachable base URL in config.toml; nothing is
+asked of the model): the agent then warms the provider's SDK after start, which must not
+land in the load. Each run checks the replay's updates, so a faster load that shows less is
+caught here.
 """
 
 import argparse
@@ -62,8 +65,28 @@ def _check_replay(notifications: list[dict[str, Any]], turns: int) -> None:
     assert kinds[: len(expected)] == expected, "the replay changed shape"
 
 
+ANTHROPIC_CONFIG = """provider = "anthropic"
+
+[providers.anthropic]
+api_key = "bench-key"
+base_url = "http://127.0.0.1:9"
+"""
+
+
+def first_load_with_sdk(tmp: Path, turns: int) -> float:
+    """The first load after start, the Anthropic SDK configured (warmed in the background)."""
+    home, cwd = tmp / "home-sdk", tmp / "work"
+    if not home.exists():
+        home.mkdir()
+        (home / "config.toml").write_text(ANTHROPIC_CONFIG)
+        (home / "iac-code.db").write_bytes((tmp / "home" / "iac-code.db").read_bytes())
+    with StdioAgent(home, cwd, {"IAC_CODE_PROVIDER": "anthropic"}) as agent:
+        agent.call("initialize", {"protocolVersion": 1})
+        return timed_load(agent, str(cwd), turns)
+
+
 def measure(runs: int = 3, turns: int = 200, warm_runs: int = 5) -> list[Row]:
-    first, warm, ready = [], [], []
+    first, warm, ready, sdk = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         home, cwd = Path(tmp, "home"), Path(tmp, "work")
         home.mkdir()
@@ -80,6 +103,7 @@ def measure(runs: int = 3, turns: int = 200, warm_runs: int = 5) -> list[Row]:
                 agent.call("initialize", {"protocolVersion": 1})
                 wait_until_started(agent)
                 ready.append(timed_load(agent, str(cwd), turns))
+            sdk.append(first_load_with_sdk(Path(tmp), turns))
     what = f"session/load, {turns} turns with a tool call each"
     return [
         Row(f"{what}, first call after start", median(first), "ms", 150, f"worst {max(first):.0f}"),
@@ -90,6 +114,13 @@ def measure(runs: int = 3, turns: int = 200, warm_runs: int = 5) -> list[Row]:
             "ms",
             None,
             f"first call less this: waiting for start-up ({median(first) - median(ready):.0f} ms)",
+        ),
+        Row(
+            f"{what}, first call after start, Anthropic SDK configured",
+            median(sdk),
+            "ms",
+            150,
+            f"worst {max(sdk):.0f}",
         ),
     ]
 

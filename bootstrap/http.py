@@ -28,7 +28,7 @@ from bootstrap.heavy_imports import (
 )
 from bootstrap.http_settings import load_http_config
 from bootstrap.listen import CannotListen, listening_sockets
-from bootstrap.model_clients import make_initialize
+from bootstrap.offered_models import make_initialize
 from bootstrap.settings import Settings, SettingsError
 from bootstrap.start_failure import start_failure
 from bootstrap.tracing import flush_traces, traced

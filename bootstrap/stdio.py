@@ -20,7 +20,7 @@ from bootstrap.heavy_imports import (
     import_heavy_modules,
     loading_in_the_background,
 )
-from bootstrap.model_clients import make_initialize
+from bootstrap.offered_models import make_initialize
 from bootstrap.settings import Settings
 from bootstrap.start_failure import start_failure
 from bootstrap.tracing import traced
@@ -74,9 +74,14 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
             dispatcher, container = built.result()
             containers.append(container)
             agent.set_result(dispatcher)
-            threading.Thread(
-                target=_warm_model, args=(container,), daemon=True, name="warm-model"
-            ).start()
+            # The SDK's import holds the GIL for about a second: not while the first
+            # requests (a load replaying a long session) are served, but once they are done.
+            # (`lazy` is set below, before the loop can run this callback.)
+            lazy.when_idle(
+                lambda: threading.Thread(
+                    target=_warm_model, args=(container,), daemon=True, name="warm-model"
+                ).start()
+            )
 
         building = loop.run_in_executor(None, _build_agent, settings, version)
         builds.append(building)

@@ -1,4 +1,5 @@
-"""Schema upgrades. Alembic owns the schema; nothing calls create_all."""
+"""Schema upgrades. Alembic owns the schema of an existing database; a new one is created at
+the newest revision in one step (adapters/persistence/fresh_schema.py)."""
 
 import asyncio
 import fcntl
@@ -8,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 
 import migrations
@@ -64,11 +66,9 @@ def upgrade_to_head(url: str) -> bool:
         return run_to_end(_upgrade_postgres(url))
     if _is_current(url):
         return False
-    from alembic import command
-
     parsed = make_url(url)
     if not parsed.database or parsed.database == ":memory:":
-        command.upgrade(alembic_config(url), "head")
+        _upgrade_sqlite(url)
         return True
     database = Path(parsed.database)
     database.parent.mkdir(parents=True, exist_ok=True)
@@ -78,10 +78,44 @@ def upgrade_to_head(url: str) -> bool:
         try:
             if _is_current(url):  # the other process did it while we waited
                 return False
-            command.upgrade(alembic_config(url), "head")
+            _upgrade_sqlite(url)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return True
+
+
+def _upgrade_sqlite(url: str) -> None:
+    """A new database is created at the newest schema; an existing one is migrated."""
+    if _created_at_head(url):
+        return
+    from alembic import command
+
+    command.upgrade(alembic_config(url), "head")
+
+
+def _created_at_head(url: str) -> bool:
+    """Creates the schema if the database is empty, in one transaction: the standard library
+    driver would commit each CREATE on its own, so we BEGIN ourselves."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
+
+    from adapters.persistence.fresh_schema import create_at_head, is_empty
+
+    engine = create_engine(sync_url(url), poolclass=NullPool)
+    event.listen(engine, "connect", _driver_leaves_transactions_to_us)
+    event.listen(engine, "begin", lambda connection: connection.exec_driver_sql("BEGIN IMMEDIATE"))
+    try:
+        with engine.begin() as connection:
+            if not is_empty(connection):
+                return False
+            create_at_head(connection)
+            return True
+    finally:
+        engine.dispose()
+
+
+def _driver_leaves_transactions_to_us(dbapi_connection: Any, _record: object) -> None:
+    dbapi_connection.isolation_level = None
 
 
 async def _upgrade_postgres(url: str) -> bool:
@@ -106,7 +140,13 @@ async def _upgrade_postgres(url: str) -> bool:
 
 def _upgrade_on(connection: Connection, url: str) -> bool:
     """Migrate through `connection`, inside its transaction (PostgreSQL's DDL is transactional:
-    a failed migration leaves nothing half done)."""
+    a failed migration leaves nothing half done). An empty database is created at the newest
+    schema instead, without loading alembic."""
+    from adapters.persistence.fresh_schema import create_at_head, is_empty
+
+    if is_empty(connection):
+        create_at_head(connection)
+        return True
     from alembic import command
     from alembic.migration import MigrationContext
 

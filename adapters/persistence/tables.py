@@ -76,8 +76,12 @@ sessions = Table(
     Column("fork_position", Integer, nullable=True),
     # Deleted while forks still share its messages: hidden, kept until they are gone.
     Column("deleted_at", UtcDateTime, nullable=True),
-    Column("additional_directories", JSON, nullable=False, default=list),
-    Column("mcp_servers", JSON, nullable=False, default=list),  # without secret values
+    # The server defaults are the ones migration 0006 gave rows older than these columns: a
+    # new database, created from this file (fresh_schema.py), has them too.
+    Column("additional_directories", JSON, nullable=False, default=list, server_default="[]"),
+    Column(  # without secret values
+        "mcp_servers", JSON, nullable=False, default=list, server_default="[]"
+    ),
     # The client's system prompt: {"mode": …, "content": [text, …]}; null: none given.
     Column("system_prompt", JSON, nullable=True),
     # Bumped by every stored change: a write checked against the version it read turns a

@@ -3,7 +3,8 @@ protocol agent as soon as it has loaded (in the background, right after start). 
 then, `early` answers may serve some requests from light modules; one that returns None
 leaves its request to the agent. An agent that could not start because its session store
 failed (a StorageError) is told as that store's error, and, given `restart`, started again
-at the next request (the database may answer by then)."""
+at the next request (the database may answer by then). `when_idle` runs work that may wait
+(e.g. warming the model SDK) once no request is being served, so none waits for it."""
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
@@ -30,14 +31,39 @@ class LazyDispatcher(Dispatcher):
         self._agent = agent
         self._early = early or {}
         self._restart = restart
+        self._serving = 0  # requests accepted and not yet answered
+        self._when_idle: list[Callable[[], None]] = []
 
     def accept(
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Awaitable[Any]:
         """Once loaded, the agent accepts the request itself (it registers prompts as read)."""
         if method != "initialize" and self._loaded():
-            return self._agent.result().accept(method, params, peer)
-        return self.handle_request(method, params, peer)
+            work = self._agent.result().accept(method, params, peer)
+        else:
+            work = self.handle_request(method, params, peer)
+        self._serving += 1
+        return self._counted(work)
+
+    async def _counted(self, work: Awaitable[Any]) -> Any:
+        try:
+            return await work
+        finally:
+            self._serving -= 1
+            if not self._serving:
+                self._run_idle_work()
+
+    def when_idle(self, work: Callable[[], None]) -> None:
+        """Run `work` (on the loop's thread, once) as soon as no request is being served:
+        now, if none is."""
+        self._when_idle.append(work)
+        if not self._serving:
+            self._run_idle_work()
+
+    def _run_idle_work(self) -> None:
+        waiting, self._when_idle = self._when_idle, []
+        for work in waiting:
+            work()
 
     def withdraw(self, method: str, params: dict[str, Any] | None, peer: Connection) -> bool:
         return self._loaded() and self._agent.result().withdraw(method, params, peer)

@@ -8,7 +8,7 @@ from adapters.protocol.dropped_queues import live_elsewhere
 from adapters.protocol.revival import ConnectionRevival
 from adapters.protocol.use_cases import UseCases
 from application.attachments.turn_state import TurnStates, held_elsewhere
-from bootstrap.model_clients import make_initialize
+from bootstrap.offered_models import make_initialize
 
 
 class Acp(containers.DeclarativeContainer):

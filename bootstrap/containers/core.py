@@ -8,7 +8,7 @@ from dependency_injector import containers, providers
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from application.runtime import SessionRegistry
-from bootstrap.model_clients import offered
+from bootstrap.offered_models import offered
 from bootstrap.settings import Settings
 from bootstrap.tracing import make_tracer
 from domain.config import Catalog

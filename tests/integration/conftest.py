@@ -33,7 +33,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 def postgres_run_url() -> Iterator[str]:
     """This test run's PostgreSQL database, at the newest schema; dropped at the end."""
     with scratch_database() as url:
-        upgrade_to_head(url)  # the production schema path: alembic, never create_all
+        upgrade_to_head(url)  # the production schema path (a new database: created at head)
         yield url
 
 
@@ -48,7 +48,7 @@ def database_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -
 
 @pytest.fixture
 async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    upgrade_to_head(database_url)  # the production schema path: alembic, never create_all
+    upgrade_to_head(database_url)  # the production schema path (a new database: created at head)
     engine = make_engine(database_url)
     yield engine
     await engine.dispose()

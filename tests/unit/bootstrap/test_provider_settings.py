@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bootstrap.model_clients import offered
+from bootstrap.offered_models import offered
 from bootstrap.settings import SettingsError, load_settings
 
 
