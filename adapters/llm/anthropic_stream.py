@@ -7,6 +7,7 @@ everything else the agent does per delta. Here an event is one orjson parse and 
 dictionary lookups, and the assembled message is the same.
 """
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -200,15 +201,101 @@ async def model_events(
     """Text and thinking as they stream; the whole message stays in `assembly`. Raises
     StreamFailed for an `error` event or a stream cut short."""
     decoder = SseDecoder()
-    async for chunk in chunks:
-        for sse in decoder.feed(chunk):
-            if (event := _event(sse, assembly)) is not None:
-                yield event
-    for sse in decoder.end():
-        if (event := _event(sse, assembly)) is not None:
+    async for chunk in gathered(chunks):
+        for event in _arrived(decoder.feed(chunk), assembly):
             yield event
+    for event in _arrived(decoder.end(), assembly):
+        yield event
     if not assembly.finished:
         raise StreamFailed(None, "the stream ended before the message was complete")
+
+
+# Chunks read ahead and not yet taken: past this many the reader waits (the socket then
+# holds the rest; the server's flow control does the remaining work).
+MAX_READ_AHEAD = 1024
+
+
+async def gathered(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """The body as it arrives, every chunk read while the caller was busy joined into one.
+
+    The HTTP client yields each chunk the server flushed (one per event for the Messages
+    API) however many of them one network read brought. A reader task takes them as they
+    come; the caller takes all that waits at once. A caller that keeps up gets each chunk
+    alone, as before; one that falls behind gets fewer, larger pieces. The reader's errors
+    are raised here, as iterating `chunks` would have raised them."""
+    waiting: list[bytes] = []
+    ready = asyncio.Event()  # something waits, or the body ended
+    room = asyncio.Event()  # the reader may read on
+    room.set()
+    ended: list[Exception | None] = []  # once the body ended: how (None: completely)
+
+    async def read() -> None:
+        failure: Exception | None = None
+        try:
+            async for chunk in chunks:
+                waiting.append(chunk)
+                ready.set()
+                if len(waiting) >= MAX_READ_AHEAD:
+                    room.clear()
+                    await room.wait()
+        except Exception as exc:
+            failure = exc
+        finally:
+            await _closed(chunks)
+            ended.append(failure)
+            ready.set()
+
+    reader = asyncio.get_running_loop().create_task(read())
+    try:
+        while True:
+            if waiting:
+                batch = waiting[0] if len(waiting) == 1 else b"".join(waiting)
+                waiting.clear()
+                room.set()
+                yield batch
+            elif ended:
+                break
+            else:
+                ready.clear()
+                await ready.wait()
+        if ended[0] is not None:
+            raise ended[0]
+    finally:
+        if not reader.done():
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+
+
+async def _closed(chunks: AsyncIterator[bytes]) -> None:
+    close = getattr(chunks, "aclose", None)
+    if close is not None:
+        await close()
+
+
+def _arrived(events: list[SseEvent], assembly: MessageAssembly) -> list[ModelEvent]:
+    """The events of what arrived together, each run of text (or thinking) deltas joined
+    into one chunk: a model that outpaces the agent is then shown, numbered, journaled and
+    sent once per batch rather than once per delta. Nothing is held for a later batch."""
+    arrived: list[ModelEvent] = []
+    run: list[str] = []
+    kind: type[TextChunk] | type[ThinkingChunk] | None = None
+    for sse in events:
+        event = _event(sse, assembly)
+        if event is None:
+            continue
+        if type(event) is kind:
+            run.append(event.text)
+            continue
+        if kind is not None:
+            arrived.append(kind(text="".join(run), deltas=len(run)))
+            kind, run = None, []
+        if isinstance(event, (TextChunk, ThinkingChunk)):
+            kind, run = type(event), [event.text]
+        else:
+            arrived.append(event)
+    if kind is not None:
+        arrived.append(kind(text="".join(run), deltas=len(run)))
+    return arrived
 
 
 def _event(sse: SseEvent, assembly: MessageAssembly) -> ModelEvent | None:
