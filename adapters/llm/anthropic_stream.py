@@ -10,7 +10,7 @@ dictionary lookups, and the assembled message is the same.
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -272,30 +272,34 @@ async def _closed(chunks: AsyncIterator[bytes]) -> None:
         await close()
 
 
-def _arrived(events: list[SseEvent], assembly: MessageAssembly) -> list[ModelEvent]:
+def _arrived(events: list[SseEvent], assembly: MessageAssembly) -> Iterator[ModelEvent]:
     """The events of what arrived together, each run of text (or thinking) deltas joined
     into one chunk: a model that outpaces the agent is then shown, numbered, journaled and
-    sent once per batch rather than once per delta. Nothing is held for a later batch."""
-    arrived: list[ModelEvent] = []
+    sent once per batch rather than once per delta. Nothing is held for a later batch, and
+    the text before an `error` event is yielded before it is raised."""
     run: list[str] = []
     kind: type[TextChunk] | type[ThinkingChunk] | None = None
-    for sse in events:
-        event = _event(sse, assembly)
-        if event is None:
-            continue
-        if type(event) is kind:
-            run.append(event.text)
-            continue
-        if kind is not None:
-            arrived.append(kind(text="".join(run), deltas=len(run)))
-            kind, run = None, []
-        if isinstance(event, (TextChunk, ThinkingChunk)):
-            kind, run = type(event), [event.text]
-        else:
-            arrived.append(event)
+    try:
+        for sse in events:
+            event = _event(sse, assembly)
+            if event is None:
+                continue
+            if type(event) is kind:
+                run.append(event.text)
+                continue
+            if kind is not None:
+                yield kind(text="".join(run), deltas=len(run))
+                kind, run = None, []
+            if isinstance(event, (TextChunk, ThinkingChunk)):
+                kind, run = type(event), [event.text]
+            else:
+                yield event
+    except StreamFailed:
+        if kind is not None:  # the text before the error event was shown
+            yield kind(text="".join(run), deltas=len(run))
+        raise
     if kind is not None:
-        arrived.append(kind(text="".join(run), deltas=len(run)))
-    return arrived
+        yield kind(text="".join(run), deltas=len(run))
 
 
 def _event(sse: SseEvent, assembly: MessageAssembly) -> ModelEvent | None:

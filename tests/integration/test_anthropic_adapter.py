@@ -41,6 +41,7 @@ from domain.ids import MessageId
 from domain.message import Message, Role
 from domain.stop_reason import ModelStop
 from domain.usage import Usage
+from tests.support.model_chunks import joined
 from tests.support.patience import PATIENCE
 from tests.support.scripted_anthropic import (
     HANG,
@@ -105,20 +106,6 @@ def final(events: list[ModelEvent]) -> ModelResponse:
 
 def chunks(events: list[ModelEvent], kind: type) -> list[str]:
     return [e.text for e in events if isinstance(e, kind)]
-
-
-def joined(events: list[ModelEvent]) -> list[ModelEvent]:
-    """The events with each run of chunks of one kind as one chunk (deltas that arrive
-    together are yielded joined, so where a run is cut depends on the network's timing)."""
-    runs: list[ModelEvent] = []
-    for event in events:
-        last = runs[-1] if runs else None
-        if isinstance(event, TextChunk | ThinkingChunk) and type(last) is type(event):
-            assert isinstance(last, TextChunk | ThinkingChunk)
-            runs[-1] = type(event)(text=last.text + event.text, deltas=last.deltas + event.deltas)
-        else:
-            runs.append(event)
-    return runs
 
 
 @pytest.fixture

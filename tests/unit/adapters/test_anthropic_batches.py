@@ -156,3 +156,19 @@ async def test_a_stream_cut_short_still_fails_after_its_batched_text() -> None:
         async for event in model_events(body, MessageAssembly()):
             seen.append(event)
     assert seen == [TextChunk(text="a")]
+
+
+async def test_the_text_before_an_error_event_in_the_same_batch_is_yielded_first() -> None:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    body = at_once(
+        MESSAGE_START,
+        start(0, {"type": "text", "text": ""}),
+        delta(0, "text_delta", "Hel"),
+        delta(0, "text_delta", "lo"),
+        sse(error),
+    )
+    seen: list[ModelEvent] = []
+    with pytest.raises(StreamFailed, match="Overloaded"):
+        async for event in model_events(body, MessageAssembly()):
+            seen.append(event)
+    assert seen == [TextChunk(text="Hello", deltas=2)]
