@@ -12,7 +12,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import jiter
 import orjson
@@ -39,10 +39,12 @@ class StreamFailed(Exception):
         self.message = message
 
 
-@dataclass(frozen=True, slots=True)
-class SseEvent:
+class SseEvent(NamedTuple):  # a tuple: one is made per delta
     event: str | None
     data: bytes  # JSON for the Messages API: parsed from the bytes, never decoded first
+
+
+ChunkKind = type[TextChunk] | type[ThinkingChunk]
 
 
 class SseDecoder:
@@ -111,7 +113,8 @@ class MessageAssembly:
     def take(self, event: dict[str, Any]) -> ModelEvent | None:
         kind = event.get("type")
         if kind == "content_block_delta":
-            return self._delta(event["index"], event["delta"])
+            shown = self.delta(event["index"], event["delta"])
+            return None if shown is None else shown[0](text=shown[1])
         if kind == "content_block_start":
             block = event["content_block"]
             self._blocks[event["index"]] = _Block(block["type"], block, [], block.get("signature"))
@@ -127,17 +130,18 @@ class MessageAssembly:
             self.finished = True
         return None
 
-    def _delta(self, index: int, delta: dict[str, Any]) -> ModelEvent | None:
+    def delta(self, index: int, delta: dict[str, Any]) -> tuple[ChunkKind, str] | None:
+        """Takes a block's delta; what of it to show, and as which kind of chunk."""
         block = self._blocks.get(index)
         if block is None:
             return None
         match delta.get("type"):
             case "text_delta":
                 block.parts.append(delta["text"])
-                return TextChunk(text=delta["text"])
+                return TextChunk, delta["text"]
             case "thinking_delta":
                 block.parts.append(delta["thinking"])
-                return ThinkingChunk(text=delta["thinking"])
+                return ThinkingChunk, delta["thinking"]
             case "signature_delta":
                 block.signature = delta["signature"]
             case "input_json_delta":
@@ -278,39 +282,40 @@ def _arrived(events: list[SseEvent], assembly: MessageAssembly) -> Iterator[Mode
     sent once per batch rather than once per delta. Nothing is held for a later batch, and
     the text before an `error` event is yielded before it is raised."""
     run: list[str] = []
-    kind: type[TextChunk] | type[ThinkingChunk] | None = None
-    try:
-        for sse in events:
-            event = _event(sse, assembly)
-            if event is None:
-                continue
-            if type(event) is kind:
-                run.append(event.text)
-                continue
-            if kind is not None:
+    kind: ChunkKind | None = None
+    for sse in events:
+        if sse.event == "ping" or not sse.data:
+            continue
+        data = _loads(sse.data)
+        if sse.event == "error" or data.get("type") == "error":
+            if kind is not None:  # the text before the error was shown
                 yield kind(text="".join(run), deltas=len(run))
-                kind, run = None, []
-            if isinstance(event, (TextChunk, ThinkingChunk)):
-                kind, run = type(event), [event.text]
-            else:
+            raise _failure(sse, data)
+        if data.get("type") != "content_block_delta":
+            if (event := assembly.take(data)) is not None:
+                if kind is not None:
+                    yield kind(text="".join(run), deltas=len(run))
+                    kind, run = None, []
                 yield event
-    except StreamFailed:
-        if kind is not None:  # the text before the error event was shown
+            continue
+        # Most events are deltas: no object is made for one.
+        shown = assembly.delta(data["index"], data["delta"])
+        if shown is None:
+            continue
+        if shown[0] is kind:
+            run.append(shown[1])
+            continue
+        if kind is not None:
             yield kind(text="".join(run), deltas=len(run))
-        raise
+        kind, run = shown[0], [shown[1]]
     if kind is not None:
         yield kind(text="".join(run), deltas=len(run))
 
 
-def _event(sse: SseEvent, assembly: MessageAssembly) -> ModelEvent | None:
-    if sse.event == "ping" or not sse.data:
-        return None
-    data = _loads(sse.data)
-    if sse.event == "error" or data.get("type") == "error":
-        error = data.get("error") if isinstance(data.get("error"), dict) else data
-        detail = error.get("message") or sse.data.decode(errors="replace")
-        raise StreamFailed(error.get("type"), str(detail)[:300])
-    return assembly.take(data)
+def _failure(sse: SseEvent, data: Any) -> StreamFailed:
+    error = data.get("error") if isinstance(data.get("error"), dict) else data
+    detail = error.get("message") or sse.data.decode(errors="replace")
+    return StreamFailed(error.get("type"), str(detail)[:300])
 
 
 def _loads(data: bytes) -> Any:
