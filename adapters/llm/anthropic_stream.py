@@ -10,7 +10,8 @@ dictionary lookups, and the assembled message is the same.
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -205,9 +206,10 @@ async def model_events(
     """Text and thinking as they stream; the whole message stays in `assembly`. Raises
     StreamFailed for an `error` event or a stream cut short."""
     decoder = SseDecoder()
-    async for chunk in gathered(chunks):
-        for event in _arrived(decoder.feed(chunk), assembly):
-            yield event
+    async with aclosing(gathered(chunks)) as batches:  # its reader ends with this stream
+        async for chunk in batches:
+            for event in _arrived(decoder.feed(chunk), assembly):
+                yield event
     for event in _arrived(decoder.end(), assembly):
         yield event
     if not assembly.finished:
@@ -219,7 +221,7 @@ async def model_events(
 MAX_READ_AHEAD = 1024
 
 
-async def gathered(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+async def gathered(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
     """The body as it arrives, every chunk read while the caller was busy joined into one.
 
     The HTTP client yields each chunk the server flushed (one per event for the Messages
