@@ -216,9 +216,9 @@ async def model_events(
         raise StreamFailed(None, "the stream ended before the message was complete")
 
 
-# Chunks read ahead and not yet taken: past this many the reader waits (the socket then
-# holds the rest; the server's flow control does the remaining work).
-MAX_READ_AHEAD = 1024
+# Bytes read ahead and not yet taken: past this the reader waits (the socket then holds
+# the rest; TCP's flow control does the remaining work).
+MAX_READ_AHEAD = 1 << 20
 
 
 async def gathered(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
@@ -230,18 +230,21 @@ async def gathered(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
     alone, as before; one that falls behind gets fewer, larger pieces. The reader's errors
     are raised here, as iterating `chunks` would have raised them."""
     waiting: list[bytes] = []
+    held = 0  # bytes in `waiting`
     ready = asyncio.Event()  # something waits, or the body ended
     room = asyncio.Event()  # the reader may read on
     room.set()
     ended: list[Exception | None] = []  # once the body ended: how (None: completely)
 
     async def read() -> None:
+        nonlocal held
         failure: Exception | None = None
         try:
             async for chunk in chunks:
                 waiting.append(chunk)
+                held += len(chunk)
                 ready.set()
-                if len(waiting) >= MAX_READ_AHEAD:
+                if held >= MAX_READ_AHEAD:
                     room.clear()
                     await room.wait()
         except Exception as exc:
@@ -257,6 +260,7 @@ async def gathered(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
             if waiting:
                 batch = waiting[0] if len(waiting) == 1 else b"".join(waiting)
                 waiting.clear()
+                held = 0
                 room.set()
                 yield batch
             elif ended:
