@@ -117,6 +117,7 @@ class StdioAgent:
         self._replies: dict[int, queue.SimpleQueue[tuple[float, dict[str, Any]]]] = {}
         self._lock = threading.Lock()
         self.notifications: list[dict[str, Any]] = []
+        self.notified_at: list[float] = []  # when each notification was read (perf_counter)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -130,6 +131,7 @@ class StdioAgent:
                     self._answer(message)
                 else:
                     self.notifications.append(message)
+                    self.notified_at.append(arrived)
                 continue
             with self._lock:
                 box = self._replies.setdefault(message["id"], queue.SimpleQueue())

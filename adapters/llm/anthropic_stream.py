@@ -7,11 +7,13 @@ everything else the agent does per delta. Here an event is one orjson parse and 
 dictionary lookups, and the assembled message is the same.
 """
 
+import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import jiter
 import orjson
@@ -38,10 +40,12 @@ class StreamFailed(Exception):
         self.message = message
 
 
-@dataclass(frozen=True, slots=True)
-class SseEvent:
+class SseEvent(NamedTuple):  # a tuple: one is made per delta
     event: str | None
     data: bytes  # JSON for the Messages API: parsed from the bytes, never decoded first
+
+
+ChunkKind = type[TextChunk] | type[ThinkingChunk]
 
 
 class SseDecoder:
@@ -110,7 +114,8 @@ class MessageAssembly:
     def take(self, event: dict[str, Any]) -> ModelEvent | None:
         kind = event.get("type")
         if kind == "content_block_delta":
-            return self._delta(event["index"], event["delta"])
+            shown = self.delta(event["index"], event["delta"])
+            return None if shown is None else shown[0](text=shown[1])
         if kind == "content_block_start":
             block = event["content_block"]
             self._blocks[event["index"]] = _Block(block["type"], block, [], block.get("signature"))
@@ -126,17 +131,18 @@ class MessageAssembly:
             self.finished = True
         return None
 
-    def _delta(self, index: int, delta: dict[str, Any]) -> ModelEvent | None:
+    def delta(self, index: int, delta: dict[str, Any]) -> tuple[ChunkKind, str] | None:
+        """Takes a block's delta; what of it to show, and as which kind of chunk."""
         block = self._blocks.get(index)
         if block is None:
             return None
         match delta.get("type"):
             case "text_delta":
                 block.parts.append(delta["text"])
-                return TextChunk(text=delta["text"])
+                return TextChunk, delta["text"]
             case "thinking_delta":
                 block.parts.append(delta["thinking"])
-                return ThinkingChunk(text=delta["thinking"])
+                return ThinkingChunk, delta["thinking"]
             case "signature_delta":
                 block.signature = delta["signature"]
             case "input_json_delta":
@@ -200,26 +206,122 @@ async def model_events(
     """Text and thinking as they stream; the whole message stays in `assembly`. Raises
     StreamFailed for an `error` event or a stream cut short."""
     decoder = SseDecoder()
-    async for chunk in chunks:
-        for sse in decoder.feed(chunk):
-            if (event := _event(sse, assembly)) is not None:
+    async with aclosing(gathered(chunks)) as batches:  # its reader ends with this stream
+        async for chunk in batches:
+            for event in _arrived(decoder.feed(chunk), assembly):
                 yield event
-    for sse in decoder.end():
-        if (event := _event(sse, assembly)) is not None:
-            yield event
+    for event in _arrived(decoder.end(), assembly):
+        yield event
     if not assembly.finished:
         raise StreamFailed(None, "the stream ended before the message was complete")
 
 
-def _event(sse: SseEvent, assembly: MessageAssembly) -> ModelEvent | None:
-    if sse.event == "ping" or not sse.data:
-        return None
-    data = _loads(sse.data)
-    if sse.event == "error" or data.get("type") == "error":
-        error = data.get("error") if isinstance(data.get("error"), dict) else data
-        detail = error.get("message") or sse.data.decode(errors="replace")
-        raise StreamFailed(error.get("type"), str(detail)[:300])
-    return assembly.take(data)
+# Bytes read ahead and not yet taken: past this the reader waits (the socket then holds
+# the rest; TCP's flow control does the remaining work).
+MAX_READ_AHEAD = 1 << 20
+
+
+async def gathered(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    """The body as it arrives, every chunk read while the caller was busy joined into one.
+
+    The HTTP client yields each chunk the server flushed (one per event for the Messages
+    API) however many of them one network read brought. A reader task takes them as they
+    come; the caller takes all that waits at once. A caller that keeps up gets each chunk
+    alone, as before; one that falls behind gets fewer, larger pieces. The reader's errors
+    are raised here, as iterating `chunks` would have raised them."""
+    waiting: list[bytes] = []
+    held = 0  # bytes in `waiting`
+    ready = asyncio.Event()  # something waits, or the body ended
+    room = asyncio.Event()  # the reader may read on
+    room.set()
+    ended: list[Exception | None] = []  # once the body ended: how (None: completely)
+
+    async def read() -> None:
+        nonlocal held
+        failure: Exception | None = None
+        try:
+            async for chunk in chunks:
+                waiting.append(chunk)
+                held += len(chunk)
+                ready.set()
+                if held >= MAX_READ_AHEAD:
+                    room.clear()
+                    await room.wait()
+        except Exception as exc:
+            failure = exc
+        finally:
+            await _closed(chunks)
+            ended.append(failure)
+            ready.set()
+
+    reader = asyncio.get_running_loop().create_task(read())
+    try:
+        while True:
+            if waiting:
+                batch = waiting[0] if len(waiting) == 1 else b"".join(waiting)
+                waiting.clear()
+                held = 0
+                room.set()
+                yield batch
+            elif ended:
+                break
+            else:
+                ready.clear()
+                await ready.wait()
+        if ended[0] is not None:
+            raise ended[0]
+    finally:
+        if not reader.done():
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+
+
+async def _closed(chunks: AsyncIterator[bytes]) -> None:
+    close = getattr(chunks, "aclose", None)
+    if close is not None:
+        await close()
+
+
+def _arrived(events: list[SseEvent], assembly: MessageAssembly) -> Iterator[ModelEvent]:
+    """The events of what arrived together, each run of text (or thinking) deltas joined
+    into one chunk: a model that outpaces the agent is then shown, numbered, journaled and
+    sent once per batch rather than once per delta. Nothing is held for a later batch, and
+    the text before an `error` event is yielded before it is raised."""
+    run: list[str] = []
+    kind: ChunkKind | None = None
+    for sse in events:
+        if sse.event == "ping" or not sse.data:
+            continue
+        data = _loads(sse.data)
+        if sse.event == "error" or data.get("type") == "error":
+            if kind is not None:  # the text before the error was shown
+                yield kind(text="".join(run), deltas=len(run))
+            raise _failure(sse, data)
+        if data.get("type") != "content_block_delta":
+            if (event := assembly.take(data)) is not None:
+                if kind is not None:
+                    yield kind(text="".join(run), deltas=len(run))
+                    kind, run = None, []
+                yield event
+            continue
+        # Most events are deltas: no object is made for one.
+        shown = assembly.delta(data["index"], data["delta"])
+        if shown is None:
+            continue
+        if shown[0] is kind:
+            run.append(shown[1])
+            continue
+        if kind is not None:
+            yield kind(text="".join(run), deltas=len(run))
+        kind, run = shown[0], [shown[1]]
+    if kind is not None:
+        yield kind(text="".join(run), deltas=len(run))
+
+
+def _failure(sse: SseEvent, data: Any) -> StreamFailed:
+    error = data.get("error") if isinstance(data.get("error"), dict) else data
+    detail = error.get("message") or sse.data.decode(errors="replace")
+    return StreamFailed(error.get("type"), str(detail)[:300])
 
 
 def _loads(data: bytes) -> Any:

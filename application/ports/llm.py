@@ -24,12 +24,17 @@ class ModelRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextChunk:
+    """Text as it arrived: one of the model's deltas, or several that arrived together
+    (an adapter may join those: everything after it then costs once, not per delta)."""
+
     text: str
+    deltas: int = 1  # how many of the model's deltas it holds (a cut reply's usage)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ThinkingChunk:
     text: str
+    deltas: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

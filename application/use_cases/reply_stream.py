@@ -31,10 +31,7 @@ class _Reply:
 
     text: list[str] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
-
-    @property
-    def chunks(self) -> int:
-        return len(self.text) + len(self.thinking)
+    chunks: int = 0  # the model's deltas shown (a chunk may join several)
 
     def seen(self) -> tuple[AssistantBlock, ...]:
         blocks: list[AssistantBlock] = []
@@ -172,13 +169,15 @@ class ReplyStream:
         sink = self._output.sink
         async for event in self._model.llm.stream(request):
             match event:
-                case TextChunk(text=text):
+                case TextChunk(text=text, deltas=deltas):
                     text = valid_text(text)
                     reply.text.append(text)
+                    reply.chunks += deltas
                     await sink.emit(session.id, TextDelta(message_id=message_id, text=text))
-                case ThinkingChunk(text=text):
+                case ThinkingChunk(text=text, deltas=deltas):
                     text = valid_text(text)
                     reply.thinking.append(text)
+                    reply.chunks += deltas
                     await sink.emit(session.id, ThinkingDelta(message_id=message_id, text=text))
                 case ToolUseStarted(id=call_id, name=name):
                     await self._calls.announce(session, control, call_id, name)

@@ -41,6 +41,7 @@ from domain.ids import MessageId
 from domain.message import Message, Role
 from domain.stop_reason import ModelStop
 from domain.usage import Usage
+from tests.support.model_chunks import joined
 from tests.support.patience import PATIENCE
 from tests.support.scripted_anthropic import (
     HANG,
@@ -141,7 +142,7 @@ async def test_text_deltas_arrive_in_order_then_the_whole_message(
     server.script(stream(text("Hel", "lo, ", "world", "!"), input_tokens=12, output_tokens=4))
     events = await collect(await make_llm())
 
-    assert events[:-1] == [TextChunk(text=t) for t in ("Hel", "lo, ", "world", "!")]
+    assert joined(events[:-1]) == [TextChunk(text="Hello, world!", deltas=4)]
     assert final(events) == ModelResponse(
         content=(TextBlock(text="Hello, world!"),),
         stop=ModelStop.END_TURN,
@@ -163,7 +164,7 @@ async def test_chunks_are_yielded_while_the_stream_is_still_open(
     assert not release.is_set()
     release.set()
     rest = [event async for event in events]
-    assert rest[:2] == [TextChunk(text="b"), TextChunk(text="c")]
+    assert joined(rest[:-1]) == [TextChunk(text="bc", deltas=2)]
     assert isinstance(rest[-1], ModelResponse)
 
 
@@ -180,9 +181,8 @@ async def test_thinking_deltas_then_text_and_signature_kept(
     thinks = replace(request(max_tokens=4096), thinking_budget=2048)
     events = await collect(await make_llm(), thinks)
 
-    assert events[:-1] == [
-        ThinkingChunk(text="Let me "),
-        ThinkingChunk(text="think."),
+    assert joined(events[:-1]) == [
+        ThinkingChunk(text="Let me think.", deltas=2),
         TextChunk(text="Answer."),
     ]
     assert final(events).content == (
@@ -432,7 +432,7 @@ async def test_mid_stream_overloaded_error_is_a_model_error_after_the_chunks(
     with pytest.raises(ModelError) as caught:
         await drain(llm, events)
 
-    assert events == [TextChunk(text="Hel"), TextChunk(text="lo")]
+    assert joined(events) == [TextChunk(text="Hello", deltas=2)]
     assert "Overloaded" in str(caught.value)
     assert len(server.requests) == 1  # a started stream is never retried by the SDK
 
@@ -857,7 +857,7 @@ async def test_a_stream_that_ends_before_message_stop_is_unavailable(
     with pytest.raises(ModelUnavailable):
         await drain(await make_llm(), seen)
 
-    assert seen == [TextChunk(text="Hel"), TextChunk(text="lo")]
+    assert joined(seen) == [TextChunk(text="Hello", deltas=2)]
 
 
 async def test_events_split_across_reads_and_unknown_events_are_read_alike(
@@ -868,7 +868,7 @@ async def test_events_split_across_reads_and_unknown_events_are_read_alike(
 
     events = await collect(await make_llm())
 
-    assert events[:2] == [TextChunk(text="a" * 5000), TextChunk(text="é" * 3000)]
+    assert joined(events)[0] == TextChunk(text="a" * 5000 + "é" * 3000, deltas=2)
     assert final(events).content == (
         TextBlock(text="a" * 5000 + "é" * 3000),
         ToolUseBlock(id=final(events).content[1].id, name="read_file", input={"path": "x"}),

@@ -572,6 +572,9 @@ class _HTTPServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Each event goes out when it is written, as a streaming API sends it: with Nagle's
+    # algorithm a small write could wait up to a delayed ACK (~40 ms) for the one before.
+    disable_nagle_algorithm = True
     server: _HTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:

@@ -186,6 +186,29 @@ async def test_cancel_mid_stream_keeps_what_the_user_saw(world: World) -> None:
     assert roles == [Role.USER, Role.ASSISTANT, Role.USER]
 
 
+async def test_a_cancelled_reply_is_charged_a_token_for_each_delta_shown(world: World) -> None:
+    # A chunk may join several of the model's deltas (they arrived together): the cut
+    # reply is charged for each of them, as if they had come one by one.
+    release = asyncio.Event()
+
+    async def slow(_: ModelRequest) -> AsyncIterator:
+        yield ThinkingChunk(text="hm", deltas=2)
+        yield TextChunk(text="Partial ", deltas=3)
+        await release.wait()
+        yield TextChunk(text="never")
+
+    world.llm.scripts = [slow]
+    sid = await open_session(world)
+    running = asyncio.create_task(world.prompt().execute(ask(sid)))
+    while not world.sink.of_type(TextDelta):
+        await asyncio.sleep(0)
+    world.cancel().execute(sid)
+    result = await asyncio.wait_for(running, 1)
+
+    assert result.stop_reason is StopReason.CANCELLED
+    assert result.usage.output_tokens == 5
+
+
 async def test_cancel_before_any_output_leaves_only_the_prompt(world: World) -> None:
     world.llm.scripts = [hang]
     sid = await open_session(world)
