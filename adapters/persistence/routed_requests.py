@@ -149,14 +149,14 @@ def _live(now: datetime) -> ColumnElement[bool]:
     )
 
 
-def _request(row: Row[Any]) -> RoutedRequest:
+def _request(row: Row[Any, Any, Any, Any, Any, Any]) -> RoutedRequest:
     id_, session_id, holder, sender, method, params = row
     return RoutedRequest(
         id=id_, session_id=session_id, holder=holder, sender=sender, method=method, params=params
     )
 
 
-def _question(row: Row[Any]) -> AskedQuestion:
+def _question(row: Row[Any, Any, Any, Any, Any, Any]) -> AskedQuestion:
     id_, session_id, holder, subject, method, params = row
     return AskedQuestion(
         id=id_, session_id=session_id, holder=holder, subject=subject, method=method, params=params
