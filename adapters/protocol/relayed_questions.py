@@ -41,8 +41,10 @@ class RelayedQuestions(QuestionRelay):
         router: RequestRouter,
         clock: Clock,
         replica_id: str,
+        poll: float = 1.0,
     ) -> None:
         self._room = room
+        self._poll = poll  # how often a mirror checks that its question still stands
         self._store = store
         self._signals = signals
         self._router = router
@@ -133,6 +135,7 @@ class RelayedQuestions(QuestionRelay):
         task = asyncio.ensure_future(self._ask_here(question))
         self._mirrors[question.id] = (question.session_id, task)
         task.add_done_callback(lambda _: self._mirrors.pop(question.id, None))
+        task.add_done_callback(self._done)
 
     def _end_mirror(self, question_id: str) -> None:
         mirror = self._mirrors.pop(question_id, None)
@@ -140,12 +143,22 @@ class RelayedQuestions(QuestionRelay):
             mirror[1].cancel()  # the room withdraws its copies
 
     async def _ask_here(self, question: AskedQuestion) -> None:
-        try:
-            answer = await self._room.ask_mirror(
+        asking = asyncio.ensure_future(
+            self._room.ask_mirror(
                 question.session_id, question.id, question.subject, question.method, question.params
             )
-        except PermissionUnavailable:
+        )
+        standing = asyncio.ensure_future(self._while_standing(question))
+        try:
+            await asyncio.wait({asking, standing}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            standing.cancel()
+            if not asking.done():  # settled unseen, or its holder died: the copies go
+                asking.cancel()
+            await asyncio.gather(asking, standing, return_exceptions=True)
+        if asking.cancelled() or isinstance(asking.exception(), PermissionUnavailable):
             return  # no client here could show it: the other replicas' may
+        answer = asking.result()
         params = {"questionId": question.id, "answer": answer}
         try:
             outcome = await self._router.to_replica(
@@ -156,6 +169,18 @@ class RelayedQuestions(QuestionRelay):
             return
         if not (isinstance(outcome, dict) and outcome.get("accepted")):
             log.info("question %s was decided elsewhere first", question.id)
+
+    async def _while_standing(self, question: AskedQuestion) -> None:
+        """Returns once the question no longer stands: settled (a signal may be lost), or
+        its holder's lease lapsed (the replica died: nobody will settle it)."""
+        while True:
+            await asyncio.sleep(self._poll)  # a period, not a synchronisation
+            try:
+                pending = await self._store.questions_of(question.session_id, self._clock.now())
+            except StorageError:
+                continue
+            if all(q.id != question.id for q in pending):
+                return
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.ensure_future(work)

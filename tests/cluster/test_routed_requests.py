@@ -34,7 +34,9 @@ pytestmark = pytest.mark.cluster
 
 DEADLINE = 60.0  # for anything polled: far above a turn, a lease and a start
 # ~100 demo tokens a reply at 25 a second: a turn lasts seconds, long enough to act on.
-ENV = {"IAC_CODE_LEASE_SECONDS": "5", "IAC_CODE_DEMO_PACE": "25"}
+# A dead replica's lease lapses at most LEASE seconds after it died (at least 2/3 of it).
+LEASE = 10
+ENV = {"IAC_CODE_LEASE_SECONDS": str(LEASE), "IAC_CODE_DEMO_PACE": "25"}
 
 
 @dataclass
@@ -242,3 +244,32 @@ async def test_a_steer_from_b_reaches_the_turn_running_on_the_other_replica(
         if u.session_update == "user_message_chunk"
     ]
     assert said == [(steered["_meta"]["iac_code"]["messageId"], "also say bananas")]
+
+
+async def test_a_request_routed_to_a_replica_that_died_is_answered_with_an_error(
+    pair: Pair, tmp_path: Path
+) -> None:
+    a, b = Follower(), Follower()  # nobody answers: the turn waits on replica 1
+    async with connected(pair, "r2", b) as conn_b, connected(pair, "r1", a) as conn_a:
+        session = await conn_a.new_session(cwd=str(tmp_path), mcp_servers=[])
+        sid = session.session_id
+        await conn_b.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+        turn = prompt(conn_a, sid, "create never.txt with never written")
+        await until(lambda: b.asked != [], "B's copy of the request")
+        pair.replicas["r1"].kill()  # mid-turn, its lease still live for seconds
+        with pytest.raises(RequestError) as stopped:
+            await asyncio.wait_for(
+                conn_b.set_session_mode(session_id=sid, mode_id="plan"), DEADLINE
+            )
+        await until(lambda: b.withdrawn() != [], "B's copy withdrawn")
+        turn.cancel()
+
+    assert stopped.value.code == -32603
+    assert "stopped before it answered session/set_mode" in str(stopped.value)
+    assert stopped.value.data == {
+        "sessionId": sid,
+        "method": "session/set_mode",
+        "replica": "r1",
+    }
+    assert b.withdrawn() == b.permission_ids()
+    assert not (tmp_path / "never.txt").exists()
