@@ -49,7 +49,7 @@ from adapters.protocol.params import (
     steering_params,
 )
 from adapters.protocol.queued_turns import QueuedTurns
-from adapters.protocol.queueing import queue_command
+from adapters.protocol.queueing import queue_command, queues_prompts
 from adapters.protocol.received import ReceivedPrompt, ReceivedPrompts
 from adapters.protocol.relayed_questions import ANSWER_METHOD, RelayedQuestions
 from adapters.protocol.rewind_wire import rewound_result
@@ -66,6 +66,9 @@ from application.use_cases.steering import SteerRequest
 from domain.images import DEFAULT_MAX_IMAGE_BYTES
 
 log = logging.getLogger(__name__)
+
+# A queueing client's prompt routed to the replica running the session's turn.
+QUEUED_METHOD = "$/iac_code/queued_prompt"
 
 Handler = Callable[[dict[str, Any] | None, Connection], Awaitable[Any]]
 
@@ -253,6 +256,11 @@ class AcpAgent(Dispatcher):
                 return _rendered(await self._queued.command(session_id, argument))
             if self._queued.applies(peer, session_id):
                 return _rendered(await self._queued.run(peer, received, content))
+        elif received is not None and queues_prompts(peer.client_capabilities):
+            # The turn may run on another replica: the prompt waits in the queue there.
+            routed = await self._queue_elsewhere(peer, received, params)
+            if routed is not NOT_ROUTED:
+                return routed
         control = received.control if received is not None else None
         turn = PromptRequest(session_id=session_id, content=content, control=control)
         async with self._room.prompting(session_id, peer):
@@ -343,6 +351,24 @@ class AcpAgent(Dispatcher):
         except HandBack:
             return NOT_ROUTED
 
+    async def _queue_elsewhere(
+        self, peer: Connection, received: ReceivedPrompt, params: dict[str, Any] | None
+    ) -> Any:
+        """A queueing client's prompt while another replica runs the session's turn: it
+        waits in that replica's queue and runs there; NOT_ROUTED when no turn runs
+        elsewhere (or the holder handed it back: its turn ended meanwhile)."""
+        if self._router is None:
+            return NOT_ROUTED
+        holder = await self._router.holder_elsewhere(received.session_id)
+        if holder is None:
+            return NOT_ROUTED
+        self._received.answered(received)  # a session/cancel now is for the running turn
+        queued = {"prompt": params, "queuedBy": peer.client_name or "a client"}
+        try:
+            return await self._router.to_replica(holder, received.session_id, QUEUED_METHOD, queued)
+        except HandBack:
+            return NOT_ROUTED
+
     async def apply_routed(self, method: str, params: dict[str, Any]) -> Any:
         """A request another replica routed here, where the session's turn runs: applied
         as its own client's would be (the sender checked that its client may act)."""
@@ -354,6 +380,8 @@ class AcpAgent(Dispatcher):
             return await mapped(self._apply_config_option(params))
         if method == STEER_METHOD:
             return await mapped(self._apply_steer(params))
+        if method == QUEUED_METHOD:
+            return await mapped(self._apply_queued(params))
         raise RpcError(METHOD_NOT_FOUND, f"Method not routed: {method}", {"method": method})
 
     async def _apply_steer(self, params: dict[str, Any]) -> Any:
@@ -364,6 +392,22 @@ class AcpAgent(Dispatcher):
         steer = SteerRequest(session_id=request.session_id, content=content, idle=idle)
         result = await self._uc.steer().execute(steer, _hand_back)
         return wire.steering_result(result)
+
+    async def _apply_queued(self, routed: dict[str, Any]) -> Any:
+        """A queueing client's prompt from another replica: it waits in this turn's queue
+        and runs here; the turn ended meanwhile, it goes back (HandBack)."""
+        params = routed.get("prompt")
+        request = parse_params(acp.PromptRequest, params, "session/prompt")
+        content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
+        queued_by = str(routed.get("queuedBy") or "a client")
+        turn = asyncio.ensure_future(
+            self._queued.run_routed(request.session_id, content, queued_by)
+        )
+        self._keep(turn)  # it runs on should the routing wait be cancelled
+        result = await asyncio.shield(turn)
+        if result is None:
+            raise HandBack
+        return _rendered(result)
 
     async def _close(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         """Detach the sender; the session is closed (its turn cancelled) when the last

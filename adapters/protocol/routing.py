@@ -111,10 +111,15 @@ class RequestRouter:
         """The outcome of `method` applied by the replica running the session's turn, or
         NOT_ROUTED when none runs on another replica. Raises the holder's RpcError, an
         RpcError when the holder stopped first, or HandBack."""
-        holder = await self._leases.live_holder(SessionId(session_id), self._clock.now())
-        if holder is None or holder == self._me:
+        holder = await self.holder_elsewhere(session_id)
+        if holder is None:
             return NOT_ROUTED
         return await self.to_replica(holder, session_id, method, params)
+
+    async def holder_elsewhere(self, session_id: str) -> str | None:
+        """The other replica running the session's turn, if one does."""
+        holder = await self._leases.live_holder(SessionId(session_id), self._clock.now())
+        return None if holder == self._me else holder
 
     async def to_replica(
         self, holder: str, session_id: str, method: str, params: dict[str, Any]

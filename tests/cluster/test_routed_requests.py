@@ -104,7 +104,9 @@ def pair(tmp_path: Path, database_url: str) -> Iterator[Pair]:
 
 
 @asynccontextmanager
-async def connected(pair: Pair, replica: str, follower: Follower) -> AsyncIterator[Any]:
+async def connected(
+    pair: Pair, replica: str, follower: Follower, capabilities: ClientCapabilities | None = None
+) -> AsyncIterator[Any]:
     url = pair.replicas[replica].url.replace("http://", "ws://") + "/acp"
     transport = await create_websocket_stream(
         url, headers={"Authorization": f"Bearer {pair.token}"}
@@ -113,7 +115,7 @@ async def connected(pair: Pair, replica: str, follower: Follower) -> AsyncIterat
     try:
         await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(),
+            client_capabilities=capabilities or ClientCapabilities(),
             client_info=Implementation(name=f"client-on-{replica}", version="1"),
         )
         yield conn
@@ -139,6 +141,12 @@ async def a_and_b(
         session = await conn_a.new_session(cwd=str(cwd), mcp_servers=[])
         await conn_b.load_session(cwd=str(cwd), session_id=session.session_id, mcp_servers=[])
         yield conn_a, conn_b, session.session_id
+
+
+def text_of(follower: Follower) -> str:
+    return "".join(
+        u.content.text for u in follower.updates if u.session_update == "agent_message_chunk"
+    )
 
 
 def prompt(conn: Any, session_id: str, text: str) -> "asyncio.Task[Any]":
@@ -244,6 +252,28 @@ async def test_a_steer_from_b_reaches_the_turn_running_on_the_other_replica(
         if u.session_update == "user_message_chunk"
     ]
     assert said == [(steered["_meta"]["iac_code"]["messageId"], "also say bananas")]
+
+
+async def test_a_queued_prompt_from_b_waits_in_the_queue_of_the_replica_running_the_turn(
+    pair: Pair, tmp_path: Path
+) -> None:
+    a, b = Follower(), Follower()
+    queues = ClientCapabilities(field_meta={"iac_code": {"promptQueueing": True}})
+    async with connected(pair, "r1", a) as conn_a, connected(pair, "r2", b, queues) as conn_b:
+        session = await conn_a.new_session(cwd=str(tmp_path), mcp_servers=[])
+        sid = session.session_id
+        await conn_b.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+        first = prompt(conn_a, sid, "hello from a")
+        await until(lambda: "agent_message_chunk" in a.kinds(), "A's turn streaming")
+        second = prompt(conn_b, sid, "hello from b")
+        done_a = await asyncio.wait_for(first, DEADLINE)
+        done_b = await asyncio.wait_for(second, DEADLINE)
+
+    assert (done_a.stop_reason, done_b.stop_reason) == ("end_turn", "end_turn")
+    # Both turns ran on replica 1, one after the other: A, attached there, saw them both
+    # (B, on replica 2, sees a turn running elsewhere live only with cross-replica delivery).
+    assert text_of(a).index("You said: hello from a") < text_of(a).index("You said: hello from b")
+    assert "You said: hello from b" not in text_of(b)
 
 
 async def test_a_request_routed_to_a_replica_that_died_is_answered_with_an_error(
