@@ -58,7 +58,7 @@ from adapters.protocol.use_cases import UseCases
 from application.attachments.ownership import Role
 from application.attachments.room import Attachments
 from application.dto import PromptResult
-from application.errors import ApplicationError
+from application.errors import ApplicationError, SessionNotFound
 from application.runtime import CLOSE_GRACE
 from application.use_cases.prompt import PromptRequest
 from application.use_cases.session_settings import SetConfigOptionRequest, SetModeRequest
@@ -371,18 +371,21 @@ class AcpAgent(Dispatcher):
 
     async def apply_routed(self, method: str, params: dict[str, Any]) -> Any:
         """A request another replica routed here, where the session's turn runs: applied
-        as its own client's would be (the sender checked that its client may act)."""
+        as its own client's would be (the sender checked that its client may act). A
+        session no longer open here (its turn ended and its clients left) hands it back:
+        the sender's replica applies it, as when no turn runs elsewhere."""
         if method == ANSWER_METHOD and self._relayed is not None:
             return self._relayed.answered_here(params)
-        if method == "session/set_mode":
-            return await mapped(self._apply_set_mode(params))
-        if method == "session/set_config_option":
-            return await mapped(self._apply_config_option(params))
-        if method == STEER_METHOD:
-            return await mapped(self._apply_steer(params))
-        if method == QUEUED_METHOD:
-            return await mapped(self._apply_queued(params))
-        raise RpcError(METHOD_NOT_FOUND, f"Method not routed: {method}", {"method": method})
+        appliers: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
+            "session/set_mode": self._apply_set_mode,
+            "session/set_config_option": self._apply_config_option,
+            STEER_METHOD: self._apply_steer,
+            QUEUED_METHOD: self._apply_queued,
+        }
+        apply = appliers.get(method)
+        if apply is None:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not routed: {method}", {"method": method})
+        return await mapped(_open_here(apply(params)))
 
     async def _apply_steer(self, params: dict[str, Any]) -> Any:
         """Into the turn running here; a message it ended without goes back to its sender
@@ -460,6 +463,13 @@ class AcpAgent(Dispatcher):
             edit = self._uc.edit_prompt().execute(session_id, message_id, content, files=files)
             result = await self._run_turn(peer, edit)
         return _rendered(result)
+
+
+async def _open_here(applying: Awaitable[Any]) -> Any:
+    try:
+        return await applying
+    except SessionNotFound as exc:
+        raise HandBack from exc
 
 
 def _hand_back(request: PromptRequest) -> "asyncio.Future[Any]":
