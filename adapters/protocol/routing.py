@@ -12,7 +12,8 @@ holding the lease before claiming its request abandons it and answers with a cle
 
 Channels: `iac_code_rq_<replica hash>` (one per replica: requests for it, answers to its
 own, cancel nudges) and `iac_code_rq_questions` (permission requests posted and settled,
-adapters.protocol.relayed_questions). Payloads are small JSON objects naming rows.
+adapters.protocol.relayed_questions). Payloads are small JSON objects naming rows; an
+answer carries its outcome too when it fits (the sender then need not read the row).
 """
 
 import asyncio
@@ -28,7 +29,7 @@ from typing import Any
 from adapters.protocol.jsonrpc import INTERNAL_ERROR, RpcError
 from application.errors import StorageError
 from application.ports.clock import Clock
-from application.ports.cluster_signals import ClusterSignals, Unsubscribe
+from application.ports.cluster_signals import MAX_PAYLOAD, ClusterSignals, Unsubscribe
 from application.ports.leases import TurnLeases
 from application.ports.routed_requests import RequestState, RoutedRequest, RoutedRequests
 from domain.ids import SessionId
@@ -87,7 +88,8 @@ class RequestRouter:
         self._me = terms.replica_id
         self._apply: Apply | None = None
         self._poke: Poke = lambda _session_id: None
-        self._answered: dict[str, asyncio.Future[None]] = {}  # our requests, by id
+        # Our requests, by id: rung when answered, with the outcome when the signal held it.
+        self._answered: dict[str, asyncio.Future[dict[str, Any] | None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Unsubscribe | None = None
 
@@ -158,6 +160,9 @@ class RequestRouter:
             with contextlib.suppress(TimeoutError):  # a signal may be lost: the row says
                 await asyncio.wait_for(asyncio.shield(answered), self._terms.poll)
             if answered.done():
+                if (carried := answered.result()) is not None:  # no need to read the row
+                    self._spawn(self._store.forget(request.id))
+                    return carried
                 self._answered[request.id] = loop.create_future()  # a resync rings it again
                 answered = self._answered[request.id]
             progress = await self._store.progress(request.id)
@@ -193,8 +198,9 @@ class RequestRouter:
             self._spawn(self._serve(str(key)))
         elif op == "answered":
             answered = self._answered.get(str(key))
+            outcome = message.get("outcome")
             if answered is not None and not answered.done():
-                answered.set_result(None)
+                answered.set_result(outcome if isinstance(outcome, dict) else None)
         elif op == "cancel":
             self._poke(SessionId(str(key)))
 
@@ -224,7 +230,10 @@ class RequestRouter:
             log.exception("applying a routed %s failed", request.method)
             outcome = {"error": {"code": INTERNAL_ERROR, "message": "Internal error", "data": None}}
         await self._store.finish(request.id, outcome)
-        await self._tell(request.sender, {"op": "answered", "id": request.id})
+        answered = {"op": "answered", "id": request.id, "outcome": outcome}
+        if len(json.dumps(answered).encode()) > MAX_PAYLOAD:  # too big: the sender reads it
+            answered = {"op": "answered", "id": request.id}
+        await self._tell(request.sender, answered)
 
     # -- both ----------------------------------------------------------------------------
 

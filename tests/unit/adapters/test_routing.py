@@ -14,7 +14,7 @@ from adapters.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from adapters.protocol.relayed_questions import ANSWER_METHOD, RelayedQuestions
 from adapters.protocol.routing import NOT_ROUTED, HandBack, RequestRouter, RoutingTerms
 from application.attachments.room import Attachments
-from application.ports.cluster_signals import ClusterSignals, Unsubscribe
+from application.ports.cluster_signals import MAX_PAYLOAD, ClusterSignals, Unsubscribe
 from domain.ids import SessionId
 from tests.factories import SessionFactory
 from tests.fakes.clients import FakeClient, FakeSessions
@@ -43,6 +43,16 @@ class Deaf(ClusterSignals):
 
     async def close(self) -> None:
         return None
+
+
+class Measured(LocalSignals):
+    """In-process signals that keep the size of the largest payload published."""
+
+    largest = 0
+
+    async def publish(self, channel: str, payload: str) -> None:
+        self.largest = max(self.largest, len(payload.encode()))
+        await super().publish(channel, payload)
 
 
 class Cluster:
@@ -134,7 +144,19 @@ async def test_a_request_is_applied_once_by_the_holder_and_answered_with_its_res
 
     assert answer == {"ok": 1}
     assert cluster.applied == {"r1": [("session/set_mode", params)], "r2": []}
-    assert cluster.store.rows == {}  # the sender read its outcome and deleted the row
+    await eventually(lambda: cluster.store.rows == {})  # the sender deletes the row
+
+
+async def test_an_outcome_too_big_for_a_signal_is_read_from_the_database() -> None:
+    signals = Measured()
+    cluster = Cluster(signals)
+    big = {"text": "x" * (MAX_PAYLOAD + 1)}
+    cluster.outcome = lambda method, params: big
+    await cluster.start()
+    await cluster.r1_runs_the_turn()
+
+    assert await cluster.routers["r2"].to_holder(cluster.sid, "session/set_mode", {}) == big
+    assert signals.largest <= MAX_PAYLOAD  # the answer's signal named the row only
 
 
 async def test_the_holders_error_reaches_the_sender_as_it_gave_it() -> None:
