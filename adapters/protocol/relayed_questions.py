@@ -107,7 +107,8 @@ class RelayedQuestions(QuestionRelay):
     def _on_resync(self) -> None:
         """Signals may have been missed: mirrors of settled questions end, and the sessions
         with clients here look for questions posted meanwhile."""
-        for session_id in {session for session, _ in self._mirrors.values()}:
+        mirrored = {session for session, _ in self._mirrors.values()}
+        for session_id in mirrored | set(self._room.followed()):
             self._spawn(self._mirror_session(session_id, recheck=True))
 
     def _went_live(self, session_id: str, client: Client) -> None:

@@ -77,6 +77,10 @@ class Attachments(SessionClients):
         """The attached clients already past their replay."""
         return [c for c in self.peers_of(session_id) if (session_id, c) not in self._held]
 
+    def followed(self) -> list[str]:
+        """The sessions with a client attached here."""
+        return self._ownership.followed()
+
     def sessions_of(self, client: Client) -> list[str]:
         return self._ownership.sessions_of(client)
 

@@ -302,3 +302,50 @@ async def test_a_copy_ends_when_the_replica_that_asked_dies() -> None:
 
     await eventually(lambda: b.last_call().withdrawn)
     asking.cancel()
+
+
+class Resyncable(LocalSignals):
+    """In-process signals that can lose their messages, then resync, as a listener does
+    after a lost connection."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.deaf = False
+        self.resyncs: list[Callable[[], None]] = []
+
+    async def publish(self, channel: str, payload: str) -> None:
+        if not self.deaf:
+            await super().publish(channel, payload)
+
+    async def subscribe(
+        self, channel: str, on_message: Callable[[str], None], on_resync: Callable[[], None]
+    ) -> Unsubscribe:
+        self.resyncs.append(on_resync)
+        return await super().subscribe(channel, on_message, on_resync)
+
+    def resync(self) -> None:
+        self.deaf = False
+        for on_resync in self.resyncs:
+            on_resync()
+
+
+async def test_a_question_posted_while_signals_were_lost_is_shown_after_the_resync() -> None:
+    signals = Resyncable()
+    cluster = Cluster(signals)
+    await cluster.start()
+    await cluster.r1_runs_the_turn()
+    b = FakeClient("b")
+    cluster.rooms["r2"].attach(cluster.sid, b)
+    signals.deaf = True  # the listener's connection is down
+    asking = asyncio.ensure_future(
+        cluster.rooms["r1"].ask_permission(cluster.sid, "call-1", METHOD, {})
+    )
+    await eventually(lambda: len(cluster.store.questions) == 1)
+    await asyncio.sleep(POLL * 5)
+    assert b.calls == []  # its announcement was lost
+
+    signals.resync()  # listening again: every replica reads what it may have missed
+
+    await eventually(lambda: len(b.calls) == 1)
+    b.last_call().answer({"outcome": "after the resync"})
+    assert await asyncio.wait_for(asking, BOUND) == {"outcome": "after the resync"}
