@@ -164,10 +164,10 @@ class Questions:
         self._pending.setdefault(session_id, []).append(question)
         relay = self.relay if subject is not None and mirrored is None else None
         try:
-            if relay is not None:
-                await _quietly(relay.posted(session_id, question.id, subject or "", method, params))
             for client in self._live(session_id):
                 await question.send_to(client)
+            if relay is not None:  # after the copies here: they need not wait for the database
+                await _quietly(relay.posted(session_id, question.id, subject or "", method, params))
             question.sending = False
             question.give_up_if_none_left()
             return await question.answer
