@@ -102,6 +102,11 @@ class SqlAlchemyRoutedRequests(Transactions, RoutedRequests):
             )
         return [str(row[0]) for row in rows]
 
+    async def sweep(self, replica: str) -> None:
+        async with self._transaction() as db:
+            await db.execute(delete(routed_requests).where(_rq.sender == replica))
+            await db.execute(delete(asked_questions).where(_q.holder == replica))
+
     async def post_question(self, question: AskedQuestion, now: datetime) -> None:
         async with self._transaction() as db:
             await db.execute(

@@ -96,6 +96,7 @@ class RequestRouter:
     async def start(self, apply: Apply, poke: Poke) -> None:
         """Listen on this replica's channel: requests to apply, answers to ours, nudges."""
         self._apply, self._poke = apply, poke
+        await self._store.sweep(self._me)  # a previous process of this id left them
         self._unsubscribe = await self._signals.subscribe(
             channel_of(self._me), self._on_message, self._on_resync
         )

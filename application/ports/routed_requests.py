@@ -80,6 +80,11 @@ class RoutedRequests(Protocol):
         """The ids of the requests waiting for `holder` (read after missed signals)."""
 
     @abstractmethod
+    async def sweep(self, replica: str) -> None:
+        """`replica` is starting: what a previous process of that id left behind goes (its
+        own requests, whose senders are gone; its questions, whose turns are gone)."""
+
+    @abstractmethod
     async def post_question(self, question: AskedQuestion, now: datetime) -> None:
         """A permission request is pending on its holder."""
 

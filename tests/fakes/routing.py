@@ -66,6 +66,10 @@ class InMemoryRoutedRequests(RoutedRequests):
             if r.request.holder == holder and r.state is RequestState.PENDING
         ]
 
+    async def sweep(self, replica: str) -> None:
+        self.rows = {i: r for i, r in self.rows.items() if r.request.sender != replica}
+        self.questions = {i: q for i, q in self.questions.items() if q.holder != replica}
+
     async def post_question(self, question: AskedQuestion, now: datetime) -> None:
         self.questions[question.id] = question
 

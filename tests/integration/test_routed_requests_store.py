@@ -3,6 +3,7 @@ applied once or never (claim and abandon exclude each other), and a question is 
 only while its holder holds the session's lease."""
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -94,3 +95,23 @@ async def test_a_question_is_shown_while_its_holder_holds_the_lease(engine: Asyn
     await store.settle_question("q-1")
     assert await store.question("q-1") is None
     assert await store.questions_of(sid, T0 + timedelta(seconds=1)) == []
+
+
+async def test_a_starting_replica_sweeps_what_its_previous_process_left(
+    engine: AsyncEngine,
+) -> None:
+    store = SqlAlchemyRoutedRequests(engine)
+    mine = request(1)  # sent by SENDER, for HOLDER
+    theirs = replace(request(2), sender="replica-3")
+    await store.send(mine, T0)
+    await store.send(theirs, T0)
+    asked = AskedQuestion(
+        id="q-2", session_id="s1", holder=SENDER, subject="c", method="m", params={}
+    )
+    await store.post_question(asked, T0)
+
+    await store.sweep(SENDER)
+
+    assert await store.progress("rq-1") is None  # its waiter died with it
+    assert await store.progress("rq-2") == RequestProgress(RequestState.PENDING)
+    assert await store.question("q-2") is None  # its turn died with it
