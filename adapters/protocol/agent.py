@@ -344,8 +344,8 @@ class AcpAgent(Dispatcher):
         """The outcome of the request from the replica running the session's turn, if
         another one runs it; NOT_ROUTED when it is this replica's to apply (its turn runs
         here or nowhere, or the other replica handed it back)."""
-        if self._router is None:
-            return NOT_ROUTED
+        if self._router is None or self._uc.queue().holds(session_id):
+            return NOT_ROUTED  # no replicas to ask, or the turn runs here: no read needed
         try:
             return await self._router.to_holder(session_id, method, params or {})
         except HandBack:
