@@ -7,7 +7,7 @@ import logging
 from bootstrap.containers.application import Container
 from bootstrap.settings import Settings
 
-__all__ = ["Container", "migrated_container", "release", "warm_model"]
+__all__ = ["Container", "migrated_container", "release", "start_routing", "warm_model"]
 
 
 def migrated_container(settings: Settings, version: str) -> Container:
@@ -25,6 +25,20 @@ def migrated_container(settings: Settings, version: str) -> Container:
         follow_up = container.prompting.task_follow_up
         container.clients.tasks().follow_up_with(lambda sid, text: follow_up().run(sid, text))
     return container
+
+
+async def start_routing(container: Container) -> None:
+    """Replicas on PostgreSQL: listen for the requests other replicas route to this one's
+    turns, and for the permission requests of theirs to show this one's clients."""
+    router = container.acp.router()
+    if router is None:
+        return
+    leasing = container.sessions.leasing()
+    await router.start(container.agent().apply_routed, leasing.poke)
+    leasing.nudge_with(router.nudge_cancel)
+    relayed = container.acp.relayed()
+    if relayed is not None:
+        await relayed.start()
 
 
 def warm_model(container: Container) -> None:

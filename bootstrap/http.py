@@ -101,6 +101,7 @@ async def _load_agent(
     try:
         dispatcher, container = await asyncio.to_thread(build_agent, settings)
         containers.append(container)
+        await _start_routing(container)
         # Before any prompt: an import during the first prompts would stall every stream.
         await asyncio.to_thread(_warm_model, container)
     except Exception as exc:
@@ -128,6 +129,12 @@ def revival_once_loaded(
         return containers[0].revival() if containers else None
 
     return revival
+
+
+async def _start_routing(container: Any) -> None:
+    from bootstrap.container import start_routing
+
+    await start_routing(container)
 
 
 def _warm_model(container: Any) -> None:

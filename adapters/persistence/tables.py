@@ -260,6 +260,40 @@ http_connections = Table(
     Index("ix_http_connections_updated_at", "updated_at"),
 )
 
+# A request a replica hands to the replica running the session's turn (holder): a
+# permission answer, a steering message, a setting changed mid-turn. The holder claims it
+# (pending -> claimed: applied once), writes its outcome (done) and the sender, told by a
+# signal, reads and deletes it; a sender whose holder died first marks it abandoned.
+routed_requests = Table(
+    "routed_requests",
+    metadata,
+    Column("id", short_text(64), primary_key=True),
+    Column("session_id", short_text(64), nullable=False),
+    Column("holder", short_text(128), nullable=False),
+    Column("sender", short_text(128), nullable=False),
+    Column("method", short_text(100), nullable=False),
+    Column("params", JSON, nullable=False),
+    Column("state", short_text(16), nullable=False),
+    Column("outcome", JSON, nullable=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Index("ix_routed_requests_holder", "holder", "state"),
+)
+
+# A permission request pending on the replica running the turn (holder), shown by every
+# replica to its own clients of the session; deleted once decided.
+asked_questions = Table(
+    "asked_questions",
+    metadata,
+    Column("id", short_text(64), primary_key=True),
+    Column("session_id", short_text(64), nullable=False),
+    Column("holder", short_text(128), nullable=False),
+    Column("subject", short_text(128), nullable=False),
+    Column("method", short_text(100), nullable=False),
+    Column("params", JSON, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Index("ix_asked_questions_session_id", "session_id"),
+)
+
 # File checkpoints: a file's state before the agent first changed it in a turn (the turn's
 # prompt: message_id), and the state it left it in; the prior bytes are in checkpoint_blobs,
 # once per session and state (sha256).

@@ -49,14 +49,16 @@ from adapters.protocol.params import (
     steering_params,
 )
 from adapters.protocol.queued_turns import QueuedTurns
-from adapters.protocol.queueing import queue_command
+from adapters.protocol.queueing import queue_command, queues_prompts
 from adapters.protocol.received import ReceivedPrompt, ReceivedPrompts
+from adapters.protocol.relayed_questions import ANSWER_METHOD, RelayedQuestions
 from adapters.protocol.rewind_wire import rewound_result
+from adapters.protocol.routing import NOT_ROUTED, HandBack, RequestRouter
 from adapters.protocol.use_cases import UseCases
 from application.attachments.ownership import Role
 from application.attachments.room import Attachments
 from application.dto import PromptResult
-from application.errors import ApplicationError
+from application.errors import ApplicationError, SessionNotFound
 from application.runtime import CLOSE_GRACE
 from application.use_cases.prompt import PromptRequest
 from application.use_cases.session_settings import SetConfigOptionRequest, SetModeRequest
@@ -64,6 +66,9 @@ from application.use_cases.steering import SteerRequest
 from domain.images import DEFAULT_MAX_IMAGE_BYTES
 
 log = logging.getLogger(__name__)
+
+# A queueing client's prompt routed to the replica running the session's turn.
+QUEUED_METHOD = "$/iac_code/queued_prompt"
 
 Handler = Callable[[dict[str, Any] | None, Connection], Awaitable[Any]]
 
@@ -91,8 +96,12 @@ class AcpAgent(Dispatcher):
         max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
         journal: UpdateJournal | None = None,
         held_elsewhere: HeldElsewhere | None = None,
+        router: RequestRouter | None = None,
+        relayed: RelayedQuestions | None = None,
     ) -> None:
         self._uc = use_cases
+        self._router = router  # None: one process, or replicas that signal nothing (SQLite)
+        self._relayed = relayed
         self._room = room
         self._journal = journal
         self._max_image_bytes = max_image_bytes
@@ -247,6 +256,11 @@ class AcpAgent(Dispatcher):
                 return _rendered(await self._queued.command(session_id, argument))
             if self._queued.applies(peer, session_id):
                 return _rendered(await self._queued.run(peer, received, content))
+        elif received is not None and queues_prompts(peer.client_capabilities):
+            # The turn may run on another replica: the prompt waits in the queue there.
+            routed = await self._queue_elsewhere(peer, received, params)
+            if routed is not NOT_ROUTED:
+                return routed
         control = received.control if received is not None else None
         turn = PromptRequest(session_id=session_id, content=content, control=control)
         async with self._room.prompting(session_id, peer):
@@ -271,6 +285,8 @@ class AcpAgent(Dispatcher):
         request, idle = steering_params(params, STEER_METHOD)
         session_id = request.session_id
         self._room.check_may_act(session_id, peer)
+        if (routed := await self._elsewhere(session_id, STEER_METHOD, params)) is not NOT_ROUTED:
+            return routed
         content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
         steer = SteerRequest(session_id=session_id, content=content, idle=idle)
         result = await self._uc.steer().execute(steer, lambda turn: self._begin_turn(peer, turn))
@@ -296,6 +312,11 @@ class AcpAgent(Dispatcher):
     async def _set_mode(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(acp.SetSessionModeRequest, params, "session/set_mode")
         self._room.check_may_act(request.session_id, peer)
+        routed = await self._elsewhere(request.session_id, "session/set_mode", params)
+        return routed if routed is not NOT_ROUTED else await self._apply_set_mode(params)
+
+    async def _apply_set_mode(self, params: dict[str, Any] | None) -> Any:
+        request = parse_params(acp.SetSessionModeRequest, params, "session/set_mode")
         await self._uc.set_mode().execute(
             SetModeRequest(session_id=request.session_id, mode_id=request.mode_id)
         )
@@ -304,12 +325,92 @@ class AcpAgent(Dispatcher):
     async def _set_config_option(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         request = parse_params(config_option_model(params), params, "session/set_config_option")
         self._room.check_may_act(request.session_id, peer)
+        method = "session/set_config_option"
+        routed = await self._elsewhere(request.session_id, method, params)
+        return routed if routed is not NOT_ROUTED else await self._apply_config_option(params)
+
+    async def _apply_config_option(self, params: dict[str, Any] | None) -> Any:
+        request = parse_params(config_option_model(params), params, "session/set_config_option")
         state = await self._uc.set_config_option().execute(
             SetConfigOptionRequest(
                 session_id=request.session_id, option_id=request.config_id, value=request.value
             )
         )
         return wire.set_config_result(state)
+
+    # -- requests routed to the replica running the turn (adapters.protocol.routing) -----
+
+    async def _elsewhere(self, session_id: str, method: str, params: dict[str, Any] | None) -> Any:
+        """The outcome of the request from the replica running the session's turn, if
+        another one runs it; NOT_ROUTED when it is this replica's to apply (its turn runs
+        here or nowhere, or the other replica handed it back)."""
+        if self._router is None or self._uc.queue().holds(session_id):
+            return NOT_ROUTED  # no replicas to ask, or the turn runs here: no read needed
+        try:
+            return await self._router.to_holder(session_id, method, params or {})
+        except HandBack:
+            return NOT_ROUTED
+
+    async def _queue_elsewhere(
+        self, peer: Connection, received: ReceivedPrompt, params: dict[str, Any] | None
+    ) -> Any:
+        """A queueing client's prompt while another replica runs the session's turn: it
+        waits in that replica's queue and runs there; NOT_ROUTED when no turn runs
+        elsewhere (or the holder handed it back: its turn ended meanwhile)."""
+        if self._router is None:
+            return NOT_ROUTED
+        holder = await self._router.holder_elsewhere(received.session_id)
+        if holder is None:
+            return NOT_ROUTED
+        self._received.answered(received)  # a session/cancel now is for the running turn
+        queued = {"prompt": params, "queuedBy": peer.client_name or "a client"}
+        try:
+            return await self._router.to_replica(holder, received.session_id, QUEUED_METHOD, queued)
+        except HandBack:
+            return NOT_ROUTED
+
+    async def apply_routed(self, method: str, params: dict[str, Any]) -> Any:
+        """A request another replica routed here, where the session's turn runs: applied
+        as its own client's would be (the sender checked that its client may act). A
+        session no longer open here (its turn ended and its clients left) hands it back:
+        the sender's replica applies it, as when no turn runs elsewhere."""
+        if method == ANSWER_METHOD and self._relayed is not None:
+            return self._relayed.answered_here(params)
+        appliers: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
+            "session/set_mode": self._apply_set_mode,
+            "session/set_config_option": self._apply_config_option,
+            STEER_METHOD: self._apply_steer,
+            QUEUED_METHOD: self._apply_queued,
+        }
+        apply = appliers.get(method)
+        if apply is None:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not routed: {method}", {"method": method})
+        return await mapped(_open_here(apply(params)))
+
+    async def _apply_steer(self, params: dict[str, Any]) -> Any:
+        """Into the turn running here; a message it ended without goes back to its sender
+        (HandBack), whose replica begins the next turn with it for its client."""
+        request, idle = steering_params(params, STEER_METHOD)
+        content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
+        steer = SteerRequest(session_id=request.session_id, content=content, idle=idle)
+        result = await self._uc.steer().execute(steer, _hand_back)
+        return wire.steering_result(result)
+
+    async def _apply_queued(self, routed: dict[str, Any]) -> Any:
+        """A queueing client's prompt from another replica: it waits in this turn's queue
+        and runs here; the turn ended meanwhile, it goes back (HandBack)."""
+        params = routed.get("prompt")
+        request = parse_params(acp.PromptRequest, params, "session/prompt")
+        content = await prompt_content(request.prompt, max_image_bytes=self._max_image_bytes)
+        queued_by = str(routed.get("queuedBy") or "a client")
+        turn = asyncio.ensure_future(
+            self._queued.run_routed(request.session_id, content, queued_by)
+        )
+        self._keep(turn)  # it runs on should the routing wait be cancelled
+        result = await asyncio.shield(turn)
+        if result is None:
+            raise HandBack
+        return _rendered(result)
 
     async def _close(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         """Detach the sender; the session is closed (its turn cancelled) when the last
@@ -362,6 +463,20 @@ class AcpAgent(Dispatcher):
             edit = self._uc.edit_prompt().execute(session_id, message_id, content, files=files)
             result = await self._run_turn(peer, edit)
         return _rendered(result)
+
+
+async def _open_here(applying: Awaitable[Any]) -> Any:
+    try:
+        return await applying
+    except SessionNotFound as exc:
+        raise HandBack from exc
+
+
+def _hand_back(request: PromptRequest) -> "asyncio.Future[Any]":
+    """No turn here for a routed steering message: its sender's replica begins one."""
+    handed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    handed.set_exception(HandBack())
+    return handed
 
 
 def _rendered(result: PromptResult) -> Any:

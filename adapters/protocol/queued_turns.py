@@ -13,6 +13,7 @@ from adapters.protocol.received import ReceivedPrompt
 from adapters.protocol.use_cases import UseCases
 from application.attachments.room import Attachments
 from application.dto import PromptResult
+from application.runtime import TurnControl
 from application.use_cases.commands.queue import queue_report
 from application.use_cases.prompt import PromptRequest
 from application.use_cases.telling import Severity
@@ -53,6 +54,28 @@ class QueuedTurns:
         self._keep(turn)
         with self._room.waiting(peer):
             return await asyncio.shield(turn)
+
+    async def run_routed(
+        self, session_id: str, content: tuple[UserInputBlock, ...], queued_by: str
+    ) -> PromptResult | None:
+        """A queueing client's prompt that another replica routed here, where the session's
+        turn runs: it waits its turn in this queue, then runs (its client is attached
+        there, not here: no hand-over of control). None: no turn runs here any more, the
+        sender's replica runs it itself."""
+        queue = self._uc.queue()
+        if not queue.holds(session_id):
+            return None
+        control = TurnControl()
+        entry = await queue.enqueue(session_id, content, control, queued_by=queued_by)
+        if not await queue.wait_turn(session_id, entry):
+            return PromptResult(stop_reason=StopReason.CANCELLED, usage=Usage())
+        request = PromptRequest(session_id=session_id, content=content, control=control)
+        try:
+            return await self._uc.prompt().execute(request)
+        finally:
+            queue.release(session_id, control)
+            if self._journal is not None:
+                self._journal.flush_soon()
 
     def withdraw(self, received: ReceivedPrompt) -> bool:
         """`$/cancel_request` of a prompt still waiting: it leaves the queue and answers

@@ -15,9 +15,11 @@ a method, its params and the answer as the client sent it.
 
 import asyncio
 import logging
+import uuid
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from application.ports.clients import CallWithdrawn, Client, ClientFailed, ClientGone, PendingCall
 from application.ports.permissions import PermissionUnavailable
@@ -25,10 +27,25 @@ from application.ports.permissions import PermissionUnavailable
 log = logging.getLogger(__name__)
 
 
+class QuestionRelay(Protocol):
+    """Where a permission request is posted for the clients of other replicas (issue 32):
+    each replica shows it to its own; an answer there comes back through `Questions.answer`.
+    Failing to post or settle only costs those copies: it is logged, the question stands."""
+
+    @abstractmethod
+    async def posted(
+        self, session_id: str, question_id: str, subject: str, method: str, params: dict[str, Any]
+    ) -> None: ...
+
+    @abstractmethod
+    async def settled(self, session_id: str, question_id: str) -> None: ...
+
+
 @dataclass(slots=True, eq=False)
 class _Question:
     """One pending question and its copies, one per client."""
 
+    id: str
     method: str
     params: dict[str, Any]
     # The tool call a permission request is about, which a newly attached client is told
@@ -121,6 +138,7 @@ class Questions:
 
     def __init__(self, live: Callable[[str], list[Client]]) -> None:
         self._live = live  # the session's clients past their replay
+        self.relay: QuestionRelay | None = None  # other replicas' clients (None: none)
         self._pending: dict[str, list[_Question]] = {}
         self._leaving: set[asyncio.Task[None]] = set()
 
@@ -132,17 +150,24 @@ class Questions:
         params: dict[str, Any],
         *,
         eligible: Callable[[Client], bool] | None = None,
+        mirrored: str | None = None,
     ) -> Any:
         """The first answer, as its client sent it, from the clients `eligible` allows (all
         by default). Raises PermissionUnavailable when no client could be asked; cancelled,
-        it withdraws every copy."""
-        question = _Question(method, params, subject, asyncio.get_running_loop().create_future())
+        it withdraws every copy. A permission request is also posted to the other replicas
+        (the relay), unless it is `mirrored`: this replica's copy of another's question of
+        that id, whose answer its caller takes back there."""
+        future = asyncio.get_running_loop().create_future()
+        question = _Question(mirrored or uuid.uuid4().hex, method, params, subject, future)
         if eligible is not None:
             question.eligible = eligible
         self._pending.setdefault(session_id, []).append(question)
+        relay = self.relay if subject is not None and mirrored is None else None
         try:
             for client in self._live(session_id):
                 await question.send_to(client)
+            if relay is not None:  # after the copies here: they need not wait for the database
+                await _quietly(relay.posted(session_id, question.id, subject or "", method, params))
             question.sending = False
             question.give_up_if_none_left()
             return await question.answer
@@ -153,6 +178,22 @@ class Questions:
             if not pending:
                 self._pending.pop(session_id, None)
             await asyncio.shield(question.withdraw_rest())
+            if relay is not None:  # the other replicas withdraw their copies
+                await asyncio.shield(_quietly(relay.settled(session_id, question.id)))
+
+    def answer(self, question_id: str, result: Any) -> bool:
+        """An answer from a client of another replica: the first answer wins, as here.
+        False: the question is decided already (or was never asked here)."""
+        for questions in self._pending.values():
+            for question in questions:
+                if question.id == question_id and not question.answer.done():
+                    question.answer.set_result(result)
+                    return True
+        return False
+
+    def asked(self, question_id: str) -> bool:
+        """A question of that id is pending here (a mirror of another replica's, say)."""
+        return any(q.id == question_id for qs in self._pending.values() for q in qs)
 
     def subject(self, session_id: str) -> str | None:
         """The tool call a pending permission request of the session is about, if one is."""
@@ -175,3 +216,11 @@ class Questions:
         self._leaving.discard(task)
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.warning("withdrawing a question's copy failed: %r", exc)
+
+
+async def _quietly(posting: "asyncio.Future[None] | Any") -> None:
+    """Posting to the other replicas failed: logged; the question stands here."""
+    try:
+        await posting
+    except Exception as exc:
+        log.warning("could not relay a question to the other replicas: %r", exc)

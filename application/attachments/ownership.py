@@ -71,6 +71,10 @@ class Ownership(Generic[P]):
     def peers_of(self, session_id: str) -> list[P]:
         return list(self._peers.get(session_id, ()))
 
+    def followed(self) -> list[str]:
+        """The sessions with at least one peer attached."""
+        return list(self._peers)
+
     def sessions_of(self, peer: P) -> list[str]:
         return [sid for sid, peers in self._peers.items() if peer in peers]
 

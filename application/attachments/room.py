@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from application.attachments.arrivals import Arrivals
-from application.attachments.asking import Questions
+from application.attachments.asking import QuestionRelay, Questions
 from application.attachments.detached import DetachedSessions, Schedule, call_later
 from application.attachments.ownership import Ownership, Role
 from application.attachments.turn_state import TurnPhase, TurnState
@@ -38,6 +38,8 @@ Close = Callable[[str], Awaitable[None]]  # close the session (cancels a running
 Busy = Callable[[str], bool]  # is a prompt running in this session?
 # Called when a client leaves a session (close, disconnect, delete): e.g. to drop its feed.
 OnLeft = Callable[[str, Client], None]
+# Called when a client goes live on a session (its replay sent).
+OnLive = Callable[[str, Client], None]
 
 DEFAULT_DETACHED_TURN_TIMEOUT = 300.0
 _REFUSED = (SessionBusy, AuthRequired, SessionNotFound)  # a prompt never accepted
@@ -64,6 +66,7 @@ class Attachments(SessionClients):
         self._gone: weakref.WeakSet[Client] = weakref.WeakSet()
         self._waiting: dict[Client, set[asyncio.Task[Any]]] = {}  # handlers awaiting turns
         self._on_left: list[OnLeft] = []
+        self._on_live: list[OnLive] = []
 
     # -- who is attached -----------------------------------------------------------------
 
@@ -73,6 +76,10 @@ class Attachments(SessionClients):
     def live_peers(self, session_id: str) -> list[Client]:
         """The attached clients already past their replay."""
         return [c for c in self.peers_of(session_id) if (session_id, c) not in self._held]
+
+    def followed(self) -> list[str]:
+        """The sessions with a client attached here."""
+        return self._ownership.followed()
 
     def sessions_of(self, client: Client) -> list[str]:
         return self._ownership.sessions_of(client)
@@ -114,6 +121,8 @@ class Attachments(SessionClients):
         """Its replay is sent: it is live, and gets its copy of a pending question."""
         self._held.discard((session_id, client))
         await self._questions.went_live(session_id, client)
+        for listener in self._on_live:
+            listener(session_id, client)
 
     def detach(self, session_id: str, client: Client) -> bool:
         """Only the detach; True when it was the last attached (and was attached)."""
@@ -133,6 +142,9 @@ class Attachments(SessionClients):
 
     def on_left(self, listener: OnLeft) -> None:
         self._on_left.append(listener)
+
+    def on_live(self, listener: OnLive) -> None:
+        self._on_live.append(listener)
 
     def _left(self, session_id: str, client: Client) -> None:
         self._questions.left(session_id, client)  # it may no longer answer
@@ -276,3 +288,32 @@ class Attachments(SessionClients):
         meanwhile), the first answer winning, as a permission request goes; not a
         permission request, so the turn state a new client is told stays `running`."""
         return await self._questions.ask(session_id, None, method, params, eligible=eligible)
+
+    # -- questions of turns running on other replicas (issue 32) --------------------------
+
+    def relay_questions(self, relay: QuestionRelay) -> None:
+        """Post this replica's permission requests to the clients of the other replicas."""
+        self._questions.relay = relay
+
+    async def ask_mirror(
+        self,
+        session_id: str,
+        question_id: str,
+        tool_call_id: str,
+        method: str,
+        params: dict[str, Any],
+    ) -> Any:
+        """Another replica's permission request, to this replica's live clients (and each
+        that goes live meanwhile): their first answer, as sent, for that replica to weigh.
+        Cancelled (decided there), it withdraws every copy."""
+        return await self._questions.ask(
+            session_id, tool_call_id, method, params, mirrored=question_id
+        )
+
+    def answer_question(self, question_id: str, result: Any) -> bool:
+        """A client of another replica answered a permission request asked here: True when
+        its answer is the first."""
+        return self._questions.answer(question_id, result)
+
+    def asked(self, question_id: str) -> bool:
+        return self._questions.asked(question_id)

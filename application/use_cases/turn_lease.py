@@ -6,7 +6,9 @@ every third of its length and polls, between renewals, for a cancel asked elsewh
 read every `poll` seconds, a write every `seconds / 3`, nothing per streamed delta."""
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -17,6 +19,10 @@ from application.runtime import TurnControl
 from domain.ids import SessionId
 
 log = logging.getLogger(__name__)
+
+# Tells a lease's holder (another replica) that a cancel waits in its lease: it looks at
+# once instead of at its next poll, which stays the safety net (signals may be lost).
+Nudge = Callable[[str, SessionId], Awaitable[None]]
 
 # A copy of a session repaired in memory only (its turn still runs elsewhere): no stored
 # version is negative, so the next turn or load here reads the session again.
@@ -51,6 +57,18 @@ class TurnLeasing:
         self._clock = clock
         self.terms = terms
         self._presence = presence  # None: a holder is never known to have exited
+        self._held: dict[SessionId, HeldLease] = {}  # the leases this process holds
+        self._nudge: Nudge | None = None
+
+    def nudge_with(self, nudge: Nudge) -> None:
+        """How another replica's holder is told of a cancel (replicas on PostgreSQL)."""
+        self._nudge = nudge
+
+    def poke(self, session_id: SessionId) -> None:
+        """A cancel may wait in the lease of a turn running here: look now."""
+        held = self._held.get(session_id)
+        if held is not None:
+            held.poke()
 
     async def hold(self, session_id: SessionId, control: TurnControl) -> "HeldLease":
         """The session's lease for the turn `control` runs, watched until released.
@@ -68,7 +86,14 @@ class TurnLeasing:
                 "A prompt is already running in this session; cancel it or wait for its answer.",
                 sessionId=session_id,
             )
-        return HeldLease(self._leases, self._clock, self.terms, session_id, control)
+        held = HeldLease(self._leases, self._clock, self.terms, session_id, control)
+        self._held[session_id] = held
+        held.on_release(lambda: self._forget(session_id, held))
+        return held
+
+    def _forget(self, session_id: SessionId, held: "HeldLease") -> None:
+        if self._held.get(session_id) is held:
+            del self._held[session_id]
 
     async def _take(self, session_id: SessionId, now: datetime, until: datetime) -> bool:
         me = self.terms.holder
@@ -89,7 +114,14 @@ class TurnLeasing:
         return holder is not None and holder != self.terms.holder and not self._exited(holder)
 
     async def request_cancel(self, session_id: SessionId) -> bool:
-        return await self._leases.request_cancel(session_id, self._clock.now())
+        """Set the cancel flag of the session's live lease (its holder sees it at its next
+        poll) and nudge the holder, if it is another replica, to look now."""
+        asked = await self._leases.request_cancel(session_id, self._clock.now())
+        if asked and self._nudge is not None:
+            holder = await self._leases.live_holder(session_id, self._clock.now())
+            if holder is not None and holder != self.terms.holder:
+                await self._nudge(holder, session_id)
+        return asked
 
     async def stored_version(self, session_id: SessionId) -> int | None:
         return await self._leases.stored_version(session_id)
@@ -111,13 +143,24 @@ class HeldLease:
         self._terms = terms
         self._session_id = session_id
         self._control = control
+        self._poked = asyncio.Event()
+        self._released: list[Callable[[], None]] = []
         self._watcher = asyncio.create_task(self._watch(), name=f"lease {session_id}")
+
+    def poke(self) -> None:
+        """Look at the lease now (a cancel may have been asked), not at the next poll."""
+        self._poked.set()
+
+    def on_release(self, listener: Callable[[], None]) -> None:
+        self._released.append(listener)
 
     async def release(self) -> None:
         """Stop watching and give the lease up, whatever the turn's outcome. A failure
         here is only logged: the lease then lapses on its own."""
         self._watcher.cancel()
         await asyncio.gather(self._watcher, return_exceptions=True)
+        for listener in self._released:
+            listener()
         try:
             await self._leases.release(self._session_id, self._terms.holder)
         except StorageError:
@@ -127,7 +170,10 @@ class HeldLease:
         loop = asyncio.get_running_loop()
         renew_at = loop.time() + self._terms.renew_every
         while True:
-            await asyncio.sleep(self._terms.poll_every)  # a period, not a synchronisation
+            # A period, not a synchronisation; a poke cuts it short.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._poked.wait(), self._terms.poll_every)
+            self._poked.clear()
             renewing = loop.time() >= renew_at
             try:
                 state = await self._look(renewing)

@@ -13,6 +13,7 @@ from adapters.persistence.journal_store import (
     SqlAlchemyUpdateJournalStore,
 )
 from adapters.persistence.leases import SqlAlchemyTurnLeases
+from adapters.persistence.routed_requests import SqlAlchemyRoutedRequests
 from adapters.persistence.sqlite import read_only  # an execution option: PostgreSQL ignores it
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from adapters.presence import LockFilePresence
@@ -65,6 +66,13 @@ class Storage(containers.DeclarativeContainer):
     )
     # How replicas tell each other that something changed (live updates, routed requests).
     signals = providers.Singleton(cluster_signals, url=core.settings.provided.database_url)
+    # Requests for the replica running a session's turn, and the permission requests it asks.
+    routed_requests = providers.Singleton(
+        SqlAlchemyRoutedRequests,
+        engine,
+        reader=reader,
+        database_clock=providers.Callable(is_postgresql, core.settings.provided.database_url),
+    )
     journal_store = providers.Singleton(SqlAlchemyUpdateJournalStore, engine, reader=reader)
     connection_records = providers.Singleton(
         SqlAlchemyConnectionRecords, engine, now=core.now, reader=reader

@@ -10,9 +10,10 @@ import pytest
 from application.errors import ModelUnavailable, SessionBusy, SessionNotFound, StorageError
 from application.ports.leases import LeaseState
 from application.ports.llm import ModelRequest, TextChunk
+from application.runtime import TurnControl
 from application.use_cases.load_session import LoadSessionRequest
 from application.use_cases.session_settings import SetModeRequest
-from application.use_cases.turn_lease import UNSAVED_REPAIR, LeaseTerms
+from application.use_cases.turn_lease import UNSAVED_REPAIR, LeaseTerms, TurnLeasing
 from domain.content import TextBlock
 from domain.events import TextDelta
 from domain.ids import SessionId, ToolCallId
@@ -426,3 +427,38 @@ async def test_a_replica_not_known_to_have_exited_keeps_its_lease(leased: World)
     leased.presence.exited.add("someone-else")
     with pytest.raises(SessionBusy):
         await leased.prompt().execute(ask(sid))
+
+
+async def test_a_cancel_of_a_turn_on_another_replica_nudges_its_holder(leased: World) -> None:
+    sid = await open_session(leased)
+    await taken_elsewhere(leased, sid)
+    leasing = leased.leasing()
+    assert leasing is not None
+    nudged: list[tuple[str, str]] = []
+
+    async def nudge(holder: str, session_id: SessionId) -> None:
+        nudged.append((holder, session_id))
+
+    leasing.nudge_with(nudge)
+    assert await leasing.request_cancel(SessionId(sid))
+    assert leases_of(leased).leases[SessionId(sid)].cancel_requested  # the flag: the safety net
+    assert nudged == [(ELSEWHERE, sid)]
+
+
+async def test_a_poke_makes_the_holder_see_a_cancel_before_its_next_poll(leased: World) -> None:
+    sid = SessionId(await open_session(leased))
+    leases = leases_of(leased)
+    # Polls far apart: within the test's bound, only the poke can make it look.
+    terms = LeaseTerms(holder="here", seconds=3_000, poll=1_000)
+    leasing = TurnLeasing(leases=leases, clock=leased.lease_clock, terms=terms)
+    control = TurnControl()
+    held = await leasing.hold(sid, control)
+    assert await leases.request_cancel(sid, leased.lease_clock.now())
+    await asyncio.sleep(0.05)
+    assert not control.cancelled.is_set()  # not seen until its next poll...
+
+    leasing.poke(sid)  # ...or a nudge from the replica that asked
+
+    await asyncio.wait_for(control.cancelled.wait(), 5)
+    await held.release()
+    leasing.poke(sid)  # released: nothing to look at
