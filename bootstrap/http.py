@@ -101,6 +101,9 @@ async def _load_agent(
     try:
         dispatcher, container = await asyncio.to_thread(build_agent, settings)
         containers.append(container)
+        from bootstrap.container import start_cluster  # loaded with the container
+
+        await start_cluster(container)
         # Before any prompt: an import during the first prompts would stall every stream.
         await asyncio.to_thread(_warm_model, container)
     except Exception as exc:

@@ -38,6 +38,9 @@ Close = Callable[[str], Awaitable[None]]  # close the session (cancels a running
 Busy = Callable[[str], bool]  # is a prompt running in this session?
 # Called when a client leaves a session (close, disconnect, delete): e.g. to drop its feed.
 OnLeft = Callable[[str, Client], None]
+# Called when a client attaches to a session it was not attached to (e.g. to follow the
+# session's turns on other replicas).
+OnJoined = Callable[[str, Client], None]
 
 DEFAULT_DETACHED_TURN_TIMEOUT = 300.0
 _REFUSED = (SessionBusy, AuthRequired, SessionNotFound)  # a prompt never accepted
@@ -64,6 +67,7 @@ class Attachments(SessionClients):
         self._gone: weakref.WeakSet[Client] = weakref.WeakSet()
         self._waiting: dict[Client, set[asyncio.Task[Any]]] = {}  # handlers awaiting turns
         self._on_left: list[OnLeft] = []
+        self._on_joined: list[OnJoined] = []
 
     # -- who is attached -----------------------------------------------------------------
 
@@ -105,9 +109,13 @@ class Attachments(SessionClients):
     def attach(self, session_id: str, client: Client, *, live: bool = True) -> Role:
         """Live at once (a session it just created: nothing to replay), or held until
         `went_live` (its replay under way). Attaching again changes nothing but that."""
+        joining = not self._ownership.is_attached(session_id, client)
         role = self._ownership.attach(session_id, client)
         if not live:
             self._held.add((session_id, client))
+        if joining:
+            for listener in self._on_joined:
+                listener(session_id, client)
         return role
 
     async def went_live(self, session_id: str, client: Client) -> None:
@@ -133,6 +141,9 @@ class Attachments(SessionClients):
 
     def on_left(self, listener: OnLeft) -> None:
         self._on_left.append(listener)
+
+    def on_joined(self, listener: OnJoined) -> None:
+        self._on_joined.append(listener)
 
     def _left(self, session_id: str, client: Client) -> None:
         self._questions.left(session_id, client)  # it may no longer answer
