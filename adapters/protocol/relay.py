@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,8 +42,8 @@ from application.ports.cluster_attachments import ClusterAttachments
 from application.ports.cluster_signals import MAX_PAYLOAD, ClusterSignals, Unsubscribe
 from application.ports.leases import TurnLeases
 from application.ports.update_journal import UpdateJournalStore
-from domain.events import NoticeSeverity, SessionNotice
-from domain.ids import SessionId
+from domain.events import Notice, NoticeSeverity, SessionNotice
+from domain.ids import MessageId, SessionId
 
 if TYPE_CHECKING:
     from adapters.protocol.channels import SessionChannels
@@ -289,11 +290,15 @@ class ClusterRelay:
         that its turn ended with the replica running it."""
         log.warning("session %s: its turn ended with replica(s) %s", session_id, replicas)
         self._journal.follow_on(session_id, await self._store.newest(session_id))
+        text = "The server running this turn stopped; the session is idle again."
         notice = SessionNotice(
             severity=NoticeSeverity.WARNING,
             title="Turn interrupted",
-            description="The server running this turn stopped; the session is idle again.",
+            description=text,
             meta={"reason": "replica_gone", "turn": {"state": TurnPhase.IDLE.value}},
+            fallback=Notice(
+                message_id=MessageId(f"interrupted-{uuid.uuid4().hex}"), text=f"\n\n[{text}]"
+            ),
         )
         await self._channels.emit(SessionId(session_id), notice)
 
