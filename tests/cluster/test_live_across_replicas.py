@@ -16,7 +16,6 @@ import pytest
 
 from tests.cluster.conftest import database_kind
 from tests.cluster.test_cluster import (
-    http,  # noqa: F401  (a fixture)
     new_session,
     open_on_each,
     prompt,
