@@ -74,6 +74,10 @@ class SessionChannels(EventSink):
         room = self._room
         room.on_joined(lambda session_id, _: relay.joined(session_id))
         room.on_left(lambda session_id, _: relay.left(session_id, len(room.peers_of(session_id))))
+        room.followed_elsewhere_by(relay.followed_elsewhere)
+
+    async def nobody_elsewhere(self, session_id: str) -> None:
+        await self._room.nobody_elsewhere(session_id)
 
     async def follow(self, session_id: str) -> TurnState | None:
         """Before a client's replay is read: follow the session's updates numbered on other

@@ -123,6 +123,8 @@ class ClusterRelay:
         self._sender: asyncio.Task[None] | None = None
         self._heart: asyncio.Task[None] | None = None
         self._register = asyncio.Lock()
+        self._owed: dict[str, dict[str, int]] = {}  # per follower: unsignalled newest seqs
+        self._retrying = False
         self._started = False
 
     # -- the life of it --------------------------------------------------------------------
@@ -173,6 +175,10 @@ class ClusterRelay:
         if (route is None or route.inbound is None) and session_id not in self._watching:
             self._watching[session_id] = self._spawn(self._follow(session_id))
 
+    def followed_elsewhere(self, session_id: str) -> bool:
+        route = self.routes.get(session_id)
+        return route is not None and bool(route.targets)
+
     def left(self, session_id: str, clients_left: int) -> None:
         if self._started and clients_left == 0:
             self._spawn(self._unfollow(session_id))
@@ -198,11 +204,12 @@ class ClusterRelay:
             async with self._register:
                 route = self.routes.setdefault(session_id, Route())
                 if route.inbound is None:
-                    await self._journal.flush()
                     head = max(
                         await self._store.newest(session_id),
                         self._journal.last_seq(session_id) or 0,
                     )
+                    # Another replica may have numbered the session since this one did.
+                    self._journal.follow_on(session_id, head)
                     route.inbound = Inbound(last=head)
                     await self._say_attached(session_id, 1)
         except Exception as exc:  # the heartbeat's full read tries again
@@ -248,6 +255,8 @@ class ClusterRelay:
         route = self.routes.get(session_id)
         if route is not None:
             route.targets.discard(replica)
+            if not route.targets:
+                self._spawn(self._channels.nobody_elsewhere(session_id))
             if route.idle():
                 del self.routes[session_id]
 
@@ -324,21 +333,42 @@ class ClusterRelay:
             await self._wake.wait()
             self._wake.clear()
             batch, self._outbox = self._outbox, []
-            by_target: dict[str, list[bytes]] = {}
-            alone = False
+            by_target: dict[str, list[_Entry]] = {}
+            alone = bool(self._owed)
+            for target, owed in self._owed.items():  # numbers alone: read from the journal
+                by_target[target] = [(sid, seq, _json([sid, seq])) for sid, seq in owed.items()]
             for target, session_id, seq, params in batch:
                 entry = _json([session_id, seq, params])
                 if len(entry) > MAX_PAYLOAD - 100:
                     entry, alone = _json([session_id, seq]), True
-                by_target.setdefault(target, []).append(entry)
+                by_target.setdefault(target, []).append((session_id, seq, entry))
             if alone:
-                await self._journal.flush()  # the follower reads those from there
+                try:
+                    await self._journal.flush()  # the follower reads those from there
+                except Exception as exc:
+                    log.warning("journal not flushed before a signal: %s", exc)
+            self._owed = {}
             for target, entries in by_target.items():
-                for payload in _payloads(self._me, entries):
-                    try:
-                        await self._signals.publish(updates_channel(target), payload)
-                    except Exception as exc:  # its next update shows the gap; filled then
-                        log.warning("updates to replica %s not signalled: %s", target, exc)
+                await self._publish(target, entries)
+
+    async def _publish(self, target: str, entries: list["_Entry"]) -> None:
+        for chunk in _chunks(self._me, entries):
+            try:
+                await self._signals.publish(updates_channel(target), chunk.payload)
+            except Exception as exc:
+                # Owed: once signals go through again, the newest number of each session
+                # is sent alone and the follower reads the rest from the journal.
+                log.warning("updates to replica %s not signalled yet: %s", target, exc)
+                owed = self._owed.setdefault(target, {})
+                for session_id, seq in chunk.newest.items():
+                    owed[session_id] = max(owed.get(session_id, 0), seq)
+        if self._owed.get(target) and not self._retrying:
+            self._retrying = True
+            asyncio.get_running_loop().call_later(0.5, self._retry)
+
+    def _retry(self) -> None:
+        self._retrying = False
+        self._wake.set()
 
     # -- receiving -------------------------------------------------------------------------
 
@@ -437,21 +467,32 @@ class ClusterRelay:
         return task
 
 
-def _payloads(sender: str, entries: list[bytes]) -> list[str]:
+_Entry = tuple[str, int, bytes]  # a session, a number, the entry as sent
+
+
+@dataclass(slots=True)
+class _Chunk:
+    payload: str
+    newest: dict[str, int]  # each session's newest number in it
+
+
+def _chunks(sender: str, entries: list[_Entry]) -> list[_Chunk]:
     """The entries in as few notifications as they fit in, in order."""
     head = b'{"r":' + _json(sender) + b',"u":['
-    payloads: list[str] = []
-    chunk: list[bytes] = []
+    chunks: list[_Chunk] = []
+    part: list[bytes] = []
+    newest: dict[str, int] = {}
     size = len(head) + 2
-    for entry in entries:
-        if chunk and size + len(entry) + 1 > MAX_PAYLOAD:
-            payloads.append((head + b",".join(chunk) + b"]}").decode())
-            chunk, size = [], len(head) + 2
-        chunk.append(entry)
+    for session_id, seq, entry in entries:
+        if part and size + len(entry) + 1 > MAX_PAYLOAD:
+            chunks.append(_Chunk((head + b",".join(part) + b"]}").decode(), newest))
+            part, newest, size = [], {}, len(head) + 2
+        part.append(entry)
+        newest[session_id] = max(newest.get(session_id, 0), seq)
         size += len(entry) + 1
-    if chunk:
-        payloads.append((head + b",".join(chunk) + b"]}").decode())
-    return payloads
+    if part:
+        chunks.append(_Chunk((head + b",".join(part) + b"]}").decode(), newest))
+    return chunks
 
 
 def _json(value: object) -> bytes:
