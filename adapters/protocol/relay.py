@@ -65,6 +65,9 @@ class RelayTerms:
     lease_seconds: float = 30.0  # a replica that stops renewing is swept after this
     fill_patience: float = 10.0  # how long a gap is waited for in the journal
     max_queued: int = 50_000  # unsent updates kept while publishing fails (then: gaps)
+    # A follower reads the journal's head once this long after a burst of updates ends:
+    # a lost last notification has no later one to show its gap.
+    tail_check_seconds: float = 1.0
 
     @property
     def renew_seconds(self) -> float:
@@ -78,6 +81,7 @@ class Inbound:
     last: int
     queue: deque[tuple[int, dict[str, Any] | None]] = field(default_factory=deque)
     worker: "asyncio.Task[None] | None" = None
+    tail_check: asyncio.TimerHandle | None = None
 
 
 @dataclass(slots=True)
@@ -411,6 +415,30 @@ class ClusterRelay:
                 self._offer(session_id, inbound, newest, None)
 
     async def _deliver_in_order(self, session_id: str, inbound: Inbound) -> None:
+        if inbound.tail_check is not None:
+            inbound.tail_check.cancel()
+        try:
+            await self._deliver_queued(session_id, inbound)
+        finally:
+            inbound.tail_check = asyncio.get_running_loop().call_later(
+                self._terms.tail_check_seconds,
+                lambda: self._spawn(self._check_tail(session_id, inbound)),
+            )
+
+    async def _check_tail(self, session_id: str, inbound: Inbound) -> None:
+        inbound.tail_check = None
+        route = self.routes.get(session_id)
+        if route is None or route.inbound is not inbound:
+            return  # no longer followed
+        try:
+            newest = await self._store.newest(session_id)
+        except Exception as exc:  # the next update, or a resync, shows the gap
+            log.warning("session %s: journal not readable: %s", session_id, exc)
+            return
+        if newest > inbound.last:
+            self._offer(session_id, inbound, newest, None)
+
+    async def _deliver_queued(self, session_id: str, inbound: Inbound) -> None:
         while inbound.queue:
             seq, params = inbound.queue.popleft()
             if seq <= inbound.last:
