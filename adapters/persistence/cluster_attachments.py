@@ -82,15 +82,10 @@ class SqlAlchemyClusterAttachments(Transactions, ClusterAttachments):
             if not gone:
                 return Swept()
             await db.execute(delete(session_attachments).where(_a.replica_id.in_(gone)))
-            interrupted = tuple(
-                (
-                    await db.execute(
-                        delete(session_leases)
-                        .where(_lease.holder.in_(gone))
-                        .returning(_lease.session_id)
-                    )
-                ).scalars()
+            held = await db.execute(
+                select(_lease.session_id, _lease.holder).where(_lease.holder.in_(gone))
             )
+            interrupted = tuple((row.session_id, row.holder) for row in held)
         return Swept(replicas=gone, interrupted=interrupted)
 
     async def leave(self, replica_id: str) -> None:

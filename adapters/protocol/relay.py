@@ -32,7 +32,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from adapters.protocol.journal import UpdateJournal, seq_of
@@ -286,8 +286,8 @@ class ClusterRelay:
                 swept = await self._registry.sweep(self._now())
                 await self._reload_map()
                 self._drop_unattended()
-                for session_id in swept.interrupted:
-                    await self._interrupted(session_id, swept.replicas)
+                for session_id, holder in swept.interrupted:
+                    await self._interrupted(session_id, holder)
             except Exception as exc:  # the database is away: the next beat tries again
                 log.warning("replica %s: heartbeat failed: %s", self._me, exc)
 
@@ -298,10 +298,25 @@ class ClusterRelay:
             if route.inbound is not None and not attended:
                 self._spawn(self._unfollow(session_id))
 
-    async def _interrupted(self, session_id: str, replicas: tuple[str, ...]) -> None:
+    async def _interrupted(self, session_id: str, holder: str) -> None:
         """Tell every client of the session (through the journal: numbered once, here)
-        that its turn ended with the replica running it."""
-        log.warning("session %s: its turn ended with replica(s) %s", session_id, replicas)
+        that its turn ended with the replica running it. The dead turn's lease is taken
+        first and given up after: no new turn begins before the notice is numbered (one
+        that took the lapsed lease already is not told about)."""
+        sid, lease = SessionId(session_id), self._terms.lease_seconds
+        # Not our own id: a turn of ours that took the lapsed lease must not be taken.
+        sweeper = f"{self._me}/sweeper"
+        moment = self._now()
+        until = moment + timedelta(seconds=lease)
+        if not await self._leases.acquire(sid, sweeper, moment, until, gone=holder):
+            return  # a new turn took it over: that is what its clients see now
+        try:
+            await self._tell_interrupted(session_id, holder)
+        finally:
+            await self._leases.release(sid, sweeper)
+
+    async def _tell_interrupted(self, session_id: str, holder: str) -> None:
+        log.warning("session %s: its turn ended with replica %s", session_id, holder)
         self._journal.follow_on(session_id, await self._store.newest(session_id))
         text = "The server running this turn stopped; the session is idle again."
         notice = SessionNotice(

@@ -10,11 +10,11 @@ from typing import Protocol
 
 @dataclass(frozen=True, slots=True)
 class Swept:
-    """What a sweep removed: replicas whose lease lapsed, and the sessions whose turn
-    lease one of them still held (its turn died with it)."""
+    """What a sweep removed: replicas whose lease lapsed; and the sessions whose turn lease
+    one of them still held (its turn died with it), with that holder."""
 
     replicas: tuple[str, ...] = ()
-    interrupted: tuple[str, ...] = ()
+    interrupted: tuple[tuple[str, str], ...] = ()
 
 
 class ClusterAttachments(Protocol):
@@ -32,8 +32,9 @@ class ClusterAttachments(Protocol):
 
     @abstractmethod
     async def sweep(self, now: datetime) -> Swept:
-        """Remove the replicas whose lease lapsed, their attachments, and their turn
-        leases. A replica's row is removed by one sweeper only: it alone is told."""
+        """Remove the replicas whose lease lapsed and their attachments, and find the turn
+        leases they still hold (left for the caller to take over). A replica's row is
+        removed by one sweeper only: it alone is told."""
 
     @abstractmethod
     async def leave(self, replica_id: str) -> None:
