@@ -4,7 +4,7 @@ are: replicas on several machines need not agree on the time."""
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from adapters.persistence.dialect import insert_or_update
@@ -30,11 +30,17 @@ class SqlAlchemyClusterAttachments(Transactions, ClusterAttachments):
         moment: datetime = (await db.execute(select(func.now()))).scalar_one()
         return moment
 
-    async def renew(self, replica_id: str, now: datetime, seconds: float) -> None:
+    async def renew(self, replica_id: str, now: datetime, seconds: float) -> bool:
         async with self._transaction() as db:
             until = await self._moment(db, now) + timedelta(seconds=seconds)
+            renewed = await db.execute(
+                update(replicas).where(_r.id == replica_id).values(expires_at=until)
+            )
+            if renewed.rowcount:
+                return True
             row = {"id": replica_id, "expires_at": until}
             await db.execute(insert_or_update(db, replicas, row, keys=("id",)))
+            return False
 
     async def attach(self, session_id: str, replica_id: str, clients: int, now: datetime) -> None:
         async with self._transaction() as db:
@@ -68,6 +74,14 @@ class SqlAlchemyClusterAttachments(Transactions, ClusterAttachments):
         for session_id, replica_id in rows:
             found.setdefault(session_id, set()).add(replica_id)
         return found
+
+    async def is_live(self, replica_id: str, now: datetime) -> bool:
+        async with self._transaction(reading=True) as db:
+            moment = await self._moment(db, now)
+            found = await db.scalar(
+                select(_r.id).where(_r.id == replica_id, _r.expires_at > moment)
+            )
+        return found is not None
 
     async def sweep(self, now: datetime) -> Swept:
         async with self._transaction() as db:

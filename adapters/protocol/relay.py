@@ -127,6 +127,7 @@ class ClusterRelay:
         self._sender: asyncio.Task[None] | None = None
         self._heart: asyncio.Task[None] | None = None
         self._register = asyncio.Lock()
+        self._dead_turns: dict[str, str] = {}  # session -> the dead holder of its turn
         self._owed: dict[str, dict[str, int]] = {}  # per follower: unsignalled newest seqs
         self._retrying = False
         self._started = False
@@ -282,12 +283,15 @@ class ClusterRelay:
         while True:
             await asyncio.sleep(self._terms.renew_seconds)
             try:
-                await self._registry.renew(self._me, self._now(), self._terms.lease_seconds)
+                if not await self._registry.renew(self._me, self._now(), self._terms.lease_seconds):
+                    await self._say_followed_again()  # swept while slow: attached again
                 swept = await self._registry.sweep(self._now())
                 await self._reload_map()
                 self._drop_unattended()
-                for session_id, holder in swept.interrupted:
-                    await self._interrupted(session_id, holder)
+                self._dead_turns.update(swept.interrupted)
+                for session_id, holder in list(self._dead_turns.items()):
+                    if await self._interrupted(session_id, holder):
+                        del self._dead_turns[session_id]
             except Exception as exc:  # the database is away: the next beat tries again
                 log.warning("replica %s: heartbeat failed: %s", self._me, exc)
 
@@ -298,22 +302,34 @@ class ClusterRelay:
             if route.inbound is not None and not attended:
                 self._spawn(self._unfollow(session_id))
 
-    async def _interrupted(self, session_id: str, holder: str) -> None:
+    async def _interrupted(self, session_id: str, holder: str) -> bool:
         """Tell every client of the session (through the journal: numbered once, here)
-        that its turn ended with the replica running it. The dead turn's lease is taken
-        first and given up after: no new turn begins before the notice is numbered (one
-        that took the lapsed lease already is not told about)."""
+        that its turn ended with the replica running it, once its lease has lapsed (a
+        replica swept while it was only slow still renews its turns' leases). The lapsed
+        lease is taken first and given up after: no new turn begins before the notice is
+        numbered. True: done with (told, or another holder took the lease meanwhile)."""
         sid, lease = SessionId(session_id), self._terms.lease_seconds
+        if await self._registry.is_live(holder, self._now()):
+            return True  # it was only slow, and beats again: its turn is its own
+        live = await self._leases.live_holder(sid, self._now())
+        if live == holder:
+            return False  # not lapsed yet: the next beat looks again
         # Not our own id: a turn of ours that took the lapsed lease must not be taken.
         sweeper = f"{self._me}/sweeper"
         moment = self._now()
         until = moment + timedelta(seconds=lease)
-        if not await self._leases.acquire(sid, sweeper, moment, until, gone=holder):
-            return  # a new turn took it over: that is what its clients see now
+        if live is not None or not await self._leases.acquire(sid, sweeper, moment, until):
+            return True  # a new turn took it over: that is what its clients see now
         try:
             await self._tell_interrupted(session_id, holder)
         finally:
             await self._leases.release(sid, sweeper)
+        return True
+
+    async def _say_followed_again(self) -> None:
+        for session_id, route in list(self.routes.items()):
+            if route.inbound is not None:
+                await self._say_attached(session_id, 1)
 
     async def _tell_interrupted(self, session_id: str, holder: str) -> None:
         log.warning("session %s: its turn ended with replica %s", session_id, holder)

@@ -19,8 +19,9 @@ class Swept:
 
 class ClusterAttachments(Protocol):
     @abstractmethod
-    async def renew(self, replica_id: str, now: datetime, seconds: float) -> None:
-        """This replica is alive for `seconds` more."""
+    async def renew(self, replica_id: str, now: datetime, seconds: float) -> bool:
+        """This replica is alive for `seconds` more. False: it had no row (first start,
+        or swept as dead while it was only slow): its attachments are gone too."""
 
     @abstractmethod
     async def attach(self, session_id: str, replica_id: str, clients: int, now: datetime) -> None:
@@ -29,6 +30,10 @@ class ClusterAttachments(Protocol):
     @abstractmethod
     async def watchers(self, now: datetime) -> dict[str, set[str]]:
         """Each session's replicas with clients attached, among the live replicas."""
+
+    @abstractmethod
+    async def is_live(self, replica_id: str, now: datetime) -> bool:
+        """Whether the replica's row is there and its lease not lapsed."""
 
     @abstractmethod
     async def sweep(self, now: datetime) -> Swept:
