@@ -128,6 +128,8 @@ class ClusterRelay:
         self._heart: asyncio.Task[None] | None = None
         self._register = asyncio.Lock()
         self._dead_turns: dict[str, str] = {}  # session -> the dead holder of its turn
+        self._unsaid: set[str] = set()  # followed here, not yet said (the database was out)
+        self._said: dict[tuple[str, str], float] = {}  # follows others said lately, when
         self._owed: dict[str, dict[str, int]] = {}  # per follower: unsignalled newest seqs
         self._retrying = False
         self._started = False
@@ -216,8 +218,10 @@ class ClusterRelay:
                     # Another replica may have numbered the session since this one did.
                     self._journal.follow_on(session_id, head)
                     route.inbound = Inbound(last=head)
+                    self._unsaid.add(session_id)
                     await self._say_attached(session_id, 1)
-        except Exception as exc:  # the heartbeat's full read tries again
+                    self._unsaid.discard(session_id)
+        except Exception as exc:  # the next beat says it again
             log.warning("cannot follow session %s across replicas: %s", session_id, exc)
         finally:
             self._watching.pop(session_id, None)
@@ -256,7 +260,9 @@ class ClusterRelay:
             return
         if clients:
             self.routes.setdefault(session_id, Route()).targets.add(replica)
+            self._said[(session_id, replica)] = asyncio.get_running_loop().time()
             return
+        self._said.pop((session_id, replica), None)
         route = self.routes.get(session_id)
         if route is not None:
             route.targets.discard(replica)
@@ -270,6 +276,13 @@ class ClusterRelay:
 
     async def _reload_map(self) -> None:
         watchers = await self._registry.watchers(self._now())
+        # A follow said while the map was being read may be missing from what was read.
+        recent = asyncio.get_running_loop().time() - 2 * self._terms.renew_seconds
+        for (session_id, replica), said_at in list(self._said.items()):
+            if said_at < recent:
+                del self._said[(session_id, replica)]
+            else:
+                watchers.setdefault(session_id, set()).add(replica)
         for session_id, route in list(self.routes.items()):
             route.targets = watchers.pop(session_id, set()) - {self._me}
             if route.idle():
@@ -284,7 +297,8 @@ class ClusterRelay:
             await asyncio.sleep(self._terms.renew_seconds)
             try:
                 if not await self._registry.renew(self._me, self._now(), self._terms.lease_seconds):
-                    await self._say_followed_again()  # swept while slow: attached again
+                    self._unsaid.update(self.routes)  # swept while slow: attached again
+                await self._say_followed_again()
                 swept = await self._registry.sweep(self._now())
                 await self._reload_map()
                 self._drop_unattended()
@@ -327,9 +341,11 @@ class ClusterRelay:
         return True
 
     async def _say_followed_again(self) -> None:
-        for session_id, route in list(self.routes.items()):
-            if route.inbound is not None:
+        for session_id in list(self._unsaid):
+            route = self.routes.get(session_id)
+            if route is not None and route.inbound is not None:
                 await self._say_attached(session_id, 1)
+            self._unsaid.discard(session_id)
 
     async def _tell_interrupted(self, session_id: str, holder: str) -> None:
         log.warning("session %s: its turn ended with replica %s", session_id, holder)
