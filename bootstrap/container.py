@@ -7,7 +7,7 @@ import logging
 from bootstrap.containers.application import Container
 from bootstrap.settings import Settings
 
-__all__ = ["Container", "migrated_container", "release", "start_routing", "warm_model"]
+__all__ = ["Container", "migrated_container", "release", "start_cluster", "warm_model"]
 
 
 def migrated_container(settings: Settings, version: str) -> Container:
@@ -49,11 +49,25 @@ def warm_model(container: Container) -> None:
         resolve()
 
 
+async def start_cluster(container: Container) -> None:
+    """Replicas sharing PostgreSQL follow each other's sessions for their own clients
+    (adapters/protocol/relay.py) and route requests to each other's turns. SQLite's
+    replicas share one machine and no signals: each delivers only the turns it runs and
+    routes nothing (docs/deploy.md)."""
+    from bootstrap.containers.storage import is_postgresql
+
+    if is_postgresql(container.core.settings().database_url):
+        await container.clients.relay().start()
+    await start_routing(container)
+
+
 async def release(container: Container) -> None:
     """Stop what a container started, in order: sessions (their turns, MCP servers), then
     the journal's last updates, then the database pool. Whatever ends a server or a test's
     container ends it this way, so no write is left running against a closed pool."""
     await container.clients.tasks().end_all()  # background tasks: their process trees
     await container.core.registry().close_all()
+    await container.clients.relay().aclose()  # leaves the registry: no lease to wait out
     await container.clients.journal().aclose()
+    await container.storage.signals().close()
     await container.storage.engine().dispose()

@@ -101,7 +101,7 @@ async def _load_agent(
     try:
         dispatcher, container = await asyncio.to_thread(build_agent, settings)
         containers.append(container)
-        await _start_routing(container)
+        await _start_cluster(container)
         # Before any prompt: an import during the first prompts would stall every stream.
         await asyncio.to_thread(_warm_model, container)
     except Exception as exc:
@@ -131,10 +131,10 @@ def revival_once_loaded(
     return revival
 
 
-async def _start_routing(container: Any) -> None:
-    from bootstrap.container import start_routing
+async def _start_cluster(container: Any) -> None:
+    from bootstrap.container import start_cluster  # loaded with the container
 
-    await start_routing(container)
+    await start_cluster(container)
 
 
 def _warm_model(container: Any) -> None:

@@ -348,6 +348,26 @@ rewind_undos = Table(
     Column("files", JSON, nullable=False),
 )
 
+# The replicas alive: each renews its row while it runs (a dead one's lapses).
+replicas = Table(
+    "replicas",
+    metadata,
+    Column("id", short_text(128), primary_key=True),
+    Column("expires_at", UtcDateTime, nullable=False),
+)
+
+# Which replica has clients attached to which session (how many): a turn's updates are
+# signalled to those replicas only. No foreign key: a session is attached before it is
+# stored (session/new), and a row outlives nothing but its replica's lease.
+session_attachments = Table(
+    "session_attachments",
+    metadata,
+    Column("session_id", short_text(64), primary_key=True),
+    Column("replica_id", short_text(128), primary_key=True, index=True),
+    Column("clients", Integer, nullable=False),
+    Column("attached_at", UtcDateTime, nullable=False),
+)
+
 # Indexes that exist on one database only (the ddl_if above), by name: what a schema
 # comparison of the other database leaves out.
 ONLY_ON = {

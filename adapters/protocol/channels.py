@@ -17,7 +17,7 @@ the room's: application.attachments.room).
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from adapters.protocol.journal import seq_of, with_meta
 from adapters.protocol.shaping import for_client
@@ -28,6 +28,9 @@ from application.ports.clients import Client
 from application.ports.event_sink import EventSink
 from domain.events import AgentEvent, ChildEvent
 from domain.ids import SessionId
+
+if TYPE_CHECKING:
+    from adapters.protocol.relay import ClusterRelay, Route
 
 
 class UpdateLog(Protocol):
@@ -44,6 +47,7 @@ class _Feed:
     peer: Client
     buffer: list[dict[str, Any]] | None = None  # not None: attaching, live updates wait here
     told_state: bool = False  # has it had the turn state (on its first update)?
+    elsewhere: TurnState | None = None  # the turn another replica runs, as it attached
 
 
 def turn_meta(state: TurnState) -> dict[str, Any]:
@@ -58,19 +62,49 @@ class SessionChannels(EventSink):
         self._room = room
         self._log = update_log
         self._feeds: dict[tuple[str, Client], _Feed] = {}  # made at a peer's first update
+        # The sessions other replicas follow or this one follows for them (ClusterRelay):
+        # empty unless replicas share PostgreSQL, so a single replica pays one dict miss.
+        self._routes: dict[str, Route] = {}
+        self._relay: ClusterRelay | None = None
         room.on_left(self._left)
 
+    def relay_through(self, relay: "ClusterRelay") -> None:
+        """Updates of sessions followed on other replicas go through `relay` too."""
+        self._relay, self._routes = relay, relay.routes
+        room = self._room
+        room.on_joined(lambda session_id, _: relay.joined(session_id))
+        room.on_left(lambda session_id, _: relay.left(session_id, len(room.peers_of(session_id))))
+        room.followed_elsewhere_by(relay.followed_elsewhere)
+
+    async def nobody_elsewhere(self, session_id: str) -> None:
+        await self._room.nobody_elsewhere(session_id)
+
+    async def follow(self, session_id: str) -> TurnState | None:
+        """Before a client's replay is read: follow the session's updates numbered on other
+        replicas from the journal's head on; the turn another replica runs, if one does."""
+        return None if self._relay is None else await self._relay.watch(session_id)
+
+    def attached_here(self, session_id: str) -> bool:
+        return bool(self._room.peers_of(session_id))
+
     def begin_attach(
-        self, session_id: str, peer: Client, *, tell_state: bool = True
+        self,
+        session_id: str,
+        peer: Client,
+        *,
+        tell_state: bool = True,
+        elsewhere: TurnState | None = None,
     ) -> "Attaching":
         """Attach `peer`, holding its live updates back until `Attaching.go_live`. Without
-        `tell_state` its first update carries no turn state (the caller tells it)."""
+        `tell_state` its first update carries no turn state (the caller tells it);
+        `elsewhere`: the turn another replica runs, told unless one runs here."""
         was_attached = self._room.is_attached(session_id, peer)
         self._room.attach(session_id, peer, live=False)
         feed = self._feed(session_id, peer)
         if feed.buffer is None:
             feed.buffer = []
         feed.told_state = not tell_state  # what it is told next starts its view afresh
+        feed.elsewhere = elsewhere
         return Attaching(self, self._room, session_id, feed, was_attached)
 
     def turn_state(self, session_id: str) -> dict[str, Any]:
@@ -94,6 +128,16 @@ class SessionChannels(EventSink):
         # and these are addressed to another (the child's announcement and end are kept).
         if self._log is not None and not isinstance(event, ChildEvent):
             params = await self._log.record(session_id, params)
+            route = self._routes.get(session_id)
+            if route is not None and self._relay is not None:
+                self._relay.forward(route, session_id, params)
+        await self._fan_out(session_id, params)
+
+    async def deliver_relayed(self, session_id: str, params: dict[str, Any]) -> None:
+        """An update another replica numbered, to the clients attached here."""
+        await self._fan_out(session_id, params)
+
+    async def _fan_out(self, session_id: str, params: dict[str, Any]) -> None:
         sends = []
         for peer in self._room.peers_of(session_id):
             feed = self._feed(session_id, peer)
@@ -113,7 +157,10 @@ class SessionChannels(EventSink):
         params = shaped
         if not feed.told_state:
             feed.told_state = True
-            params = with_meta(params, turn=self.turn_state(session_id))
+            state = self._room.turn_state(session_id)
+            if state.phase is TurnPhase.IDLE and feed.elsewhere is not None:
+                state = feed.elsewhere
+            params = with_meta(params, turn=turn_meta(state))
         await feed.peer.send_notification("session/update", params)
 
 

@@ -116,6 +116,12 @@ class UpdateJournal:
         self._schedule()
         return stamped
 
+    def follow_on(self, session_id: str, seq: int) -> None:
+        """Another replica numbered the session's updates up to `seq`: what this one
+        numbers next comes after it (its own count may be older)."""
+        if self._next.get(session_id, 0) <= seq:
+            self._next[session_id] = seq + 1
+
     def last_seq(self, session_id: str) -> int | None:
         """The newest number given in this process (None: none yet)."""
         seq = self._next.get(session_id)

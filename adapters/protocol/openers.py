@@ -108,9 +108,13 @@ class Openers:
         have it open (raises SessionNotFound). The peer gets the turn state first (unless the
         caller tells it), and its copy of a pending permission request."""
         async with self._room.arriving(session_id):
+            elsewhere = await self._channels.follow(session_id)
             if cwd is not None:
                 await self._uc.resume_session().execute(session_id, cwd)
-        await self._channels.begin_attach(session_id, peer, tell_state=tell_state).go_live()
+        attaching = self._channels.begin_attach(
+            session_id, peer, tell_state=tell_state, elsewhere=elsewhere
+        )
+        await attaching.go_live()
         await self._room.unless_gone(session_id, peer)
         await self._queue_lost(session_id)
         return self._room.role(session_id, peer)
@@ -155,9 +159,12 @@ class Openers:
             after = cursor_of(params)  # `_meta.iac_code.after`
             if after is not None:  # one the journal cannot serve is refused before attaching
                 await missed_after(self._journal, session_id, after)
+            # Followed from the journal's head before the replay is read: what another
+            # replica numbers meanwhile waits in the client's buffer (no gap).
+            elsewhere = await self._channels.follow(session_id)
             result, replay = await read(request, opening)
         # No await since the session was read: what is emitted from now on is not in it.
-        attaching = self._channels.begin_attach(session_id, peer)
+        attaching = self._channels.begin_attach(session_id, peer, elsewhere=elsewhere)
         try:
             if after is not None:  # what it missed instead of the whole history
                 await attaching.send_missed(await missed_after(self._journal, session_id, after))

@@ -28,7 +28,7 @@ from typing import Any
 from application.attachments.arrivals import Arrivals
 from application.attachments.asking import QuestionRelay, Questions
 from application.attachments.detached import DetachedSessions, Schedule, call_later
-from application.attachments.ownership import Ownership, Role
+from application.attachments.ownership import NotAttached, Ownership, Role
 from application.attachments.turn_state import TurnPhase, TurnState
 from application.errors import ApplicationError, AuthRequired, SessionBusy, SessionNotFound
 from application.ports.clients import Client, SessionClients
@@ -40,6 +40,9 @@ Busy = Callable[[str], bool]  # is a prompt running in this session?
 OnLeft = Callable[[str, Client], None]
 # Called when a client goes live on a session (its replay sent).
 OnLive = Callable[[str, Client], None]
+# Called when a client attaches to a session it was not attached to (e.g. to follow the
+# session's turns on other replicas).
+OnJoined = Callable[[str, Client], None]
 
 DEFAULT_DETACHED_TURN_TIMEOUT = 300.0
 _REFUSED = (SessionBusy, AuthRequired, SessionNotFound)  # a prompt never accepted
@@ -67,6 +70,8 @@ class Attachments(SessionClients):
         self._waiting: dict[Client, set[asyncio.Task[Any]]] = {}  # handlers awaiting turns
         self._on_left: list[OnLeft] = []
         self._on_live: list[OnLive] = []
+        self._on_joined: list[OnJoined] = []
+        self._elsewhere: Callable[[str], bool] = lambda _session_id: False
 
     # -- who is attached -----------------------------------------------------------------
 
@@ -95,8 +100,22 @@ class Attachments(SessionClients):
         return self._ownership.role_of(session_id, client) or Role.OBSERVER
 
     def check_may_act(self, session_id: str, client: Client) -> None:
-        """Raises NotAttached when other clients hold the session and this one does not."""
+        """Raises NotAttached when other clients hold the session and this one does not
+        (clients attached on other replicas count)."""
         self._ownership.check_may_act(session_id, client)
+        if not self.is_attached(session_id, client) and self._elsewhere(session_id):
+            raise NotAttached(session_id)
+
+    def followed_elsewhere_by(self, check: Callable[[str], bool]) -> None:
+        """`check(session_id)`: are clients attached to it on other replicas? Such a
+        session is not left alone when its last client here leaves."""
+        self._elsewhere = check
+
+    async def nobody_elsewhere(self, session_id: str) -> None:
+        """The last client attached on another replica left: a running turn nobody here
+        follows either gets the detached clock."""
+        if not self.peers_of(session_id) and self._busy(session_id):
+            await self._left_alone(session_id)
 
     def may_cancel(self, session_id: str, client: Client) -> bool:
         return self._ownership.may_cancel(session_id, client)
@@ -112,9 +131,13 @@ class Attachments(SessionClients):
     def attach(self, session_id: str, client: Client, *, live: bool = True) -> Role:
         """Live at once (a session it just created: nothing to replay), or held until
         `went_live` (its replay under way). Attaching again changes nothing but that."""
+        joining = not self._ownership.is_attached(session_id, client)
         role = self._ownership.attach(session_id, client)
         if not live:
             self._held.add((session_id, client))
+        if joining:
+            for listener in self._on_joined:
+                listener(session_id, client)
         return role
 
     async def went_live(self, session_id: str, client: Client) -> None:
@@ -145,6 +168,8 @@ class Attachments(SessionClients):
 
     def on_live(self, listener: OnLive) -> None:
         self._on_live.append(listener)
+    def on_joined(self, listener: OnJoined) -> None:
+        self._on_joined.append(listener)
 
     def _left(self, session_id: str, client: Client) -> None:
         self._questions.left(session_id, client)  # it may no longer answer
@@ -252,7 +277,10 @@ class Attachments(SessionClients):
         if self._arrivals.under_way(session_id):
             self._arrivals.left(session_id, closed=False)
         elif self._busy(session_id):
-            self._detached.start(session_id)
+            # Followed on another replica: its turn is not left alone (the clock starts
+            # in nobody_elsewhere, once it is).
+            if not self._elsewhere(session_id):
+                self._detached.start(session_id)
         else:
             await self._close(session_id)
 

@@ -8,6 +8,7 @@ from adapters.protocol.channels import SessionChannels
 from adapters.protocol.elicitation import AcpElicitor
 from adapters.protocol.journal import JournalTerms, UpdateJournal
 from adapters.protocol.permissions import AcpPermissionAsker
+from adapters.protocol.relay import ClusterRelay, RelayTerms
 from adapters.workspace.client import AcpWorkspaces
 from application.attachments.room import Attachments
 from application.use_cases.background_tasks import BackgroundTasks
@@ -43,6 +44,19 @@ class Clients(containers.DeclarativeContainer):
         detached_timeout=core.settings.provided.detached_turn_timeout,
     )
     channels = providers.Singleton(SessionChannels, room, update_log=journal)
+    # Updates of sessions followed on other replicas (PostgreSQL; started by the server).
+    relay = providers.Singleton(
+        ClusterRelay,
+        replica_id=core.settings.provided.replica_id,
+        channels=channels,
+        journal=journal,
+        store=storage.journal_store,
+        registry=storage.cluster_attachments,
+        signals=storage.signals,
+        leases=storage.leases,
+        now=core.now,
+        terms=providers.Singleton(RelayTerms, lease_seconds=core.settings.provided.lease_seconds),
+    )
     permissions = providers.Singleton(AcpPermissionAsker, room)
     # Questions for the user (ACP elicitation), to the clients that advertised it.
     elicitor = providers.Singleton(AcpElicitor, room)

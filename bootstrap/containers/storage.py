@@ -7,6 +7,7 @@ from dependency_injector import containers, providers
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from adapters.local_signals import LocalSignals
+from adapters.persistence.cluster_attachments import SqlAlchemyClusterAttachments
 from adapters.persistence.engine import backend, make_engine
 from adapters.persistence.journal_store import (
     SqlAlchemyConnectionRecords,
@@ -76,4 +77,11 @@ class Storage(containers.DeclarativeContainer):
     journal_store = providers.Singleton(SqlAlchemyUpdateJournalStore, engine, reader=reader)
     connection_records = providers.Singleton(
         SqlAlchemyConnectionRecords, engine, now=core.now, reader=reader
+    )
+    # Which replica has clients attached to which session, and which replicas live.
+    cluster_attachments = providers.Singleton(
+        SqlAlchemyClusterAttachments,
+        engine,
+        reader=reader,
+        database_clock=providers.Callable(is_postgresql, core.settings.provided.database_url),
     )

@@ -3,7 +3,7 @@ turn, and its outcome) and asked questions (a permission request pending on the 
 replica, which every replica shows its own clients)
 
 Revision ID: 0015
-Revises: 0013
+Revises: 0014
 Create Date: 2026-12-05
 """
 
@@ -15,7 +15,7 @@ from alembic import op
 from adapters.persistence.tables import short_text
 
 revision: str = "0015"
-down_revision: str | None = "0013"
+down_revision: str | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

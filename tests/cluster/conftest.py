@@ -3,9 +3,10 @@ skipped, saying why, only when that fails, and never in CI) and the replicas' sh
 
 import importlib.util
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.support.cluster import ensure_nginx, postgres_database, sqlite_url
@@ -42,3 +43,10 @@ def database_url(tmp_path: Path) -> Iterator[str]:
     assert admin_url, "IAC_CODE_CLUSTER_DATABASE=postgres needs IAC_CODE_TEST_POSTGRES_URL"
     with postgres_database(admin_url) as url:
         yield url
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=50)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+        yield client

@@ -6,7 +6,7 @@ Every request goes through nginx with the bearer token, as a deployment's client
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,13 +41,6 @@ def cluster(nginx: str, tmp_path: Path, database_url: str) -> Iterator[Cluster]:
     env = {"IAC_CODE_LEASE_SECONDS": str(LEASE_SECONDS), "IAC_CODE_DEMO_PACE": "25"}
     with running_cluster(nginx, tmp_path, database_url, replicas=2, env=env) as running:
         yield running
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=50)
-    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
-        yield client
 
 
 @dataclass

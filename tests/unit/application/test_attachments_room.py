@@ -419,3 +419,30 @@ async def test_a_deleted_session_forgets_its_clients_and_its_clock(
     assert timers.live() == [42.0]
     room.forget("t")
     assert timers.live() == []
+
+
+# -- clients attached on other replicas (issue 32) ---------------------------------------
+
+
+async def test_clients_attached_on_another_replica_count_as_attached(
+    room: Attachments, sessions: FakeSessions, timers: ManualTimers
+) -> None:
+    a, stranger = clients("a", "stranger")
+    elsewhere = {SID}
+    room.followed_elsewhere_by(lambda session_id: session_id in elsewhere)
+    joined: list[str] = []
+    room.on_joined(lambda session_id, client: joined.append(f"{session_id}:{client.name}"))
+    with pytest.raises(NotAttached):  # nobody here, but held elsewhere: load it first
+        room.check_may_act(SID, stranger)
+    room.check_may_act("free", stranger)
+    room.attach(SID, a)
+    room.attach(SID, a)  # attaching again is no new arrival
+    assert joined == [f"{SID}:a"]
+    room.check_may_act(SID, a)
+
+    sessions.running.add(SID)
+    await room.client_gone(a)
+    assert timers.live() == []  # followed elsewhere: the turn is not left alone
+    elsewhere.clear()
+    await room.nobody_elsewhere(SID)
+    assert timers.live() == [42.0]  # now it is
