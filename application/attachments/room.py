@@ -168,6 +168,7 @@ class Attachments(SessionClients):
 
     def on_live(self, listener: OnLive) -> None:
         self._on_live.append(listener)
+
     def on_joined(self, listener: OnJoined) -> None:
         self._on_joined.append(listener)
 
