@@ -1,0 +1,101 @@
+// The page's one ACP connection: the official SDK's ClientApp over a WebSocket to /acp of
+// the server that served the page. Browsers cannot set Authorization on a WebSocket, so
+// the token travels as a subprotocol, "iac-code.bearer.<base64url(utf8(token))>", next to
+// "acp" (the protocol the server selects). It reconnects by itself; see App.reconnected.
+import { client, type ClientContext, type RequestPermissionRequest, type RequestPermissionResponse } from "@agentclientprotocol/sdk";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+
+export type Notification = { method: string; params: any };
+
+export interface LinkEvents {
+  // Every notification from the agent (session/update and extensions), as it arrived.
+  notify(message: Notification): void;
+  // A permission request; resolves with the answer. `signal` aborts when it is withdrawn.
+  permission(request: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>;
+  opened(agent: ClientContext): Promise<void>;
+  closed(everOpened: boolean): void;
+}
+
+export const SUBPROTOCOL = "acp";
+const BEARER_PREFIX = "iac-code.bearer.";
+
+export function bearerSubprotocol(token: string): string {
+  const bytes = new TextEncoder().encode(token);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return BEARER_PREFIX + btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export function socketUrl(): string {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${location.host}/acp`;
+}
+
+// True when the server takes `token` (or needs none): the transport answers a plain GET
+// /acp with 401 only for a missing or wrong token.
+export async function tokenAccepted(token: string | null): Promise<boolean> {
+  const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
+  const response = await fetch("/acp", { headers, cache: "no-store" });
+  return response.status !== 401;
+}
+
+export class Link {
+  private attempt = 0;
+  private stopped = false;
+  agent: ClientContext | null = null;
+
+  constructor(private readonly token: string | null, private readonly events: LinkEvents) {}
+
+  start(): void {
+    void this.open();
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async open(): Promise<void> {
+    const protocols = this.token ? [SUBPROTOCOL, bearerSubprotocol(this.token)] : [SUBPROTOCOL];
+    const stream = createWebSocketStream(socketUrl(), { protocols });
+    const events = this.events;
+    // session/update carries kinds the SDK's schema does not know (notices, sub-agents,
+    // compactions): the page reads every notification itself, before the SDK.
+    const readable = stream.readable.pipeThrough(
+      new TransformStream({
+        transform(message: any, controller) {
+          if (message && typeof message.method === "string" && !("id" in message) && message.method !== "$/cancel_request") {
+            events.notify({ method: message.method, params: message.params });
+          } else {
+            controller.enqueue(message);
+          }
+        },
+      }),
+    );
+    const app = client({ name: "iac-code-web" }).onRequest("session/request_permission", (ctx) =>
+      events.permission(ctx.params, ctx.signal),
+    );
+    const connection = app.connect({ readable, writable: stream.writable });
+    let everOpened = false;
+    try {
+      await connection.agent.request("initialize", {
+        protocolVersion: 1,
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientInfo: { name: "iac-code-web", version: "0.1.0" },
+      });
+      everOpened = true;
+      this.attempt = 0;
+      this.agent = connection.agent;
+      await events.opened(connection.agent);
+    } catch (error) {
+      console.warn("connection failed", error);
+      connection.close();
+    }
+    await connection.closed;
+    this.agent = null;
+    if (this.stopped) return;
+    events.closed(everOpened);
+    this.attempt += 1;
+    const wait = Math.min(5000, 250 * 2 ** Math.min(this.attempt, 5));
+    setTimeout(() => void this.open(), wait);
+  }
+}

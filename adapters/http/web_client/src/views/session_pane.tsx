@@ -1,0 +1,317 @@
+import { memo } from "preact/compat";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import type { Controller } from "../app";
+import { loadRemoteImage, renderMarkdown } from "../markdown";
+import { type Entry, type Permission, type SessionView, type ToolCall, unifiedDiff } from "../state";
+
+export function SessionPane({ controller: c, view }: { controller: Controller; view: SessionView }) {
+  const permissions = c.permissions.filter((p) => p.sessionId === view.sessionId);
+  return (
+    <main class="session" aria-labelledby="session-title">
+      <SessionHeader controller={c} view={view} />
+      {c.error && <p class="error" role="alert">{c.error}</p>}
+      <Conversation view={view} entries={view.entries} rev={view.rev} />
+      {permissions.map((p) => (
+        <PermissionCard key={p.id} permission={p} />
+      ))}
+      <PromptBox controller={c} view={view} />
+    </main>
+  );
+}
+
+function SessionHeader({ controller: c, view }: { controller: Controller; view: SessionView }) {
+  const [renaming, setRenaming] = useState(false);
+  const [title, setTitle] = useState("");
+  const usage = view.usage;
+  return (
+    <header class="session-header">
+      <div class="title-row">
+        {renaming ? (
+          <form
+            onSubmit={(event) => {
+              event.preventDefault();
+              setRenaming(false);
+              void c.rename(title);
+            }}
+          >
+            <label for="rename" class="visually-hidden">New title</label>
+            <input id="rename" value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
+            <button type="submit">Save</button>
+          </form>
+        ) : (
+          <h2 id="session-title">{view.title || "Untitled session"}</h2>
+        )}
+        <span class="role">{view.role === "controller" ? "You control this session" : view.role === "observer" ? "Observing: another client controls" : ""}</span>
+      </div>
+      <p class="cwd">{view.cwd}</p>
+      <div class="controls">
+        {view.modes.length > 0 && (
+          <label>
+            Mode
+            <select value={view.currentMode} onChange={(e) => void c.setMode(e.currentTarget.value)}>
+              {view.modes.map((m) => (
+                <option key={m.id} value={m.id}>{m.name}</option>
+              ))}
+            </select>
+          </label>
+        )}
+        {view.configOptions
+          .filter((o) => o.category !== "mode")
+          .map((option) => (
+            <label key={option.id}>
+              {option.name}
+              <select value={option.currentValue} onChange={(e) => void c.setOption(option.id, e.currentTarget.value)}>
+                {option.options.map((o) => (
+                  <option key={o.value} value={o.value}>{o.name}</option>
+                ))}
+              </select>
+            </label>
+          ))}
+        {usage?.size ? (
+          <span class="usage">
+            <meter min={0} max={usage.size} value={usage.used ?? 0} aria-label="Context used" />
+            {`${Math.round(((usage.used ?? 0) / usage.size) * 100)}% context`}
+            {usage.cost ? ` · ${usage.cost.amount.toFixed(4)} ${usage.cost.currency}` : ""}
+          </span>
+        ) : null}
+      </div>
+      <div class="actions">
+        <button type="button" onClick={() => { setTitle(view.title ?? ""); setRenaming(true); }}>Rename</button>
+        <button type="button" onClick={() => void c.fork()}>Fork</button>
+        <button type="button" onClick={() => void c.close()}>Close</button>
+        <button
+          type="button"
+          class="danger"
+          onClick={() => {
+            if (confirm("Delete this session and its history?")) void c.remove();
+          }}
+        >
+          Delete
+        </button>
+      </div>
+    </header>
+  );
+}
+
+function Conversation({ view, entries }: { view: SessionView; entries: Entry[]; rev: number }) {
+  const scroller = useRef<HTMLElement>(null);
+  const pinned = useRef(true);
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el && pinned.current) el.scrollTop = el.scrollHeight;
+  });
+  return (
+    <section
+      class="conversation"
+      aria-label="Conversation"
+      aria-busy={view.running ? "true" : "false"}
+      ref={scroller}
+      tabIndex={0}
+      onScroll={(e) => {
+        const el = e.currentTarget;
+        pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+      }}
+      onClick={(e) => {
+        const target = e.target as HTMLElement;
+        if (target instanceof HTMLButtonElement && target.classList.contains("remote-image")) loadRemoteImage(target);
+      }}
+    >
+      {entries.length === 0 && <p class="hint">Nothing said yet.</p>}
+      {entries.map((entry) => (
+        <EntryView key={entry.key} entry={entry} text={"text" in entry ? entry.text : ""} call={entry.kind === "tool" ? entry.call : undefined} />
+      ))}
+    </section>
+  );
+}
+
+const EntryView = memo(function EntryView({ entry, text, call }: { entry: Entry; text: string; call?: ToolCall }) {
+  switch (entry.kind) {
+    case "user":
+      return (
+        <article class="message user" aria-label="You">
+          <p class="who">You</p>
+          <div class="text">{text}</div>
+        </article>
+      );
+    case "agent":
+      return (
+        <article class="message agent" aria-label="Agent">
+          <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(text) }} />
+        </article>
+      );
+    case "thought":
+      return (
+        <details class="thought">
+          <summary>Thinking</summary>
+          <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(text) }} />
+        </details>
+      );
+    case "tool":
+      return <ToolCallView call={call!} />;
+    case "plan":
+      return (
+        <section class="plan" aria-label="Plan">
+          <h3>Plan</h3>
+          <ol>
+            {entry.entries.map((p, i) => (
+              <li key={i} class={`plan-${p.status}`}>
+                <span class="status">{p.status.replace("_", " ")}</span> {p.content}
+              </li>
+            ))}
+          </ol>
+        </section>
+      );
+    case "notice":
+      return <p class={`notice ${entry.level}`}>{entry.text}</p>;
+  }
+});
+
+function ToolCallView({ call }: { call: ToolCall }) {
+  return (
+    <section class={`tool ${call.status ?? "pending"}`} aria-label={`Tool call: ${call.title}`}>
+      <header>
+        <span class="tool-title">{call.title}</span>
+        <span class="tool-status">{call.status ?? "pending"}</span>
+      </header>
+      {call.locations.length > 0 && (
+        <ul class="locations">
+          {call.locations.map((l, i) => (
+            <li key={i}>{l.path}{l.line ? `:${l.line}` : ""}</li>
+          ))}
+        </ul>
+      )}
+      {call.content.map((content, i) => (
+        <ToolContent key={i} content={content} />
+      ))}
+    </section>
+  );
+}
+
+function ToolContent({ content }: { content: any }) {
+  if (content?.type === "diff") {
+    const lines = unifiedDiff(content.oldText ?? "", content.newText ?? "");
+    return (
+      <figure class="diff">
+        <figcaption>{content.oldText == null ? "New file " : "Changes to "}{content.path}</figcaption>
+        <pre aria-label={`Diff of ${content.path}`}>
+          {lines.map((line, i) => (
+            <span key={i} class={line.sign === "+" ? "add" : line.sign === "-" ? "del" : "ctx"}>
+              {line.sign}{line.text}{"\n"}
+            </span>
+          ))}
+        </pre>
+      </figure>
+    );
+  }
+  if (content?.type === "terminal") return <p class="terminal">Terminal {content.terminalId}</p>;
+  if (content?.type === "content" && content.content?.type === "text") {
+    return <pre class="tool-output">{content.content.text}</pre>;
+  }
+  return null;
+}
+
+function PermissionCard({ permission }: { permission: Permission }) {
+  const call = permission.toolCall ?? {};
+  return (
+    <section class="permission" role="dialog" aria-labelledby={`perm-${permission.id}`}>
+      <h3 id={`perm-${permission.id}`}>Permission: {call.title ?? "a tool"}</h3>
+      {call.rawInput !== undefined && <pre class="tool-input">{JSON.stringify(call.rawInput, null, 2)}</pre>}
+      <div class="options">
+        {permission.options.map((option) => (
+          <button
+            key={option.optionId}
+            type="button"
+            class={option.kind.startsWith("allow") ? "allow" : "reject"}
+            onClick={() => permission.answer(option.optionId)}
+          >
+            {option.name}
+          </button>
+        ))}
+      </div>
+    </section>
+  );
+}
+
+function PromptBox({ controller: c, view }: { controller: Controller; view: SessionView }) {
+  const [text, setText] = useState("");
+  const [picked, setPicked] = useState(0);
+  const slash = /^\/(\S*)$/.exec(text);
+  const matches = slash ? view.commands.filter((cmd) => cmd.name.startsWith(slash[1])).slice(0, 8) : [];
+  const active = matches[Math.min(picked, Math.max(0, matches.length - 1))];
+  const hintFor = /^\/(\S+)\s/.exec(text);
+  const hint = hintFor ? view.commands.find((cmd) => cmd.name === hintFor[1])?.hint : undefined;
+  const send = () => {
+    const value = text.trim();
+    if (!value || view.running) return;
+    setText("");
+    void c.prompt(value);
+  };
+  const choose = (name: string) => {
+    setText(`/${name} `);
+    setPicked(0);
+  };
+  return (
+    <form
+      class="prompt"
+      onSubmit={(event) => {
+        event.preventDefault();
+        send();
+      }}
+    >
+      {matches.length > 0 && (
+        <ul class="commands" role="listbox" id="command-list" aria-label="Slash commands">
+          {matches.map((cmd) => (
+            <li
+              key={cmd.name}
+              id={`cmd-${cmd.name}`}
+              role="option"
+              aria-selected={cmd === active ? "true" : "false"}
+              onMouseDown={(e) => {
+                e.preventDefault();
+                choose(cmd.name);
+              }}
+            >
+              <strong>/{cmd.name}</strong> {cmd.description}
+              {cmd.hint ? <em> {cmd.hint}</em> : null}
+            </li>
+          ))}
+        </ul>
+      )}
+      <label for="prompt" class="visually-hidden">Prompt</label>
+      <textarea
+        id="prompt"
+        rows={2}
+        value={text}
+        placeholder={hint ?? "Ask, or type / for commands"}
+        aria-autocomplete="list"
+        aria-controls={matches.length ? "command-list" : undefined}
+        aria-activedescendant={active ? `cmd-${active.name}` : undefined}
+        onInput={(e) => {
+          setText(e.currentTarget.value);
+          setPicked(0);
+        }}
+        onKeyDown={(e) => {
+          if (matches.length && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+            e.preventDefault();
+            setPicked((picked + (e.key === "ArrowDown" ? 1 : matches.length - 1)) % matches.length);
+          } else if (matches.length && active && (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey))) {
+            e.preventDefault();
+            choose(active.name);
+          } else if (e.key === "Enter" && !e.shiftKey) {
+            e.preventDefault();
+            send();
+          } else if (e.key === "Escape" && view.running) {
+            void c.cancel();
+          }
+        }}
+      />
+      {hint && <p class="hint" id="command-hint">{`/${hintFor![1]} ${hint}`}</p>}
+      <div class="prompt-actions">
+        {view.running ? (
+          <button type="button" class="cancel" onClick={() => void c.cancel()}>Cancel</button>
+        ) : null}
+        <button type="submit" disabled={view.running}>Send</button>
+      </div>
+    </form>
+  );
+}
