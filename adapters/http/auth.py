@@ -6,6 +6,7 @@ padding>"]`. The server then selects `acp`, never the token's entry (it is not e
 
 import base64
 import binascii
+import re
 import secrets
 from collections.abc import Callable, Iterable
 
@@ -17,6 +18,7 @@ UNAUTHORIZED = "missing or wrong bearer token (Authorization: Bearer <token>)"
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="iac-code"'}
 ACP_SUBPROTOCOL = "acp"
 BEARER_SUBPROTOCOL_PREFIX = "iac-code.bearer."
+BASE64URL_NOPAD = re.compile(r"[A-Za-z0-9_-]*")
 
 
 def bearer_guard(token: str | None) -> Callable[[Request], None]:
@@ -57,9 +59,11 @@ def subprotocol_token(subprotocol: str) -> bytes | None:
     if not subprotocol.startswith(BEARER_SUBPROTOCOL_PREFIX):
         return None
     encoded = subprotocol.removeprefix(BEARER_SUBPROTOCOL_PREFIX)
+    if not BASE64URL_NOPAD.fullmatch(encoded):
+        return None
     try:
         return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
-    except (binascii.Error, ValueError):
+    except (binascii.Error, ValueError):  # a length no encoding gives (4n + 1)
         return None
 
 
