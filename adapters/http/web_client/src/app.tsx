@@ -104,8 +104,15 @@ export class Controller {
     if (message.method !== "session/update") return;
     const view = this.view;
     if (!view || message.params?.sessionId !== view.sessionId) return;
+    const title = view.title;
     view.apply(message.params);
+    if (view.title !== title) this.retitled(view);
     this.redraw();
+  }
+
+  // The list shows the new title without asking the server again.
+  private retitled(view: SessionView): void {
+    this.sessions = this.sessions.map((s) => (s.sessionId === view.sessionId ? { ...s, title: view.title } : s));
   }
 
   private askPermission(request: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse> {
@@ -237,7 +244,7 @@ export class Controller {
       const view = this.view!;
       const result: any = await agent.request("_iac_code/session/rename", { sessionId: view.sessionId, title });
       view.title = result?.title ?? title;
-      await this.refreshList();
+      this.retitled(view);
     });
   }
 

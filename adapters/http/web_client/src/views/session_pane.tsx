@@ -46,26 +46,30 @@ function SessionHeader({ controller: c, view }: { controller: Controller; view: 
       <p class="cwd">{view.cwd}</p>
       <div class="controls">
         {view.modes.length > 0 && (
-          <label>
-            Mode
-            <select value={view.currentMode} onChange={(e) => void c.setMode(e.currentTarget.value)}>
+          <span class="control">
+            <label for="mode">Mode</label>
+            <select id="mode" value={view.currentMode} onChange={(e) => void c.setMode(e.currentTarget.value)}>
               {view.modes.map((m) => (
                 <option key={m.id} value={m.id}>{m.name}</option>
               ))}
             </select>
-          </label>
+          </span>
         )}
         {view.configOptions
           .filter((o) => o.category !== "mode")
           .map((option) => (
-            <label key={option.id}>
-              {option.name}
-              <select value={option.currentValue} onChange={(e) => void c.setOption(option.id, e.currentTarget.value)}>
+            <span class="control" key={option.id}>
+              <label for={`option-${option.id}`}>{option.name}</label>
+              <select
+                id={`option-${option.id}`}
+                value={option.currentValue}
+                onChange={(e) => void c.setOption(option.id, e.currentTarget.value)}
+              >
                 {option.options.map((o) => (
                   <option key={o.value} value={o.value}>{o.name}</option>
                 ))}
               </select>
-            </label>
+            </span>
           ))}
         {usage?.size ? (
           <span class="usage">
