@@ -24,7 +24,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 WEB_CLIENT = Path(__file__).resolve().parents[2] / "adapters" / "http" / "web_client"
 TOKEN = "browser-token-0123456789"
 
-pytestmark = [
+# Each test module's pytestmark (a conftest's own is not applied to tests).
+BROWSER_TESTS = [
     pytest.mark.e2e,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (CI installs it)"),
 ]

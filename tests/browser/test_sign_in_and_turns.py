@@ -6,6 +6,7 @@ from pathlib import Path
 from playwright.async_api import Page, expect
 
 from tests.browser.conftest import (
+    BROWSER_TESTS,
     TOKEN,
     Server,
     conversation,
@@ -15,6 +16,8 @@ from tests.browser.conftest import (
     signed_in,
     start_session,
 )
+
+pytestmark = BROWSER_TESTS
 
 # Counts the distinct texts the agent's last message had while it streamed.
 WATCH_STREAM = """() => {

@@ -96,7 +96,10 @@ export class Controller {
     this.redraw();
     await this.refreshList();
     if (this.view) await this.reattach(this.view);
-    if (again) this.status = "Reconnected.";
+    if (again) {
+      this.status = "Reconnected.";
+      this.error = ""; // what failed with the lost connection (a prompt's answer) is moot
+    }
     this.redraw();
   }
 
