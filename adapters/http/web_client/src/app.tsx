@@ -39,6 +39,7 @@ export class Controller {
   permissions: Permission[] = [];
   status = "";
   error = "";
+  showList = false; // on a narrow screen, the list over an open session
   private permissionIds = 0;
   private everConnected = false;
 
@@ -161,6 +162,7 @@ export class Controller {
   }
 
   async open(info: SessionInfo): Promise<void> {
+    this.showList = false;
     await this.act(async (agent) => {
       if (this.view && this.view.sessionId !== info.sessionId) await this.detach(agent, this.view);
       const view = new SessionView(info.sessionId);
@@ -312,9 +314,22 @@ export function App() {
   if (c.phase === "checking") return <p class="splash">Connecting…</p>;
   if (c.phase === "signin") return <SignIn error={c.signInError} onSignIn={(token) => c.signIn(token)} />;
   return (
-    <div class={`layout ${c.view ? "has-session" : ""}`}>
+    <div class={`layout ${c.view ? "has-session" : ""} ${c.showList ? "show-list" : ""}`}>
       <header class="topbar">
         <h1>iac-code</h1>
+        {c.view && (
+          <button
+            type="button"
+            class="narrow-only"
+            aria-expanded={c.showList ? "true" : "false"}
+            onClick={() => {
+              c.showList = !c.showList;
+              c.redraw();
+            }}
+          >
+            Sessions
+          </button>
+        )}
         <p class={`connection ${c.phase}`} role="status" aria-live="polite">
           {c.phase === "open" ? c.status || "Connected" : c.phase === "connecting" ? "Connecting…" : c.status}
         </p>

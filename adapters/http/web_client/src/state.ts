@@ -209,11 +209,13 @@ export function unifiedDiff(oldText: string, newText: string): { sign: " " | "+"
       lines.push({ sign: " ", text: a[i] });
       i++;
       j++;
-    } else if (j < m && (i >= n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-      lines.push({ sign: "+", text: b[j++] });
+    } else if (i < n && (j >= m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+      lines.push({ sign: "-", text: a[i++] }); // what goes before what comes
     } else {
-      lines.push({ sign: "-", text: a[i++] });
+      lines.push({ sign: "+", text: b[j++] });
     }
   }
+  const last = lines[lines.length - 1];
+  if (last && last.sign === " " && last.text === "") lines.pop(); // both ended with a newline
   return lines;
 }

@@ -22,9 +22,10 @@ export function SessionPane({ controller: c, view }: { controller: Controller; v
 function SessionHeader({ controller: c, view }: { controller: Controller; view: SessionView }) {
   const [renaming, setRenaming] = useState(false);
   const [title, setTitle] = useState("");
+  const [open, setOpen] = useState(false);
   const usage = view.usage;
   return (
-    <header class="session-header">
+    <header class={`session-header ${open ? "open" : ""}`}>
       <div class="title-row">
         {renaming ? (
           <form
@@ -41,8 +42,12 @@ function SessionHeader({ controller: c, view }: { controller: Controller; view: 
         ) : (
           <h2 id="session-title">{view.title || "Untitled session"}</h2>
         )}
+        <button type="button" class="narrow-only" aria-expanded={open ? "true" : "false"} aria-controls="session-settings" onClick={() => setOpen(!open)}>
+          Settings
+        </button>
         <span class="role">{view.role === "controller" ? "You control this session" : view.role === "observer" ? "Observing: another client controls" : ""}</span>
       </div>
+      <div id="session-settings" class="settings">
       <p class="cwd">{view.cwd}</p>
       <div class="controls">
         {view.modes.length > 0 && (
@@ -92,6 +97,7 @@ function SessionHeader({ controller: c, view }: { controller: Controller; view: 
         >
           Delete
         </button>
+      </div>
       </div>
     </header>
   );
