@@ -82,7 +82,7 @@ export class Controller {
         this.status = "Connection lost; reconnecting…";
         for (const permission of this.permissions) permission.answer(null);
         this.permissions = [];
-        if (this.view) this.view.running = false;
+        if (this.view) this.view.pending = 0;
         this.redraw();
       },
     });
@@ -207,7 +207,7 @@ export class Controller {
   async prompt(text: string): Promise<void> {
     const view = this.view;
     if (!view || !this.agent) return;
-    view.running = true;
+    view.pending += 1;
     view.said(text); // the agent echoes a prompt to the other attached clients only
     this.redraw();
     try {
@@ -219,9 +219,42 @@ export class Controller {
     } catch (error) {
       if (this.phase === "open") this.error = describe(error);
     } finally {
-      view.running = false;
+      view.pending = Math.max(0, view.pending - 1);
       this.redraw();
     }
+  }
+
+  // Said while the agent works: joins the running turn at its next safe point.
+  async steer(text: string): Promise<void> {
+    await this.act(async (agent) => {
+      const view = this.view!; // its user_message_chunk comes back to every client, this one too
+      const result: any = await agent.request("_session/steering", {
+        sessionId: view.sessionId,
+        prompt: [{ type: "text", text }],
+      });
+      if (result?.outcome === "failed") this.status = `Not delivered: ${result.reason ?? "the turn ended"}`;
+    });
+  }
+
+  async rewind(messageId: string): Promise<void> {
+    await this.act(async (agent) => {
+      const view = this.view!;
+      const result: any = await agent.request("_iac_code/session/rewind", {
+        sessionId: view.sessionId,
+        toMessageId: messageId,
+        files: "keep",
+      });
+      view.undoToken = result?.undoToken ?? null;
+    });
+  }
+
+  async undoRewind(): Promise<void> {
+    await this.act(async (agent) => {
+      const view = this.view!;
+      const undoToken = view.undoToken;
+      view.undoToken = null;
+      await agent.request("_iac_code/session/rewind_undo", { sessionId: view.sessionId, undoToken });
+    });
   }
 
   async cancel(): Promise<void> {

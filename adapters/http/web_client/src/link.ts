@@ -79,7 +79,12 @@ export class Link {
     try {
       await connection.agent.request("initialize", {
         protocolVersion: 1,
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientCapabilities: {
+          fs: { readTextFile: false, writeTextFile: false },
+          terminal: false,
+          // A prompt sent while a turn runs waits in the session's queue (docs/protocol.md).
+          _meta: { iac_code: { promptQueueing: true } },
+        },
         clientInfo: { name: "iac-code-web", version: "0.1.0" },
       });
       everOpened = true;

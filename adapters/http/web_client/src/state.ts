@@ -43,14 +43,22 @@ export class SessionView {
   usage: { used?: number; size?: number; cost?: { amount: number; currency: string } } | null = null;
   role = "";
   turn = "idle";
-  running = false;
-  queue: unknown[] = [];
+  pending = 0; // this tab's prompts not yet answered (queued ones included)
+  queue: { id: string; preview: string; queuedBy?: string }[] = [];
+  steeringWaiting = 0;
+  undoToken: string | null = null;
   lastSeq = 0;
   rev = 0;
   private tools = new Map<string, Entry & { kind: "tool" }>();
   private counter = 0;
 
   constructor(readonly sessionId: string) {}
+
+  // This tab's turn (the wire tells an attaching client the turn's state once, and no end of
+  // another client's turn: those show as their updates arrive).
+  get running(): boolean {
+    return this.pending > 0;
+  }
 
   apply(params: any): void {
     const update = params?.update;
@@ -94,10 +102,14 @@ export class SessionView {
       case "usage_update":
         this.usage = { used: update.used, size: update.size, cost: update.cost ?? undefined };
         break;
-      case "session_info_update":
+      case "session_info_update": {
+        const ours = update._meta?.iac_code ?? {};
         if (update.title !== undefined) this.title = update.title;
-        if (update._meta?.iac_code?.queue) this.queue = update._meta.iac_code.queue;
+        if (Array.isArray(ours.queue)) this.queue = ours.queue;
+        if (typeof ours.steering?.waiting === "number") this.steeringWaiting = ours.steering.waiting;
+        if (ours.rewound?.toMessageId) this.cutFrom(ours.rewound.toMessageId);
         break;
+      }
       case "notice":
         this.entries.push({ kind: "notice", key: this.key(), text: String(update.message ?? update.text ?? ""), level: String(update.level ?? "info") });
         break;
@@ -129,6 +141,13 @@ export class SessionView {
   private key(): string {
     this.counter += 1;
     return `e${this.counter}`;
+  }
+
+  // A rewind: the transcript from that prompt on (included) is gone.
+  private cutFrom(messageId: string): void {
+    const at = this.entries.findIndex((e) => e.kind === "user" && e.messageId === messageId);
+    if (at < 0) return;
+    for (const gone of this.entries.splice(at)) if (gone.kind === "tool") this.tools.delete(gone.call.toolCallId);
   }
 
   private appendText(kind: "user" | "agent" | "thought", content: any, messageId?: string): void {

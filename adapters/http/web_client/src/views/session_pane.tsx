@@ -10,7 +10,13 @@ export function SessionPane({ controller: c, view }: { controller: Controller; v
     <main class="session" aria-labelledby="session-title">
       <SessionHeader controller={c} view={view} />
       {c.error && <p class="error" role="alert">{c.error}</p>}
-      <Conversation view={view} entries={view.entries} rev={view.rev} />
+      <Conversation view={view} entries={view.entries} rev={view.rev} onRewind={(id) => void c.rewind(id)} />
+      {view.undoToken && (
+        <p class="undo" role="status">
+          Rewound.{" "}
+          <button type="button" onClick={() => void c.undoRewind()}>Undo rewind</button>
+        </p>
+      )}
       {permissions.map((p) => (
         <PermissionCard key={p.id} permission={p} />
       ))}
@@ -103,7 +109,8 @@ function SessionHeader({ controller: c, view }: { controller: Controller; view: 
   );
 }
 
-function Conversation({ view, entries }: { view: SessionView; entries: Entry[]; rev: number }) {
+function Conversation(props: { view: SessionView; entries: Entry[]; rev: number; onRewind: (messageId: string) => void }) {
+  const { view, entries, onRewind } = props;
   const scroller = useRef<HTMLElement>(null);
   const pinned = useRef(true);
   useLayoutEffect(() => {
@@ -128,18 +135,38 @@ function Conversation({ view, entries }: { view: SessionView; entries: Entry[]; 
     >
       {entries.length === 0 && <p class="hint">Nothing said yet.</p>}
       {entries.map((entry) => (
-        <EntryView key={entry.key} entry={entry} text={"text" in entry ? entry.text : ""} call={entry.kind === "tool" ? entry.call : undefined} />
+        <EntryView
+          key={entry.key}
+          entry={entry}
+          text={"text" in entry ? entry.text : ""}
+          call={entry.kind === "tool" ? entry.call : undefined}
+          onRewind={view.running ? undefined : onRewind}
+        />
       ))}
     </section>
   );
 }
 
-const EntryView = memo(function EntryView({ entry, text, call }: { entry: Entry; text: string; call?: ToolCall }) {
+type EntryProps = { entry: Entry; text: string; call?: ToolCall; onRewind?: (messageId: string) => void };
+
+const EntryView = memo(function EntryView({ entry, text, call, onRewind }: EntryProps) {
   switch (entry.kind) {
     case "user":
       return (
         <article class="message user" aria-label="You">
-          <p class="who">You</p>
+          <p class="who">
+            You
+            {entry.messageId && onRewind && (
+              <button
+                type="button"
+                class="rewind"
+                aria-label="Rewind to before this prompt"
+                onClick={() => onRewind(entry.messageId!)} // undoable: no confirmation
+              >
+                Rewind
+              </button>
+            )}
+          </p>
           <div class="text">{text}</div>
         </article>
       );
@@ -252,9 +279,15 @@ function PromptBox({ controller: c, view }: { controller: Controller; view: Sess
   const hint = hintFor ? view.commands.find((cmd) => cmd.name === hintFor[1])?.hint : undefined;
   const send = () => {
     const value = text.trim();
-    if (!value || view.running) return;
+    if (!value) return;
     setText("");
-    void c.prompt(value);
+    void c.prompt(value); // while a turn runs: queued after it
+  };
+  const steer = () => {
+    const value = text.trim();
+    if (!value) return;
+    setText("");
+    void c.steer(value);
   };
   const choose = (name: string) => {
     setText(`/${name} `);
@@ -268,6 +301,14 @@ function PromptBox({ controller: c, view }: { controller: Controller; view: Sess
         send();
       }}
     >
+      {view.queue.length > 0 && (
+        <ol class="queue" aria-label="Queued prompts">
+          {view.queue.map((q) => (
+            <li key={q.id}>{q.preview}{q.queuedBy ? ` (${q.queuedBy})` : ""}</li>
+          ))}
+        </ol>
+      )}
+      {view.steeringWaiting > 0 && <p class="hint">{view.steeringWaiting} message(s) waiting to reach the agent</p>}
       {matches.length > 0 && (
         <ul class="commands" role="listbox" id="command-list" aria-label="Slash commands">
           {matches.map((cmd) => (
@@ -318,9 +359,14 @@ function PromptBox({ controller: c, view }: { controller: Controller; view: Sess
       {hint && <p class="hint" id="command-hint">{`/${hintFor![1]} ${hint}`}</p>}
       <div class="prompt-actions">
         {view.running ? (
-          <button type="button" class="cancel" onClick={() => void c.cancel()}>Cancel</button>
-        ) : null}
-        <button type="submit" disabled={view.running}>Send</button>
+          <>
+            <button type="button" class="cancel" onClick={() => void c.cancel()}>Cancel</button>
+            <button type="button" onClick={steer} title="Tell the agent now, inside the running turn">Steer</button>
+            <button type="submit" title="Run after the current turn">Queue</button>
+          </>
+        ) : (
+          <button type="submit">Send</button>
+        )}
       </div>
     </form>
   );
