@@ -53,11 +53,20 @@ async def test_the_page_and_an_editor_on_one_session_see_each_others_turns(
         await expect(conversation(page)).to_contain_text("You said: hello from the editor")
         await send(page, "second from the page")
         await expect(conversation(page)).to_contain_text("You said: second from the page")
+        await expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled()
+        # Both are asked; the editor answers first: the page's copy is withdrawn.
+        recorder.answers.append("allow_once")
+        await editor.prompt(session_id=session_id, prompt=[text_block("create b.txt with hi")])
+        await expect(conversation(page).get_by_label("Tool call: Write b.txt")).to_contain_text(
+            "completed"
+        )  # the page's copy of the request came before this, on the same socket
+        await expect(page.get_by_role("dialog")).to_have_count(0)
     finally:
         await editor.close()
         await transport.close()
     assert "You said: first from the page" in recorder.agent_text()  # the load's replay
     assert "You said: second from the page" in recorder.agent_text()  # live
+    assert (workdir / "b.txt").read_text() == "hi"
 
 
 async def newest_journaled(server: Server, session_id: str, cwd: Path, after: int) -> Any:

@@ -138,3 +138,29 @@ async def test_cancel_stops_a_running_turn(page: Page, tmp_path: Path, workdir: 
         await expect(page.get_by_role("status")).to_have_text("Turn cancelled.")
         await expect(page.get_by_role("button", name="Cancel", exact=True)).to_have_count(0)
         await expect(page.get_by_role("button", name="Send")).to_be_enabled()
+
+
+async def test_rename_fork_and_delete_from_the_session_header(
+    page: Page, server: Server, workdir: Path
+) -> None:
+    await signed_in(page, server)
+    await start_session(page, workdir)
+    await send(page, "Hello")
+    await expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled()
+    await page.get_by_role("button", name="Rename", exact=True).click()
+    await page.get_by_label("New title").fill("Original")
+    await page.get_by_role("button", name="Save", exact=True).click()
+    await expect(page.get_by_role("heading", name="Original")).to_be_visible()
+    listed = page.get_by_role("list", name="Sessions").get_by_role("listitem")
+    ours = listed.filter(has_text=str(workdir))
+    await expect(ours).to_have_count(1)
+    await page.get_by_role("button", name="Fork", exact=True).click()
+    await expect(ours).to_have_count(2)
+    await expect(conversation(page)).to_contain_text("You said: Hello")  # the fork's history
+    forked = await page.evaluate("window.iacCode.view.sessionId")
+    await page.get_by_role("button", name="Delete", exact=True).click()
+    await page.get_by_role("button", name="Delete for good", exact=True).click()
+    await expect(ours).to_have_count(1)
+    await expect(ours).to_contain_text("Original")
+    remaining = await page.evaluate("window.iacCode.sessions.map(s => s.sessionId)")
+    assert forked not in remaining

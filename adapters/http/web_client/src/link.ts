@@ -82,6 +82,7 @@ export class Link {
         clientCapabilities: {
           fs: { readTextFile: false, writeTextFile: false },
           terminal: false,
+          session: { notices: {} }, // notices as themselves, not as their agent-text fallback
           // A prompt sent while a turn runs waits in the session's queue (docs/protocol.md).
           _meta: { iac_code: { promptQueueing: true } },
         },

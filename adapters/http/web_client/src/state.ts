@@ -111,7 +111,12 @@ export class SessionView {
         break;
       }
       case "notice":
-        this.entries.push({ kind: "notice", key: this.key(), text: String(update.message ?? update.text ?? ""), level: String(update.level ?? "info") });
+        this.entries.push({
+          kind: "notice",
+          key: this.key(),
+          text: [update.title, update.description].filter(Boolean).join(": "),
+          level: String(update.severity ?? "info"),
+        });
         break;
       default:
         break;

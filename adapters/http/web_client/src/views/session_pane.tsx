@@ -29,6 +29,7 @@ function SessionHeader({ controller: c, view }: { controller: Controller; view: 
   const [renaming, setRenaming] = useState(false);
   const [title, setTitle] = useState("");
   const [open, setOpen] = useState(false);
+  const [deleting, setDeleting] = useState(false);
   const usage = view.usage;
   return (
     <header class={`session-header ${open ? "open" : ""}`}>
@@ -94,15 +95,18 @@ function SessionHeader({ controller: c, view }: { controller: Controller; view: 
         <button type="button" onClick={() => { setTitle(view.title ?? ""); setRenaming(true); }}>Rename</button>
         <button type="button" onClick={() => void c.fork()}>Fork</button>
         <button type="button" onClick={() => void c.close()}>Close</button>
-        <button
-          type="button"
-          class="danger"
-          onClick={() => {
-            if (confirm("Delete this session and its history?")) void c.remove();
-          }}
-        >
-          Delete
-        </button>
+        {deleting ? (
+          <>
+            <button type="button" class="danger" onClick={() => void c.remove()}>
+              Delete for good
+            </button>
+            <button type="button" onClick={() => setDeleting(false)}>Keep</button>
+          </>
+        ) : (
+          <button type="button" class="danger" onClick={() => setDeleting(true)}>
+            Delete
+          </button>
+        )}
       </div>
       </div>
     </header>
@@ -199,7 +203,11 @@ const EntryView = memo(function EntryView({ entry, text, call, onRewind }: Entry
         </section>
       );
     case "notice":
-      return <p class={`notice ${entry.level}`}>{entry.text}</p>;
+      return (
+        <p class={`notice ${entry.level}`} role={entry.level === "error" || entry.level === "warning" ? "alert" : undefined}>
+          {entry.text}
+        </p>
+      );
   }
 });
 
