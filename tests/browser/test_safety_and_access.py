@@ -20,7 +20,7 @@ from tests.browser.conftest import (
     start_session,
 )
 from tests.e2e.conftest import anthropic_env
-from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text
+from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text, tool_use
 
 pytestmark = BROWSER_TESTS
 
@@ -129,3 +129,32 @@ async def test_the_main_screens_have_no_serious_accessibility_violation(
     assert violations == {screen: [] for screen in violations}
     assert len(violations) == 4
     assert not overflow  # nothing wider than the screen
+
+
+async def test_a_sub_agent_is_shown_inside_its_parents_turn(
+    page: Page, tmp_path: Path, workdir: Path
+) -> None:
+    replies = (
+        stream(
+            tool_use("agent", {"prompt": "Where is alpha?", "description": "alpha"}, id="toolu_a"),
+            stop_reason="tool_use",
+        ),
+        stream(text("alpha is in a.py")),  # the child's answer
+        stream(text("The sub-agent found it.")),
+    )
+    with (
+        ScriptedAnthropic(*replies) as model,
+        serving(tmp_path, **anthropic_env(model)) as server,
+    ):
+        await signed_in(page, server)
+        await start_session(page, workdir)
+        await send(page, "find alpha")
+        asked = page.get_by_role("dialog")
+        await asked.get_by_role("button", name="Allow once", exact=True).click()
+        await expect(conversation(page)).to_contain_text("The sub-agent found it.")
+        child = conversation(page).locator("details.subagent")
+        await expect(child.locator("summary")).to_contain_text("Sub-agent")
+        await expect(child.locator("summary")).to_contain_text("alpha")
+        await expect(child.locator("summary")).to_contain_text("end_turn")
+        await child.locator("summary").click()
+        await expect(child).to_contain_text("alpha is in a.py")

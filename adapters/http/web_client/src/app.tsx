@@ -107,7 +107,11 @@ export class Controller {
   private notified(message: Notification): void {
     if (message.method !== "session/update") return;
     const view = this.view;
-    if (!view || message.params?.sessionId !== view.sessionId) return;
+    if (!view) return;
+    if (message.params?.sessionId !== view.sessionId) {
+      if (message.params?._meta?.iac_code?.parentSessionId === view.sessionId && view.applyChild(message.params)) this.redraw();
+      return;
+    }
     const title = view.title;
     view.apply(message.params);
     if (view.title !== title) this.retitled(view);
@@ -255,6 +259,10 @@ export class Controller {
       view.undoToken = null;
       await agent.request("_iac_code/session/rewind_undo", { sessionId: view.sessionId, undoToken });
     });
+  }
+
+  async cancelChild(childId: string): Promise<void> {
+    if (this.agent) await this.agent.notify("session/cancel", { sessionId: childId });
   }
 
   async cancel(): Promise<void> {

@@ -83,6 +83,7 @@ export class Link {
           fs: { readTextFile: false, writeTextFile: false },
           terminal: false,
           session: { notices: {} }, // notices as themselves, not as their agent-text fallback
+          subagents: {}, // a sub-agent's run as a child session, shown inside its parent's call
           // A prompt sent while a turn runs waits in the session's queue (docs/protocol.md).
           _meta: { iac_code: { promptQueueing: true } },
         },

@@ -8,7 +8,10 @@ export type Entry =
   | { kind: "thought"; key: string; text: string; messageId?: string }
   | { kind: "tool"; key: string; call: ToolCall }
   | { kind: "plan"; key: string; entries: PlanEntry[] }
-  | { kind: "notice"; key: string; text: string; level: string };
+  | { kind: "notice"; key: string; text: string; level: string }
+  | { kind: "subagent"; key: string; child: SessionView; title: string; state: string; agent?: string };
+
+export type Task = { id: string; command: string; state: string; exitCode?: number | null; lastLines?: string };
 
 export type ToolCall = {
   toolCallId: string;
@@ -47,6 +50,8 @@ export class SessionView {
   queue: { id: string; preview: string; queuedBy?: string }[] = [];
   steeringWaiting = 0;
   undoToken: string | null = null;
+  tasks: Task[] = [];
+  private children = new Map<string, Entry & { kind: "subagent" }>();
   lastSeq = 0;
   rev = 0;
   private tools = new Map<string, Entry & { kind: "tool" }>();
@@ -108,8 +113,12 @@ export class SessionView {
         if (Array.isArray(ours.queue)) this.queue = ours.queue;
         if (typeof ours.steering?.waiting === "number") this.steeringWaiting = ours.steering.waiting;
         if (ours.rewound?.toMessageId) this.cutFrom(ours.rewound.toMessageId);
+        if (Array.isArray(ours.tasks)) this.tasks = ours.tasks;
         break;
       }
+      case "subagent_update":
+        this.subagent(update);
+        break;
       case "notice":
         this.entries.push({
           kind: "notice",
@@ -146,6 +155,28 @@ export class SessionView {
   private key(): string {
     this.counter += 1;
     return `e${this.counter}`;
+  }
+
+  // A child session's own updates (its sessionId, the parent's in _meta): into its entry.
+  applyChild(params: any): boolean {
+    const entry = this.children.get(params?.sessionId);
+    if (!entry) return false;
+    entry.child.apply(params);
+    this.rev += 1;
+    return true;
+  }
+
+  private subagent(update: any): void {
+    const id = update.sessionId;
+    let entry = this.children.get(id);
+    if (!entry) {
+      entry = { kind: "subagent", key: this.key(), child: new SessionView(id), title: "", state: "" };
+      this.children.set(id, entry);
+      this.entries.push(entry);
+    }
+    const state = update.state?.state === "idle" ? update.state?.stopReason ?? "done" : update.state?.state ?? "running";
+    this.children.set(id, (entry = { ...entry, title: update.title ?? entry.title, state, agent: update._meta?.iac_code?.agent ?? entry.agent }));
+    this.entries = this.entries.map((e) => (e.key === entry!.key ? entry! : e));
   }
 
   // A rewind: the transcript from that prompt on (included) is gone.

@@ -10,7 +10,13 @@ export function SessionPane({ controller: c, view }: { controller: Controller; v
     <main class="session" aria-labelledby="session-title">
       <SessionHeader controller={c} view={view} />
       {c.error && <p class="error" role="alert">{c.error}</p>}
-      <Conversation view={view} entries={view.entries} rev={view.rev} onRewind={(id) => void c.rewind(id)} />
+      <Conversation
+        view={view}
+        entries={view.entries}
+        rev={view.rev}
+        onRewind={(id) => void c.rewind(id)}
+        onCancelChild={(id) => void c.cancelChild(id)}
+      />
       {view.undoToken && (
         <p class="undo" role="status">
           Rewound.{" "}
@@ -91,6 +97,19 @@ function SessionHeader({ controller: c, view }: { controller: Controller; view: 
           </span>
         ) : null}
       </div>
+      {view.tasks.length > 0 && (
+        <details class="tasks">
+          <summary>Background tasks ({view.tasks.filter((t) => t.state === "running").length} running)</summary>
+          <ul>
+            {view.tasks.map((t) => (
+              <li key={t.id}>
+                <code>{t.id}</code> {t.command} <span class="tool-status">{t.state}{t.exitCode != null ? ` (exit ${t.exitCode})` : ""}</span>
+                {t.lastLines ? <pre class="tool-output">{t.lastLines}</pre> : null}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
       <div class="actions">
         <button type="button" onClick={() => { setTitle(view.title ?? ""); setRenaming(true); }}>Rename</button>
         <button type="button" onClick={() => void c.fork()}>Fork</button>
@@ -113,8 +132,16 @@ function SessionHeader({ controller: c, view }: { controller: Controller; view: 
   );
 }
 
-function Conversation(props: { view: SessionView; entries: Entry[]; rev: number; onRewind: (messageId: string) => void }) {
-  const { view, entries, onRewind } = props;
+type ConversationProps = {
+  view: SessionView;
+  entries: Entry[];
+  rev: number;
+  onRewind: (messageId: string) => void;
+  onCancelChild: (sessionId: string) => void;
+};
+
+function Conversation(props: ConversationProps) {
+  const { view, entries, onRewind, onCancelChild } = props;
   const scroller = useRef<HTMLElement>(null);
   const pinned = useRef(true);
   useLayoutEffect(() => {
@@ -144,16 +171,25 @@ function Conversation(props: { view: SessionView; entries: Entry[]; rev: number;
           entry={entry}
           text={"text" in entry ? entry.text : ""}
           call={entry.kind === "tool" ? entry.call : undefined}
+          childRev={entry.kind === "subagent" ? entry.child.rev : undefined}
           onRewind={view.running ? undefined : onRewind}
+          onCancelChild={onCancelChild}
         />
       ))}
     </section>
   );
 }
 
-type EntryProps = { entry: Entry; text: string; call?: ToolCall; onRewind?: (messageId: string) => void };
+type EntryProps = {
+  entry: Entry;
+  text: string;
+  call?: ToolCall;
+  onRewind?: (messageId: string) => void;
+  onCancelChild?: (sessionId: string) => void;
+  childRev?: number;
+};
 
-const EntryView = memo(function EntryView({ entry, text, call, onRewind }: EntryProps) {
+const EntryView = memo(function EntryView({ entry, text, call, onRewind, onCancelChild }: EntryProps) {
   switch (entry.kind) {
     case "user":
       return (
@@ -201,6 +237,22 @@ const EntryView = memo(function EntryView({ entry, text, call, onRewind }: Entry
             ))}
           </ol>
         </section>
+      );
+    case "subagent":
+      return (
+        <details class="subagent" open={entry.state === "running"}>
+          <summary>
+            Sub-agent{entry.agent ? ` (${entry.agent})` : ""}: {entry.title} <span class="tool-status">{entry.state}</span>
+          </summary>
+          {entry.state === "running" && onCancelChild && (
+            <button type="button" onClick={() => onCancelChild(entry.child.sessionId)}>Stop this sub-agent</button>
+          )}
+          <div class="subagent-body">
+            {entry.child.entries.map((child) => (
+              <EntryView key={child.key} entry={child} text={"text" in child ? child.text : ""} call={child.kind === "tool" ? child.call : undefined} />
+            ))}
+          </div>
+        </details>
       );
     case "notice":
       return (
