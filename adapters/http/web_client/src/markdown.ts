@@ -103,3 +103,30 @@ export function loadRemoteImage(button: HTMLButtonElement): void {
   image.referrerPolicy = "no-referrer";
   button.replaceWith(image);
 }
+
+// A message cut into its top-level blocks (at blank lines outside code fences), so a
+// streaming reply re-renders only its last, growing block: the finished ones keep their
+// HTML (Markdown components memoise by block text).
+export function markdownBlocks(text: string): string[] {
+  const blocks: string[] = [];
+  let start = 0;
+  let fence: string | null = null;
+  let at = 0;
+  while (at < text.length) {
+    const end = text.indexOf("\n", at);
+    const lineEnd = end < 0 ? text.length : end;
+    const line = text.slice(at, lineEnd);
+    const marker = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+    if (marker) {
+      if (fence === null) fence = marker[1][0];
+      else if (marker[1][0] === fence) fence = null;
+    } else if (fence === null && line.trim() === "" && at > start) {
+      blocks.push(text.slice(start, at));
+      start = lineEnd + 1;
+    }
+    if (end < 0) break;
+    at = end + 1;
+  }
+  if (start < text.length) blocks.push(text.slice(start));
+  return blocks.filter((block) => block.trim() !== "");
+}

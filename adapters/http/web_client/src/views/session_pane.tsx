@@ -1,7 +1,7 @@
 import { memo } from "preact/compat";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Controller } from "../app";
-import { loadRemoteImage, renderMarkdown } from "../markdown";
+import { loadRemoteImage, markdownBlocks, renderMarkdown } from "../markdown";
 import { type Entry, type Permission, type SessionView, type ToolCall, unifiedDiff } from "../state";
 
 export function SessionPane({ controller: c, view }: { controller: Controller; view: SessionView }) {
@@ -213,14 +213,14 @@ const EntryView = memo(function EntryView({ entry, text, call, onRewind, onCance
     case "agent":
       return (
         <article class="message agent" aria-label="Agent">
-          <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(text) }} />
+          <Markdown text={text} />
         </article>
       );
     case "thought":
       return (
         <details class="thought">
           <summary>Thinking</summary>
-          <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(text) }} />
+          <Markdown text={text} />
         </details>
       );
     case "tool":
@@ -261,6 +261,20 @@ const EntryView = memo(function EntryView({ entry, text, call, onRewind, onCance
         </p>
       );
   }
+});
+
+function Markdown({ text }: { text: string }) {
+  return (
+    <div class="markdown">
+      {markdownBlocks(text).map((block, i) => (
+        <MarkdownBlock key={i} text={block} />
+      ))}
+    </div>
+  );
+}
+
+const MarkdownBlock = memo(function MarkdownBlock({ text }: { text: string }) {
+  return <div class="md-block" dangerouslySetInnerHTML={{ __html: renderMarkdown(text) }} />;
 });
 
 function ToolCallView({ call }: { call: ToolCall }) {
