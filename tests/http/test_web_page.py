@@ -5,15 +5,17 @@ make: the bearer token in the subprotocol list, the server selecting `acp`."""
 import base64
 import json
 import re
+from pathlib import Path
 
 import httpx
 import pytest
 import websockets
+from fastapi import FastAPI
 from websockets.asyncio.client import connect
 
 from adapters.http.auth import subprotocol_token
-from adapters.http.web_page import DIST
-from tests.http.conftest import INITIALIZE, Serve
+from adapters.http.web_page import DIST, web_page_router
+from tests.http.conftest import INITIALIZE, Serve, running
 
 pytestmark = pytest.mark.integration
 
@@ -114,3 +116,12 @@ def test_the_token_subprotocol_decodes_only_its_own_shape(
     offered: str, token: bytes | None
 ) -> None:
     assert subprotocol_token(offered) == token
+
+
+async def test_an_unbuilt_client_is_a_404_that_says_how_to_build_it(tmp_path: Path) -> None:
+    app = FastAPI()
+    app.include_router(web_page_router(tmp_path / "dist"))
+    async with running(app) as base, httpx.AsyncClient() as http:
+        page = await http.get(f"{base}/")
+    assert page.status_code == 404
+    assert "npm ci && npm run build" in page.json()["error"]

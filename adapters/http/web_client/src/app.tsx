@@ -33,7 +33,7 @@ export class Controller {
   signInError = "";
   sessions: SessionInfo[] = [];
   nextCursor: string | null = null;
-  listFilter = { cwd: "", title: "" };
+  listFilter = { cwd: "", title: "", hours: 0 };
   listError = "";
   view: SessionView | null = null;
   permissions: Permission[] = [];

@@ -6,9 +6,12 @@ export type SessionInfo = { sessionId: string; cwd: string; title?: string | nul
 export function Sessions({ controller: c }: { controller: Controller }) {
   const [cwd, setCwd] = useState("");
   const titleFilter = c.listFilter.title.trim().toLowerCase();
-  const shown = titleFilter
-    ? c.sessions.filter((s) => (s.title ?? "").toLowerCase().includes(titleFilter) || s.sessionId.includes(titleFilter))
-    : c.sessions;
+  const since = c.listFilter.hours ? Date.now() - c.listFilter.hours * 3_600_000 : 0;
+  const shown = c.sessions.filter(
+    (s) =>
+      (!titleFilter || (s.title ?? "").toLowerCase().includes(titleFilter) || s.sessionId.includes(titleFilter)) &&
+      (!since || (s.updatedAt !== undefined && Date.parse(s.updatedAt) >= since)),
+  );
   return (
     <nav class="sidebar" aria-label="Session list">
       <form
@@ -39,6 +42,20 @@ export function Sessions({ controller: c }: { controller: Controller }) {
             c.redraw();
           }}
         />
+        <label for="filter-updated">Updated</label>
+        <select
+          id="filter-updated"
+          value={String(c.listFilter.hours)}
+          onChange={(e) => {
+            c.listFilter.hours = Number(e.currentTarget.value);
+            c.redraw();
+          }}
+        >
+          <option value="0">Any time</option>
+          <option value="1">In the last hour</option>
+          <option value="24">In the last day</option>
+          <option value="168">In the last week</option>
+        </select>
         <label for="filter-cwd">Filter by directory</label>
         <input
           id="filter-cwd"
@@ -64,7 +81,7 @@ export function Sessions({ controller: c }: { controller: Controller }) {
           </li>
         ))}
       </ul>
-      {shown.length === 0 && <p class="hint">No sessions{titleFilter ? " match" : " yet"}.</p>}
+      {shown.length === 0 && <p class="hint">No sessions{titleFilter || since ? " match" : " yet"}.</p>}
       {c.nextCursor && (
         <button type="button" class="more" onClick={() => void c.refreshList(true)}>
           More sessions
