@@ -111,3 +111,19 @@ async def test_a_restart_mid_turn_is_recovered_with_nothing_lost(
     assert before and after and after.startswith(before.rstrip())  # nothing shown was taken back
     assert ahead["data"]["reason"] == "cursor_ahead"
     assert ahead["data"]["newest"] == cursor  # the page holds every update journaled
+
+
+async def test_a_server_restarted_with_another_token_asks_to_sign_in_again(
+    page: Page, tmp_path: Path
+) -> None:
+    with serving(tmp_path) as server:
+        await signed_in(page, server)
+        server.stop()
+        server.env["IACCODE_ACP_HTTP_TOKEN"] = "a-new-token-9876543210"
+        server.start()
+        await expect(page.get_by_role("alert")).to_have_text(
+            "The server no longer accepts this token: sign in again."
+        )
+        await page.get_by_label("Access token").fill("a-new-token-9876543210")
+        await page.get_by_role("button", name="Sign in").click()
+        await expect(page.get_by_role("status")).to_have_text("Connected")

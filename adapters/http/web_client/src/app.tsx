@@ -66,6 +66,8 @@ export class Controller {
     }
     storeToken(token);
     this.signInError = "";
+    this.everConnected = false; // a new sign-in, not a reconnect
+    this.status = "";
     this.connect(token);
   }
 
@@ -76,7 +78,8 @@ export class Controller {
       notify: (message) => this.notified(message),
       permission: (request, signal) => this.askPermission(request, signal),
       opened: (agent) => this.opened(agent),
-      closed: () => {
+      closed: (everOpened) => {
+        if (!everOpened) void this.checkToken(token);
         this.agent = null;
         this.phase = "reconnecting";
         this.status = "Connection lost; reconnecting…";
@@ -87,6 +90,17 @@ export class Controller {
       },
     });
     this.link.start();
+  }
+
+  // A socket that would not open: if the token is what is refused now (the server
+  // restarted with another), sign in again rather than retry for ever.
+  private async checkToken(token: string | null): Promise<void> {
+    if (!token || (await tokenAccepted(token).catch(() => true))) return;
+    this.link?.stop();
+    storeToken(null);
+    this.phase = "signin";
+    this.signInError = "The server no longer accepts this token: sign in again.";
+    this.redraw();
   }
 
   private async opened(agent: ClientContext): Promise<void> {
@@ -168,7 +182,10 @@ export class Controller {
   async open(info: SessionInfo): Promise<void> {
     this.showList = false;
     await this.act(async (agent) => {
-      if (this.view && this.view.sessionId !== info.sessionId) await this.detach(agent, this.view);
+      // Leaving a session detaches from it, unless this tab's turn runs there: the last
+      // client's close would cancel that turn.
+      const left = this.view;
+      if (left && left.sessionId !== info.sessionId && left.pending === 0) await this.detach(agent, left);
       const view = new SessionView(info.sessionId);
       view.cwd = info.cwd;
       view.title = info.title ?? null;

@@ -5,7 +5,7 @@ import { loadRemoteImage, markdownBlocks, renderMarkdown } from "../markdown";
 import { type Entry, type Permission, type SessionView, type ToolCall, unifiedDiff } from "../state";
 
 export function SessionPane({ controller: c, view }: { controller: Controller; view: SessionView }) {
-  const permissions = c.permissions.filter((p) => p.sessionId === view.sessionId);
+  const permissions = c.permissions; // another session's too: it waits for an answer
   return (
     <main class="session" aria-labelledby="session-title">
       <SessionHeader controller={c} view={view} />
@@ -24,7 +24,7 @@ export function SessionPane({ controller: c, view }: { controller: Controller; v
         </p>
       )}
       {permissions.map((p) => (
-        <PermissionCard key={p.id} permission={p} />
+        <PermissionCard key={p.id} permission={p} elsewhere={p.sessionId !== view.sessionId} />
       ))}
       <PromptBox controller={c} view={view} />
     </main>
@@ -321,11 +321,12 @@ function ToolContent({ content }: { content: any }) {
   return null;
 }
 
-function PermissionCard({ permission }: { permission: Permission }) {
+function PermissionCard({ permission, elsewhere }: { permission: Permission; elsewhere: boolean }) {
   const call = permission.toolCall ?? {};
   return (
     <section class="permission" role="dialog" aria-labelledby={`perm-${permission.id}`}>
       <h3 id={`perm-${permission.id}`}>Permission: {call.title ?? "a tool"}</h3>
+      {elsewhere && <p class="hint">In another session ({permission.sessionId})</p>}
       {call.rawInput !== undefined && <pre class="tool-input">{JSON.stringify(call.rawInput, null, 2)}</pre>}
       <div class="options">
         {permission.options.map((option) => (
