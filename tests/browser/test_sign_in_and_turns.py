@@ -164,3 +164,16 @@ async def test_rename_fork_and_delete_from_the_session_header(
     await expect(ours).to_contain_text("Original")
     remaining = await page.evaluate("window.iacCode.sessions.map(s => s.sessionId)")
     assert forked not in remaining
+
+
+async def test_a_question_from_the_model_is_answered_in_a_form(
+    page: Page, server: Server, workdir: Path
+) -> None:
+    await signed_in(page, server)
+    await start_session(page, workdir)
+    await send(page, "ask which colour: red, green")
+    form = page.get_by_role("dialog", name="which colour")
+    await form.get_by_role("radio", name="green").check()
+    await form.get_by_role("button", name="Answer").click()
+    await expect(conversation(page)).to_contain_text("Thanks: you answered green.")
+    await expect(page.get_by_role("dialog")).to_have_count(0)

@@ -1,7 +1,13 @@
-import type { ClientContext, RequestPermissionRequest, RequestPermissionResponse } from "@agentclientprotocol/sdk";
+import type {
+  ClientContext,
+  CreateElicitationRequest,
+  CreateElicitationResponse,
+  RequestPermissionRequest,
+  RequestPermissionResponse,
+} from "@agentclientprotocol/sdk";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Link, tokenAccepted, type Notification } from "./link";
-import { SessionView, type Permission } from "./state";
+import { SessionView, type Permission, type Question } from "./state";
 import { storeToken, storedToken, takeTokenFromLink } from "./token";
 import { SignIn } from "./views/sign_in";
 import { Sessions, type SessionInfo } from "./views/sessions";
@@ -37,6 +43,7 @@ export class Controller {
   listError = "";
   view: SessionView | null = null;
   permissions: Permission[] = [];
+  questions: Question[] = [];
   status = "";
   error = "";
   showList = false; // on a narrow screen, the list over an open session
@@ -77,6 +84,7 @@ export class Controller {
     this.link = new Link(token, {
       notify: (message) => this.notified(message),
       permission: (request, signal) => this.askPermission(request, signal),
+      elicit: (request, signal) => this.askQuestion(request, signal),
       opened: (agent) => this.opened(agent),
       closed: (everOpened) => {
         if (!everOpened) void this.checkToken(token);
@@ -85,6 +93,8 @@ export class Controller {
         this.status = "Connection lost; reconnecting…";
         for (const permission of this.permissions) permission.answer(null);
         this.permissions = [];
+        for (const question of this.questions) question.answer({ action: "cancel" });
+        this.questions = [];
         if (this.view) this.view.pending = 0;
         this.redraw();
       },
@@ -150,6 +160,25 @@ export class Controller {
         { id, sessionId: request.sessionId, toolCall: request.toolCall, options: request.options as any, answer: done },
       ];
       signal.addEventListener("abort", () => done(null), { once: true });
+      this.redraw();
+    });
+  }
+
+  private askQuestion(request: CreateElicitationRequest, signal: AbortSignal): Promise<CreateElicitationResponse> {
+    return new Promise((resolve) => {
+      const id = ++this.permissionIds;
+      const asked = request as any;
+      const done = (response: { action: "accept" | "decline" | "cancel"; content?: Record<string, unknown> }) => {
+        if (!this.questions.some((q) => q.id === id)) return;
+        this.questions = this.questions.filter((q) => q.id !== id);
+        resolve(response as CreateElicitationResponse);
+        this.redraw();
+      };
+      this.questions = [
+        ...this.questions,
+        { id, sessionId: asked.sessionId ?? "", message: asked.message ?? "", schema: asked.requestedSchema ?? {}, answer: done },
+      ];
+      signal.addEventListener("abort", () => done({ action: "cancel" }), { once: true });
       this.redraw();
     });
   }

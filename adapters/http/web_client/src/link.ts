@@ -2,7 +2,14 @@
 // the server that served the page. Browsers cannot set Authorization on a WebSocket, so
 // the token travels as a subprotocol, "iac-code.bearer.<base64url(utf8(token))>", next to
 // "acp" (the protocol the server selects). It reconnects by itself; see App.reconnected.
-import { client, type ClientContext, type RequestPermissionRequest, type RequestPermissionResponse } from "@agentclientprotocol/sdk";
+import {
+  client,
+  type ClientContext,
+  type CreateElicitationRequest,
+  type CreateElicitationResponse,
+  type RequestPermissionRequest,
+  type RequestPermissionResponse,
+} from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 
 export type Notification = { method: string; params: any };
@@ -12,6 +19,8 @@ export interface LinkEvents {
   notify(message: Notification): void;
   // A permission request; resolves with the answer. `signal` aborts when it is withdrawn.
   permission(request: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>;
+  // A question for the user (a form); resolves with the answer.
+  elicit(request: CreateElicitationRequest, signal: AbortSignal): Promise<CreateElicitationResponse>;
   opened(agent: ClientContext): Promise<void>;
   closed(everOpened: boolean): void;
 }
@@ -71,9 +80,9 @@ export class Link {
         },
       }),
     );
-    const app = client({ name: "iac-code-web" }).onRequest("session/request_permission", (ctx) =>
-      events.permission(ctx.params, ctx.signal),
-    );
+    const app = client({ name: "iac-code-web" })
+      .onRequest("session/request_permission", (ctx) => events.permission(ctx.params, ctx.signal))
+      .onRequest("elicitation/create", (ctx) => events.elicit(ctx.params, ctx.signal));
     const connection = app.connect({ readable, writable: stream.writable });
     let everOpened = false;
     try {
@@ -84,6 +93,7 @@ export class Link {
           terminal: false,
           session: { notices: {} }, // notices as themselves, not as their agent-text fallback
           subagents: {}, // a sub-agent's run as a child session, shown inside its parent's call
+          elicitation: { form: {} }, // questions as forms (the model's ask_user, MCP servers')
           // A prompt sent while a turn runs waits in the session's queue (docs/protocol.md).
           _meta: { iac_code: { promptQueueing: true } },
         },

@@ -274,3 +274,11 @@ export function unifiedDiff(oldText: string, newText: string): { sign: " " | "+"
   if (last && last.sign === " " && last.text === "") lines.pop(); // both ended with a newline
   return lines;
 }
+
+export type Question = {
+  id: number;
+  sessionId: string;
+  message: string;
+  schema: any;
+  answer: (response: { action: "accept" | "decline" | "cancel"; content?: Record<string, unknown> }) => void;
+};

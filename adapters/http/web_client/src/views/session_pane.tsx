@@ -2,7 +2,7 @@ import { memo } from "preact/compat";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Controller } from "../app";
 import { loadRemoteImage, markdownBlocks, renderMarkdown } from "../markdown";
-import { type Entry, type Permission, type SessionView, type ToolCall, unifiedDiff } from "../state";
+import { type Entry, type Permission, type Question, type SessionView, type ToolCall, unifiedDiff } from "../state";
 
 export function SessionPane({ controller: c, view }: { controller: Controller; view: SessionView }) {
   const permissions = c.permissions; // another session's too: it waits for an answer
@@ -23,6 +23,9 @@ export function SessionPane({ controller: c, view }: { controller: Controller; v
           <button type="button" onClick={() => void c.undoRewind()}>Undo rewind</button>
         </p>
       )}
+      {c.questions.map((q) => (
+        <QuestionCard key={q.id} question={q} />
+      ))}
       {permissions.map((p) => (
         <PermissionCard key={p.id} permission={p} elsewhere={p.sessionId !== view.sessionId} />
       ))}
@@ -341,6 +344,93 @@ function PermissionCard({ permission, elsewhere }: { permission: Permission; els
         ))}
       </div>
     </section>
+  );
+}
+
+// A form for `elicitation/create`: its requestedSchema is a flat object (docs/protocol.md).
+function QuestionCard({ question }: { question: Question }) {
+  const properties: Record<string, any> = question.schema?.properties ?? {};
+  const [values, setValues] = useState<Record<string, unknown>>({});
+  const set = (name: string, value: unknown) => setValues({ ...values, [name]: value });
+  return (
+    <form
+      class="permission question"
+      role="dialog"
+      aria-labelledby={`q-${question.id}`}
+      onSubmit={(event) => {
+        event.preventDefault();
+        question.answer({ action: "accept", content: values });
+      }}
+    >
+      <h3 id={`q-${question.id}`}>{question.message || "A question"}</h3>
+      {Object.entries(properties).map(([name, field]) => (
+        <Field key={name} id={`q-${question.id}-${name}`} name={name} field={field} value={values[name]} set={set} />
+      ))}
+      <div class="options">
+        <button type="submit" class="allow">Answer</button>
+        <button type="button" onClick={() => question.answer({ action: "decline" })}>Decline</button>
+        <button type="button" class="reject" onClick={() => question.answer({ action: "cancel" })}>Dismiss</button>
+      </div>
+    </form>
+  );
+}
+
+function Field(props: { id: string; name: string; field: any; value: unknown; set: (name: string, value: unknown) => void }) {
+  const { id, name, field, value, set } = props;
+  const label = field.title ?? (name === "answer" ? "Answer" : name);
+  const choices: { const: string; title?: string }[] | undefined = field.oneOf;
+  if (choices) {
+    return (
+      <fieldset>
+        <legend>{label}</legend>
+        {choices.map((choice) => (
+          <label key={choice.const} class="choice">
+            <input type="radio" name={id} checked={value === choice.const} onChange={() => set(name, choice.const)} />
+            {choice.title ?? choice.const}
+          </label>
+        ))}
+      </fieldset>
+    );
+  }
+  if (field.type === "array") {
+    const options: string[] = field.items?.enum ?? [];
+    const picked = Array.isArray(value) ? (value as string[]) : [];
+    return (
+      <fieldset>
+        <legend>{label}</legend>
+        {options.map((option) => (
+          <label key={option} class="choice">
+            <input
+              type="checkbox"
+              checked={picked.includes(option)}
+              onChange={(e) => set(name, e.currentTarget.checked ? [...picked, option] : picked.filter((p) => p !== option))}
+            />
+            {option}
+          </label>
+        ))}
+      </fieldset>
+    );
+  }
+  if (field.type === "boolean") {
+    return (
+      <label class="choice">
+        <input type="checkbox" checked={value === true} onChange={(e) => set(name, e.currentTarget.checked)} />
+        {label}
+      </label>
+    );
+  }
+  const numeric = field.type === "number" || field.type === "integer";
+  return (
+    <p class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type={numeric ? "number" : "text"}
+        step={field.type === "integer" ? 1 : undefined}
+        value={value === undefined ? "" : String(value)}
+        onInput={(e) => set(name, numeric ? Number(e.currentTarget.value) : e.currentTarget.value)}
+      />
+    </p>
   );
 }
 
