@@ -177,3 +177,15 @@ async def test_a_question_from_the_model_is_answered_in_a_form(
     await form.get_by_role("button", name="Answer").click()
     await expect(conversation(page)).to_contain_text("Thanks: you answered green.")
     await expect(page.get_by_role("dialog")).to_have_count(0)
+
+
+async def test_without_a_token_on_loopback_there_is_no_sign_in(
+    page: Page, tmp_path: Path, workdir: Path
+) -> None:
+    with serving(tmp_path, IACCODE_ACP_HTTP_TOKEN="") as server:
+        await page.goto(server.base)
+        await expect(page.get_by_role("status")).to_have_text("Connected")
+        await expect(page.get_by_role("button", name="Sign in")).to_have_count(0)
+        await start_session(page, workdir)
+        await send(page, "Hi")
+        await expect(conversation(page)).to_contain_text("You said: Hi")
