@@ -2,6 +2,7 @@
 Playwright; never a downloaded browser) against a real `iac-code acp --transport http`
 process: its own port, config directory and SQLite database per test."""
 
+import fcntl
 import os
 import shutil
 import signal
@@ -172,10 +173,19 @@ def conversation(page: Page):  # type: ignore[no-untyped-def]
 
 def axe_source() -> Path:
     """axe-core from the web client's lockfile (`npm ci` there if node_modules is absent:
-    nothing is vendored)."""
+    nothing is vendored). One test worker installs; the others wait for it (a lock file)."""
     script = WEB_CLIENT / "node_modules" / "axe-core" / "axe.min.js"
-    if not script.exists():
-        npm = shutil.which("npm")
-        assert npm, "axe-core is installed with npm from the web client's lockfile: no npm"
-        subprocess.run([npm, "ci", "--ignore-scripts"], cwd=WEB_CLIENT, check=True, timeout=600)
+    if script.exists():
+        return script
+    npm = shutil.which("npm")
+    assert npm, "axe-core is installed with npm from the web client's lockfile: no npm"
+    with (WEB_CLIENT / ".npm-install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not script.exists():
+            subprocess.run(
+                [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
+                cwd=WEB_CLIENT,
+                check=True,
+                timeout=600,
+            )
     return script
