@@ -56,14 +56,32 @@ export class Link {
   constructor(private readonly token: string | null, private readonly events: LinkEvents) {}
 
   start(): void {
-    void this.open();
+    void this.run();
+  }
+
+  // Connects, and again whenever the connection ends, until stopped: whatever one attempt
+  // throws, the next one is scheduled.
+  private async run(): Promise<void> {
+    let everOpened = false;
+    try {
+      everOpened = await this.open();
+    } catch (error) {
+      console.warn("connection attempt failed", error);
+    }
+    this.agent = null;
+    if (this.stopped) return;
+    this.events.closed(everOpened);
+    this.attempt += 1;
+    const wait = Math.min(5000, 250 * 2 ** Math.min(this.attempt, 5));
+    setTimeout(() => void this.run(), wait);
   }
 
   stop(): void {
     this.stopped = true;
   }
 
-  private async open(): Promise<void> {
+  // One connection, from its handshake to its end; whether it was ever initialized.
+  private async open(): Promise<boolean> {
     const protocols = this.token ? [SUBPROTOCOL, bearerSubprotocol(this.token)] : [SUBPROTOCOL];
     const stream = createWebSocketStream(socketUrl(), { protocols });
     const events = this.events;
@@ -108,11 +126,6 @@ export class Link {
       connection.close();
     }
     await connection.closed;
-    this.agent = null;
-    if (this.stopped) return;
-    events.closed(everOpened);
-    this.attempt += 1;
-    const wait = Math.min(5000, 250 * 2 ** Math.min(this.attempt, 5));
-    setTimeout(() => void this.open(), wait);
+    return everOpened;
   }
 }
