@@ -66,7 +66,15 @@ export class Controller {
   }
 
   async signIn(token: string): Promise<void> {
-    if (!(await tokenAccepted(token))) {
+    let accepted: boolean;
+    try {
+      accepted = await tokenAccepted(token);
+    } catch {
+      this.signInError = "The server cannot be reached; try again.";
+      this.redraw();
+      return;
+    }
+    if (!accepted) {
       this.signInError = "That token was refused.";
       this.redraw();
       return;

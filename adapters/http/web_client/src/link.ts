@@ -44,7 +44,9 @@ export function socketUrl(): string {
 // /acp with 401 only for a missing or wrong token.
 export async function tokenAccepted(token: string | null): Promise<boolean> {
   const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
-  const response = await fetch("/acp", { headers, cache: "no-store" });
+  const ask = () => fetch("/acp", { headers, cache: "no-store" });
+  // Once more on a network error: a kept-alive connection to a server since restarted.
+  const response = await ask().catch(ask);
   return response.status !== 401;
 }
 
