@@ -21,6 +21,7 @@ from adapters.http.host_guard import HostGuard
 from adapters.http.registry import Clock, ConnectionRegistry
 from adapters.http.revival import RevivalSource
 from adapters.http.routes import acp_router
+from adapters.http.web_page import web_page_router
 from adapters.http.websocket import websocket_router
 from adapters.protocol.connection import Dispatcher
 
@@ -65,6 +66,7 @@ def create_app(
     app.include_router(acp_router(registry, config))
     app.include_router(websocket_router(registry, dispatcher, config))
     app.include_router(health_router(ready, config.readiness_timeout_seconds))
+    app.include_router(web_page_router())
     app.add_middleware(
         HostGuard, allowed=config.allowed_hosts, allowed_origins=config.allowed_origins
     )

@@ -2,7 +2,8 @@
 message per text frame in each direction.
 
 Refused before the upgrade, with an HTTP answer in the transport's error shape: 401 for a
-missing or wrong bearer token, 403 for another Host or Origin (host_guard.py), 503 when the
+missing or wrong bearer token (in `Authorization`, or for browsers in the subprotocol list:
+auth.py), 403 for another Host or Origin (host_guard.py), 503 when the
 connection cap (shared with HTTP connections) is reached. Once open, the socket is closed
 with (see docs/protocol.md): 1000 when the client closes it, 1001 when the server stops,
 1003 for a binary frame, 1007 for text that is not UTF-8, 1008 for a client too far behind
@@ -19,7 +20,12 @@ from starlette.responses import JSONResponse
 from starlette.types import Message
 from starlette.websockets import WebSocket
 
-from adapters.http.auth import CHALLENGE, UNAUTHORIZED, token_accepted
+from adapters.http.auth import (
+    CHALLENGE,
+    UNAUTHORIZED,
+    chosen_subprotocol,
+    socket_token_accepted,
+)
 from adapters.http.config import HttpConfig
 from adapters.http.errors import HttpError
 from adapters.http.registry import ConnectionRegistry
@@ -45,7 +51,8 @@ def websocket_router(
 
     @router.websocket("/acp")
     async def socket(websocket: WebSocket) -> None:
-        if not token_accepted(config.token, websocket.headers.get("authorization")):
+        offered = websocket.scope.get("subprotocols", [])
+        if not socket_token_accepted(config.token, websocket.headers.get("authorization"), offered):
             await _deny(websocket, HttpError(401, UNAUTHORIZED, headers=CHALLENGE))
             return
         try:
@@ -64,7 +71,10 @@ def websocket_router(
 async def _serve(
     websocket: WebSocket, connection_id: str, dispatcher: Dispatcher, config: HttpConfig
 ) -> None:
-    await websocket.accept(headers=[(CONNECTION_ID.lower().encode(), connection_id.encode())])
+    await websocket.accept(
+        subprotocol=chosen_subprotocol(websocket.scope.get("subprotocols", [])),
+        headers=[(CONNECTION_ID.lower().encode(), connection_id.encode())],
+    )
     fail = _failer(websocket)
     connection = SocketConnection(connection_id, dispatcher, config, websocket.send_text, fail)
     log.info("websocket connection %s opened", connection_id)

@@ -1,0 +1,10 @@
+import { render } from "preact";
+import { App } from "./app";
+import "./styles.css";
+
+// A one-time link opened in a tab that already shows the page changes only the hash.
+window.addEventListener("hashchange", () => {
+  if (location.hash.startsWith("#token=")) location.reload();
+});
+
+render(<App />, document.getElementById("app")!);
