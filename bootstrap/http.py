@@ -6,6 +6,7 @@ import ipaddress
 import logging
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -30,6 +31,7 @@ from bootstrap.http_settings import load_http_config
 from bootstrap.listen import CannotListen, listening_sockets
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings, SettingsError
+from bootstrap.sign_in_link import CHOICES, SETTING, announcement, link_host, shows_token
 from bootstrap.start_failure import start_failure
 from bootstrap.tracing import flush_traces, traced
 from bootstrap.version import package_version
@@ -142,9 +144,11 @@ async def serve(
     host: str,
     port: int,
     sockets: "list[socket.socket] | None" = None,
+    listening: Callable[[], None] | None = None,
 ) -> None:
     """Listen at once and answer `initialize`; the agent loads meanwhile (as over stdio),
-    and /readyz says ready only once it has. `sockets`: bound already (bootstrap.listen)."""
+    and /readyz says ready only once it has. `sockets`: bound already (bootstrap.listen);
+    `listening`: called once the server accepts connections."""
     version = package_version()
     agent: asyncio.Future[Dispatcher] = asyncio.get_running_loop().create_future()
     containers: list[Any] = []
@@ -160,6 +164,11 @@ async def serve(
     redact_uvicorn_logs()  # a token in a URL's query must not reach the log
 
     class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started and not self.should_exit and listening is not None:
+                listening()
+
         async def shutdown(self, sockets: Any = None) -> None:
             await super().shutdown(sockets)
             # Now, not at exit: on SIGTERM uvicorn re-raises the signal once serve() ends,
@@ -224,10 +233,26 @@ def main(settings: Settings, host: str, port: int) -> int:
     if config.allowed_hosts is None and is_loopback(host):
         # Served on loopback: only requests naming a loopback host (no DNS rebinding).
         config = replace(config, allowed_hosts=LOOPBACK_NAMES | {hostname(host)})
+    choice = environment().get(SETTING, "").strip().lower() or "auto"
+    if choice not in CHOICES:
+        print(
+            f"iac-code: configuration error: {SETTING} must be one of {', '.join(CHOICES)}, "
+            f"not {choice[:40]!r}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         sockets = listening_sockets(host, port)
     except CannotListen as exc:
         print(f"iac-code: {exc}", file=sys.stderr)
         return 1
-    asyncio.run(serve(settings, config, host, port, sockets))
+    bound_port = sockets[0].getsockname()[1] if sockets else port  # --port 0: the one chosen
+    base = f"http://{link_host(host, config.allowed_hosts)}:{bound_port}"
+
+    def announce() -> None:
+        # print, not logging: the link is for the person at the terminal, not for the log.
+        line = announcement(base, config.token, show_token=shows_token(choice, sys.stderr))
+        print(line, file=sys.stderr, flush=True)
+
+    asyncio.run(serve(settings, config, host, port, sockets, listening=announce))
     return 0
