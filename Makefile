@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # waits on them, so one worker a core leaves the cores idle for much of the run.
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
-.PHONY: run test lint bench bench-detail clean
+.PHONY: run test lint bench bench-detail web clean
 
 # Installation talks on stderr only: `make run`'s stdout is the protocol's.
 $(BIN)/python:
@@ -63,6 +63,12 @@ bench-detail: $(VENV)/.installed
 	$(BIN)/python bench/sessions.py
 	$(BIN)/python bench/http_load.py
 	$(BIN)/python bench/long_session.py
+
+## Rebuild the web client's committed output (adapters/http/web_client/dist/) from its
+## source with the machine's Node.js; commit dist/ after (a test checks they agree).
+WEB_CLIENT := adapters/http/web_client
+web:
+	cd $(WEB_CLIENT) && npm ci --no-audit --no-fund && npm run build
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache
