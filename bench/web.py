@@ -17,7 +17,9 @@ by Playwright; nothing is downloaded) with the sign-in link the server prints.
   (`Performance.getMetrics`: TaskDuration, which holds ScriptDuration, LayoutDuration and
   RecalcStyleDuration, all shown), from before the first prompt until the page has read
   every update and drawn two more frames; divided by the `session/update` messages the
-  page received on its WebSocket (counted from the frames, outside the page).
+  page received on its WebSocket (counted from the frames, outside the page). TaskDuration
+  is wall time spent in tasks, which a busy machine stretches; the CPU time of the
+  renderer's main thread (user + system, from /proc) over the same window is shown too.
 
 Run alone:  .venv/bin/python bench/web.py [--runs 3] [--sessions 20] [--turns 10]
 Prints "skipped: ..." and measures nothing when the web client is not built
@@ -45,6 +47,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import IAC_CODE, ROOT, Row, print_table
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 DIST = ROOT / "adapters" / "http" / "web_client" / "dist"
 BROWSER = Path("/usr/bin/chromium")
@@ -232,6 +236,45 @@ async def settled(frames: Frames, page: Any) -> None:
     await page.evaluate(TWO_FRAMES)
 
 
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def renderers() -> list[int]:
+    """Chromium's renderer processes started under this one (Playwright's driver, the
+    browser, its zygote...)."""
+    ours = os.getpid()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if b"--type=renderer" not in (entry / "cmdline").read_bytes():
+                continue
+            pid = int(entry.name)
+            ancestor = pid
+            while ancestor > 1 and ancestor != ours:
+                ancestor = _parent(ancestor)
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            continue  # gone meanwhile
+        if ancestor == ours:
+            found.append(pid)
+    return found
+
+
+def main_thread_cpu() -> dict[int, float]:
+    """User + system CPU seconds of each renderer's main thread (the thread whose id is the
+    process's): the thread the page's scripts, style and layout run on."""
+    seconds = {}
+    for pid in renderers():
+        try:
+            fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return seconds
+
+
 def durations(metrics: dict[str, Any]) -> dict[str, float]:
     return {m["name"]: float(m["value"]) for m in metrics["metrics"] if "Duration" in m["name"]}
 
@@ -243,13 +286,15 @@ class StreamCost:
     script_ms: float
     layout_ms: float
     style_ms: float
+    other_ms: float  # tasks Chromium does not class as script, style or layout
+    cpu_ms: float  # the renderers' main threads, from /proc: less swayed by a busy machine
 
     def per_thousand(self, ms: float) -> float:
         return ms * 1000 / self.updates
 
 
 async def streaming_cost(
-    browser: Any, server: Server, conn: Any, cwd: Path, turns: int
+    browser: Any, server: Server, conn: Any, cwd: Path, turns: int, trace: Path | None = None
 ) -> StreamCost:
     """The page's main-thread time while the official client's `turns` prompts stream."""
     from acp import text_block
@@ -267,13 +312,20 @@ async def streaming_cost(
     cdp = await context.new_cdp_session(page)
     await cdp.send("Performance.enable")
     before, counted = durations(await cdp.send("Performance.getMetrics")), frames.updates
+    cpu_before = main_thread_cpu()
+    if trace is not None:  # a Chrome trace of the window, for chrome://tracing or Perfetto
+        await browser.start_tracing(page=page, path=str(trace))
     for _ in range(turns):
         prompt = [text_block(PROMPT)]
         answer = await conn.prompt(session_id=session.session_id, prompt=prompt)
         assert answer.stop_reason == "end_turn", answer
     await settled(frames, page)
     after = durations(await cdp.send("Performance.getMetrics"))
+    cpu_after = main_thread_cpu()
+    if trace is not None:
+        await browser.stop_tracing()
     await context.close()
+    cpu_ms = sum(cpu_after[pid] - cpu_before.get(pid, 0.0) for pid in cpu_after) * 1000
     delta = {name: (after[name] - before.get(name, 0.0)) * 1000 for name in after}
     updates = frames.updates - counted
     if updates == 0:
@@ -284,10 +336,14 @@ async def streaming_cost(
         delta["ScriptDuration"],
         delta["LayoutDuration"],
         delta["RecalcStyleDuration"],
+        delta["TaskOtherDuration"],
+        cpu_ms,
     )
 
 
-async def run(runs: int, sessions: int, turns: int, pace: float) -> list[Row]:
+async def run(
+    runs: int, sessions: int, turns: int, pace: float, trace: Path | None = None
+) -> list[Row]:
     from playwright.async_api import async_playwright
 
     with tempfile.TemporaryDirectory(prefix="iac-bench-web-") as tmp:
@@ -307,7 +363,7 @@ async def run(runs: int, sessions: int, turns: int, pace: float) -> list[Row]:
                     stream_cwd = root / STREAM_DIR
                     stream_cwd.mkdir()
                     costs = [
-                        await streaming_cost(browser, server, conn, stream_cwd, turns)
+                        await streaming_cost(browser, server, conn, stream_cwd, turns, trace)
                         for _ in range(runs)
                     ]
                 finally:
@@ -337,18 +393,30 @@ def rows(
             median_of("task_ms"),
             "ms",
             detail=f"script {median_of('script_ms'):.0f}, layout {median_of('layout_ms'):.0f}, "
-            f"style {median_of('style_ms'):.0f} ms; {updates:.0f} updates a run, "
-            f"demo pace {pace:g}/s",
+            f"style {median_of('style_ms'):.0f}, other {median_of('other_ms'):.0f} ms; "
+            f"{updates:.0f} updates a run, demo pace {pace:g}/s",
+        ),
+        Row(
+            "web: renderer main-thread CPU per 1,000 updates",
+            median_of("cpu_ms"),
+            "ms",
+            detail="user + system, /proc",
         ),
     ]
 
 
-def measure(runs: int = 3, sessions: int = 20, turns: int = 10, pace: float = 200.0) -> list[Row]:
+def measure(
+    runs: int = 3,
+    sessions: int = 20,
+    turns: int = 10,
+    pace: float = 200.0,
+    trace: Path | None = None,
+) -> list[Row]:
     why = unavailable()
     if why is not None:
         print(f"web: skipped: {why}", file=sys.stderr, flush=True)
         return []
-    return asyncio.run(run(runs, sessions, turns, pace))
+    return asyncio.run(run(runs, sessions, turns, pace, trace))
 
 
 def main() -> None:
@@ -357,8 +425,11 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=20, help="sessions listed")
     parser.add_argument("--turns", type=int, default=10, help="prompts streamed a run")
     parser.add_argument("--pace", type=float, default=200.0, help="demo tokens/s, 0: at once")
+    parser.add_argument(
+        "--trace", type=Path, help="write a Chrome trace of the streaming window (last run)"
+    )
     args = parser.parse_args()
-    found = measure(args.runs, args.sessions, args.turns, args.pace)
+    found = measure(args.runs, args.sessions, args.turns, args.pace, args.trace)
     if found:
         print_table(found)
 
