@@ -229,3 +229,62 @@ def test_redaction_of_a_subprotocol_anywhere_in_a_line() -> None:
         redact("invalid header 'IAC-CODE.BEARER.abc;x' in handshake")
         == "invalid header 'IAC-CODE.BEARER.[redacted];x' in handshake"
     )
+
+
+DIST = Path(__file__).resolve().parents[2] / "adapters" / "http" / "web_client" / "dist"
+CHROMIUM = Path("/usr/bin/chromium")
+# ASCII (the official client sends it in an Authorization header), still URL-hostile.
+HEADER_TOKEN = "tok/+&#=%?x"
+
+
+async def make_session(link: str, token: str, cwd: Path) -> None:
+    """One stored session in `cwd`, made by the official ACP client (HTTP + SSE)."""
+    from acp import PROTOCOL_VERSION, connect_to_agent
+    from acp.http import create_http_stream
+    from acp.schema import ClientCapabilities, Implementation
+
+    class Silent:
+        async def session_update(self, session_id: str, update: object, **_: object) -> None:
+            pass
+
+    base = link.split("#", 1)[0].rstrip("/")
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(timeout=PATIENCE, headers=headers) as http:
+        transport = create_http_stream(f"{base}/acp", client=http)
+        conn = connect_to_agent(Silent(), transport)  # type: ignore[arg-type]
+        try:
+            await conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(),
+                client_info=Implementation(name="link-test", version="1"),
+            )
+            await conn.new_session(cwd=str(cwd), mcp_servers=[])
+        finally:
+            await conn.close()
+            await transport.close()
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not (DIST / "index.html").is_file(), reason="no web client built")
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=".ci/run installs /usr/bin/chromium")
+def test_the_printed_link_signs_a_browser_in(tmp_path: Path) -> None:
+    """Chromium opens the link as printed: the page takes the token from the fragment,
+    drops it from the address bar, and lists the session over its signed-in WebSocket."""
+    from playwright.sync_api import sync_playwright
+
+    project = tmp_path / "project-listed"
+    project.mkdir()
+    env = _env(tmp_path, IACCODE_ACP_HTTP_TOKEN=HEADER_TOKEN)
+    with server(env, terminal=True) as (link, _):
+        asyncio.run(make_session(link, HEADER_TOKEN, project))  # before Playwright's own loop
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+            try:
+                page = browser.new_page()
+                page.goto(link)
+                sessions = page.get_by_role("list", name="Sessions")
+                listed = sessions.get_by_role("listitem").filter(has_text=project.name)
+                listed.wait_for(timeout=PATIENCE * 1000)
+                assert "token" not in page.url
+            finally:
+                browser.close()
