@@ -31,7 +31,7 @@ from bootstrap.http_settings import load_http_config
 from bootstrap.listen import CannotListen, listening_sockets
 from bootstrap.model_clients import make_initialize
 from bootstrap.settings import Settings, SettingsError
-from bootstrap.sign_in_link import CHOICES, SETTING, announcement, link_host, shows_token
+from bootstrap.sign_in_link import announcement, link_host, shows_token, sign_in_choice
 from bootstrap.start_failure import start_failure
 from bootstrap.tracing import flush_traces, traced
 from bootstrap.version import package_version
@@ -225,6 +225,7 @@ def main(settings: Settings, host: str, port: int) -> int:
     try:
         # Secrets (the token) are no longer in os.environ: see bootstrap/environment.py.
         config = load_http_config(environment())
+        link_choice = sign_in_choice(environment())
     except SettingsError as exc:
         print(f"iac-code: configuration error: {exc}", file=sys.stderr)
         return 2
@@ -233,26 +234,26 @@ def main(settings: Settings, host: str, port: int) -> int:
     if config.allowed_hosts is None and is_loopback(host):
         # Served on loopback: only requests naming a loopback host (no DNS rebinding).
         config = replace(config, allowed_hosts=LOOPBACK_NAMES | {hostname(host)})
-    choice = environment().get(SETTING, "").strip().lower() or "auto"
-    if choice not in CHOICES:
-        print(
-            f"iac-code: configuration error: {SETTING} must be one of {', '.join(CHOICES)}, "
-            f"not {choice[:40]!r}",
-            file=sys.stderr,
-        )
-        return 2
     try:
         sockets = listening_sockets(host, port)
     except CannotListen as exc:
         print(f"iac-code: {exc}", file=sys.stderr)
         return 1
-    bound_port = sockets[0].getsockname()[1] if sockets else port  # --port 0: the one chosen
-    base = f"http://{link_host(host, config.allowed_hosts)}:{bound_port}"
+    announce = sign_in_announcer(host, sockets, config, link_choice)
+    asyncio.run(serve(settings, config, host, port, sockets, listening=announce))
+    return 0
+
+
+def sign_in_announcer(
+    host: str, sockets: "list[socket.socket]", config: HttpConfig, choice: str
+) -> Callable[[], None]:
+    """What prints the web client's link once the server listens (bootstrap.sign_in_link)."""
+    port = sockets[0].getsockname()[1]  # with --port 0, the one the system chose
+    base = f"http://{link_host(host, config.allowed_hosts)}:{port}"
 
     def announce() -> None:
         # print, not logging: the link is for the person at the terminal, not for the log.
         line = announcement(base, config.token, show_token=shows_token(choice, sys.stderr))
         print(line, file=sys.stderr, flush=True)
 
-    asyncio.run(serve(settings, config, host, port, sockets, listening=announce))
-    return 0
+    return announce

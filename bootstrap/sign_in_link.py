@@ -11,13 +11,23 @@ token wherever stderr goes, `never` leaves it out even on a terminal."""
 
 import ipaddress
 import socket
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import TextIO
 from urllib.parse import quote
+
+from bootstrap.settings import SettingsError
 
 SETTING = "IAC_CODE_HTTP_SIGN_IN_LINK"
 CHOICES = ("auto", "always", "never")
 WILDCARDS = ("0.0.0.0", "::", "")
+
+
+def sign_in_choice(environ: Mapping[str, str]) -> str:
+    """IAC_CODE_HTTP_SIGN_IN_LINK, `auto` when unset; SettingsError for anything else."""
+    choice = environ.get(SETTING, "").strip().lower() or "auto"
+    if choice not in CHOICES:
+        raise SettingsError(f"{SETTING} must be one of {', '.join(CHOICES)}, not {choice[:40]!r}")
+    return choice
 
 
 def link_host(host: str, allowed_hosts: Collection[str] | None) -> str:
