@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # waits on them, so one worker a core leaves the cores idle for much of the run.
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
-.PHONY: run test lint bench bench-peers bench-detail clean
+.PHONY: run run-http test lint bench bench-peers bench-detail web clean
 
 # Installation talks on stderr only: `make run`'s stdout is the protocol's.
 $(BIN)/python:
@@ -39,6 +39,10 @@ stdout, which breaks the protocol: use 'make -s -C DIR run' or $(CURDIR)/$(BIN)/
 	esac
 	@IAC_CODE_PROVIDER=$${IAC_CODE_PROVIDER:-demo} $(BIN)/iac-code acp
 
+## The same over HTTP + SSE and WebSocket on 127.0.0.1:8765, with the web client at /.
+run-http: $(VENV)/.installed-run
+	@IAC_CODE_PROVIDER=$${IAC_CODE_PROVIDER:-demo} $(BIN)/iac-code acp --transport http
+
 ## Install, then run every check CI runs: lint, format, import boundaries, all tests.
 # worksteal: a worker that runs out takes tests from another's queue (with plain `load` the
 # slowest end-to-end files were left to one worker while the others stood idle). Bytecode is
@@ -67,6 +71,12 @@ bench-detail: $(VENV)/.installed
 	$(BIN)/python bench/sessions.py
 	$(BIN)/python bench/http_load.py
 	$(BIN)/python bench/long_session.py
+
+## Rebuild the web client's committed output (adapters/http/web_client/dist/) from its
+## source with the machine's Node.js; commit dist/ after (a test checks they agree).
+WEB_CLIENT := adapters/http/web_client
+web:
+	cd $(WEB_CLIENT) && npm ci --no-audit --no-fund && npm run build
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache

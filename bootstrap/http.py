@@ -6,6 +6,7 @@ import ipaddress
 import logging
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -30,6 +31,7 @@ from bootstrap.http_settings import load_http_config
 from bootstrap.listen import CannotListen, listening_sockets
 from bootstrap.offered_models import make_initialize
 from bootstrap.settings import Settings, SettingsError
+from bootstrap.sign_in_link import announcement, link_host, shows_token, sign_in_choice
 from bootstrap.start_failure import start_failure
 from bootstrap.tracing import flush_traces, traced
 from bootstrap.version import package_version
@@ -149,9 +151,11 @@ async def serve(
     host: str,
     port: int,
     sockets: "list[socket.socket] | None" = None,
+    listening: Callable[[], None] | None = None,
 ) -> None:
     """Listen at once and answer `initialize`; the agent loads meanwhile (as over stdio),
-    and /readyz says ready only once it has. `sockets`: bound already (bootstrap.listen)."""
+    and /readyz says ready only once it has. `sockets`: bound already (bootstrap.listen);
+    `listening`: called once the server accepts connections."""
     version = package_version()
     agent: asyncio.Future[Dispatcher] = asyncio.get_running_loop().create_future()
     containers: list[Any] = []
@@ -167,6 +171,11 @@ async def serve(
     redact_uvicorn_logs()  # a token in a URL's query must not reach the log
 
     class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started and not self.should_exit and listening is not None:
+                listening()
+
         async def shutdown(self, sockets: Any = None) -> None:
             await super().shutdown(sockets)
             # Now, not at exit: on SIGTERM uvicorn re-raises the signal once serve() ends,
@@ -223,6 +232,7 @@ def main(settings: Settings, host: str, port: int) -> int:
     try:
         # Secrets (the token) are no longer in os.environ: see bootstrap/environment.py.
         config = load_http_config(environment())
+        link_choice = sign_in_choice(environment())
     except SettingsError as exc:
         print(f"iac-code: configuration error: {exc}", file=sys.stderr)
         return 2
@@ -236,5 +246,21 @@ def main(settings: Settings, host: str, port: int) -> int:
     except CannotListen as exc:
         print(f"iac-code: {exc}", file=sys.stderr)
         return 1
-    asyncio.run(serve(settings, config, host, port, sockets))
+    announce = sign_in_announcer(host, sockets, config, link_choice)
+    asyncio.run(serve(settings, config, host, port, sockets, listening=announce))
     return 0
+
+
+def sign_in_announcer(
+    host: str, sockets: "list[socket.socket]", config: HttpConfig, choice: str
+) -> Callable[[], None]:
+    """What prints the web client's link once the server listens (bootstrap.sign_in_link)."""
+    port = sockets[0].getsockname()[1]  # with --port 0, the one the system chose
+    base = f"http://{link_host(host, config.allowed_hosts)}:{port}"
+
+    def announce() -> None:
+        # print, not logging: the link is for the person at the terminal, not for the log.
+        line = announcement(base, config.token, show_token=shows_token(choice, sys.stderr))
+        print(line, file=sys.stderr, flush=True)
+
+    return announce
