@@ -49,7 +49,7 @@ from domain.message import Message
 from domain.permission import PermissionDecision, PermissionOption, PermissionRules
 from domain.project_rules import ProjectRule
 from domain.session import Session
-from domain.session_changes import MessageAdded, SettingChanged, TitleGiven
+from domain.session_changes import MessageAdded, SessionChange, SettingChanged, TitleGiven
 from domain.spawn import Spawn
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
@@ -122,13 +122,16 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
 
     async def save(self, session: Session) -> None:
         changes = session.take_changes()
-        if not changes:
-            return
+        if changes:
+            self.write(session, changes, session.version)
+
+    def write(self, session: Session, changes: list[SessionChange], version: int) -> None:
+        """Store `changes`, taken from `session` when it was at `version`."""
         stored = self.stored.get(session.id)
         added = [c for c in changes if isinstance(c, MessageAdded)]
         settings = {c.setting for c in changes if isinstance(c, SettingChanged)}
         fits = stored is not None and (
-            stored.version == session.version
+            stored.version == version
             if settings or not added
             else len(stored.messages) == added[0].position
         )
