@@ -30,7 +30,8 @@ from domain.events import AgentEvent, ChildEvent
 from domain.ids import SessionId
 
 if TYPE_CHECKING:
-    from adapters.protocol.relay import ClusterRelay, Route
+    from adapters.protocol.relay import ClusterRelay
+    from adapters.protocol.relay_routes import Route
 
 
 class UpdateLog(Protocol):

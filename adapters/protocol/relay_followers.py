@@ -1,0 +1,234 @@
+"""Who follows what across replicas (issue 32).
+
+Each replica keeps, in the database (application.ports.cluster_attachments), how many of
+its clients are attached to each session, and says so on the `iac_code_at` channel when
+that goes from none to some or back. Every replica holds the map in memory
+(`Route.targets`), read again in full at each heartbeat, so a lost signal heals within
+one. The heartbeat also renews this replica's row, says again the follows the database
+missed, and sweeps replicas that stopped renewing theirs (relay_sweeping.py).
+"""
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from adapters.protocol.journal import UpdateJournal
+from adapters.protocol.relay_routes import ATTACHED_CHANNEL, Inbound, RelayTerms, Route, Spawn
+from adapters.protocol.relay_sweeping import DeadTurns
+from application.attachments.turn_state import TurnPhase, TurnState
+from application.ports.cluster_attachments import ClusterAttachments
+from application.ports.cluster_signals import ClusterSignals
+from application.ports.leases import TurnLeases
+from application.ports.update_journal import UpdateJournalStore
+from domain.ids import SessionId
+
+if TYPE_CHECKING:
+    from adapters.protocol.channels import SessionChannels
+
+log = logging.getLogger(__name__)
+
+
+class RelayFollowers:
+    def __init__(
+        self,
+        *,
+        replica_id: str,
+        routes: dict[str, Route],
+        channels: "SessionChannels",
+        journal: UpdateJournal,
+        store: UpdateJournalStore,
+        registry: ClusterAttachments,
+        signals: ClusterSignals,
+        leases: TurnLeases,
+        now: Callable[[], datetime],
+        terms: RelayTerms,
+        spawn: Spawn,
+    ) -> None:
+        self._me = replica_id
+        self._routes = routes
+        self._channels = channels
+        self._journal = journal
+        self._store = store
+        self._registry = registry
+        self._signals = signals
+        self._leases = leases
+        self._now = now
+        self._terms = terms
+        self._spawn = spawn
+        self._dead_turns = DeadTurns(
+            replica_id=replica_id,
+            channels=channels,
+            journal=journal,
+            store=store,
+            registry=registry,
+            leases=leases,
+            now=now,
+            terms=terms,
+        )
+        self._watching: dict[str, asyncio.Task[None]] = {}  # a follow being set up
+        self._register = asyncio.Lock()
+        self._unsaid: set[str] = set()  # followed here, not yet said (the database was out)
+        self._said: dict[tuple[str, str], float] = {}  # follows others said lately, when
+
+    # -- this replica's clients come and go (the room's listeners) ------------------------
+
+    def joined(self, session_id: str) -> None:
+        """A client here attached to the session: follow it (once), and say so."""
+        route = self._routes.get(session_id)
+        if (route is None or route.inbound is None) and session_id not in self._watching:
+            self._watching[session_id] = self._spawn(self._follow(session_id))
+
+    def followed_elsewhere(self, session_id: str) -> bool:
+        route = self._routes.get(session_id)
+        return route is not None and bool(route.targets)
+
+    def left(self, session_id: str, clients_left: int) -> None:
+        if clients_left == 0:
+            self._spawn(self._unfollow(session_id))
+
+    async def watch(self, session_id: str) -> TurnState | None:
+        """Follow the session before a client's replay is read (so that nothing between
+        the replay and the live updates is missed); the turn as another replica runs it."""
+        self.joined(session_id)
+        following = self._watching.get(session_id)
+        if following is not None:
+            await asyncio.shield(following)
+        try:
+            holder = await self._leases.live_holder(SessionId(session_id), self._now())
+        except Exception as exc:
+            log.warning("turn state of %s: lease not readable: %s", session_id, exc)
+            return None
+        return TurnState(TurnPhase.RUNNING) if holder not in (None, self._me) else None
+
+    async def _follow(self, session_id: str) -> None:
+        try:
+            async with self._register:
+                route = self._routes.setdefault(session_id, Route())
+                if route.inbound is None:
+                    await self._begin_following(session_id, route)
+        except Exception as exc:  # the next beat says it again
+            log.warning("cannot follow session %s across replicas: %s", session_id, exc)
+        finally:
+            self._watching.pop(session_id, None)
+
+    async def _begin_following(self, session_id: str, route: Route) -> None:
+        """Expect the journal's head next (what came before is the client's replay)."""
+        head = max(
+            await self._store.newest(session_id),
+            self._journal.last_seq(session_id) or 0,
+        )
+        # Another replica may have numbered the session since this one did.
+        self._journal.follow_on(session_id, head)
+        route.inbound = Inbound(last=head)
+        self._unsaid.add(session_id)
+        await self._say_attached(session_id, 1)
+        self._unsaid.discard(session_id)
+
+    async def _unfollow(self, session_id: str) -> None:
+        following = self._watching.get(session_id)
+        if following is not None:
+            await asyncio.shield(following)
+        async with self._register:
+            if self._channels.attached_here(session_id):
+                return  # another client came meanwhile
+            route = self._routes.get(session_id)
+            if route is None or route.inbound is None:
+                return
+            route.inbound = None
+            if route.idle():
+                del self._routes[session_id]
+            with contextlib.suppress(Exception):
+                await self._say_attached(session_id, 0)
+
+    async def _say_attached(self, session_id: str, clients: int) -> None:
+        await self._registry.attach(session_id, self._me, clients, self._now())
+        change = {"s": session_id, "r": self._me, "n": clients}
+        await self._signals.publish(ATTACHED_CHANNEL, json.dumps(change))
+
+    # -- other replicas' follows -----------------------------------------------------------
+
+    def on_attached(self, payload: str) -> None:
+        """A replica's clients of a session went from none to some, or back."""
+        try:
+            change = json.loads(payload)
+            session_id, replica, clients = change["s"], change["r"], change["n"]
+        except (ValueError, KeyError, TypeError):
+            log.warning("an attachment signal that says nothing: %r", payload[:200])
+            return
+        if replica == self._me:
+            return
+        if clients:
+            self._routes.setdefault(session_id, Route()).targets.add(replica)
+            self._said[(session_id, replica)] = asyncio.get_running_loop().time()
+        else:
+            self._no_longer_followed(session_id, replica)
+
+    def _no_longer_followed(self, session_id: str, replica: str) -> None:
+        self._said.pop((session_id, replica), None)
+        route = self._routes.get(session_id)
+        if route is not None:
+            route.targets.discard(replica)
+            if not route.targets:
+                self._spawn(self._channels.nobody_elsewhere(session_id))
+            if route.idle():
+                del self._routes[session_id]
+
+    def resync_map(self) -> None:
+        """Signals may have been lost: read the whole map again."""
+        self._spawn(self.reload_map())
+
+    async def reload_map(self) -> None:
+        watchers = await self._registry.watchers(self._now())
+        # A follow said while the map was being read may be missing from what was read.
+        recent = asyncio.get_running_loop().time() - 2 * self._terms.renew_seconds
+        for (session_id, replica), said_at in list(self._said.items()):
+            if said_at < recent:
+                del self._said[(session_id, replica)]
+            else:
+                watchers.setdefault(session_id, set()).add(replica)
+        for session_id, route in list(self._routes.items()):
+            route.targets = watchers.pop(session_id, set()) - {self._me}
+            if route.idle():
+                del self._routes[session_id]
+        for session_id, replicas in watchers.items():
+            others = replicas - {self._me}
+            if others:
+                self._routes[session_id] = Route(targets=others)
+
+    # -- the heartbeat ---------------------------------------------------------------------
+
+    async def beat(self) -> None:
+        """Every renewal period, until cancelled."""
+        while True:
+            await asyncio.sleep(self._terms.renew_seconds)
+            try:
+                await self._beat_once()
+            except Exception as exc:  # the database is away: the next beat tries again
+                log.warning("replica %s: heartbeat failed: %s", self._me, exc)
+
+    async def _beat_once(self) -> None:
+        if not await self._registry.renew(self._me, self._now(), self._terms.lease_seconds):
+            self._unsaid.update(self._routes)  # swept while slow: attached again
+        await self._say_followed_again()
+        swept = await self._registry.sweep(self._now())
+        await self.reload_map()
+        self._drop_unattended()
+        await self._dead_turns.settle(swept.interrupted)
+
+    async def _say_followed_again(self) -> None:
+        for session_id in list(self._unsaid):
+            route = self._routes.get(session_id)
+            if route is not None and route.inbound is not None:
+                await self._say_attached(session_id, 1)
+            self._unsaid.discard(session_id)
+
+    def _drop_unattended(self) -> None:
+        """Sessions followed for a client whose attach then failed: no longer followed."""
+        for session_id, route in list(self._routes.items()):
+            attended = self._channels.attached_here(session_id) or session_id in self._watching
+            if route.inbound is not None and not attended:
+                self._spawn(self._unfollow(session_id))
