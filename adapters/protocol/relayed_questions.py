@@ -16,6 +16,7 @@ import logging
 from typing import Any
 
 from adapters.protocol.routing import QUESTIONS_CHANNEL, RequestRouter
+from adapters.protocol.side_tasks import SideTasks
 from application.attachments.asking import QuestionRelay
 from application.attachments.room import Attachments
 from application.errors import StorageError
@@ -51,7 +52,7 @@ class RelayedQuestions(QuestionRelay):
         self._clock = clock
         self._me = replica_id
         self._mirrors: dict[str, tuple[str, asyncio.Task[None]]] = {}  # id: (session, task)
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._side = SideTasks("relaying questions", log)
 
     async def start(self) -> None:
         self._room.relay_questions(self)
@@ -100,7 +101,7 @@ class RelayedQuestions(QuestionRelay):
             return
         if op == "posted" and message.get("holder") != self._me:
             if self._room.peers_of(session_id):
-                self._spawn(self._mirror_posted(session_id, str(question_id)))
+                self._side.spawn(self._mirror_posted(session_id, str(question_id)))
         elif op == "settled":
             self._end_mirror(str(question_id))
 
@@ -109,10 +110,10 @@ class RelayedQuestions(QuestionRelay):
         with clients here look for questions posted meanwhile."""
         mirrored = {session for session, _ in self._mirrors.values()}
         for session_id in mirrored | set(self._room.followed()):
-            self._spawn(self._mirror_session(session_id, recheck=True))
+            self._side.spawn(self._mirror_session(session_id, recheck=True))
 
     def _went_live(self, session_id: str, client: Client) -> None:
-        self._spawn(self._mirror_session(session_id))
+        self._side.spawn(self._mirror_session(session_id))
 
     async def _mirror_posted(self, session_id: str, question_id: str) -> None:
         question = await self._store.question(question_id)
@@ -133,10 +134,9 @@ class RelayedQuestions(QuestionRelay):
     def _mirror(self, question: AskedQuestion) -> None:
         if question.id in self._mirrors or self._room.asked(question.id):
             return
-        task = asyncio.ensure_future(self._ask_here(question))
+        task = self._side.spawn(self._ask_here(question))
         self._mirrors[question.id] = (question.session_id, task)
         task.add_done_callback(lambda _: self._mirrors.pop(question.id, None))
-        task.add_done_callback(self._done)
 
     def _end_mirror(self, question_id: str) -> None:
         mirror = self._mirrors.pop(question_id, None)
@@ -182,17 +182,3 @@ class RelayedQuestions(QuestionRelay):
                 continue
             if all(q.id != question.id for q in pending):
                 return
-
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: "asyncio.Task[Any]") -> None:
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        if isinstance(error := task.exception(), StorageError):
-            log.warning("relaying questions: %s", error)
-        elif error is not None:
-            log.error("relaying questions failed", exc_info=error)

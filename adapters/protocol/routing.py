@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.protocol.jsonrpc import INTERNAL_ERROR, RpcError
-from application.errors import StorageError
+from adapters.protocol.side_tasks import SideTasks
 from application.ports.clock import Clock
 from application.ports.cluster_signals import MAX_PAYLOAD, ClusterSignals, Unsubscribe
 from application.ports.leases import TurnLeases
@@ -90,7 +90,7 @@ class RequestRouter:
         self._poke: Poke = lambda _session_id: None
         # Our requests, by id: rung when answered, with the outcome when the signal held it.
         self._answered: dict[str, asyncio.Future[dict[str, Any] | None]] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._side = SideTasks("routing", log)
         self._unsubscribe: Unsubscribe | None = None
 
     async def start(self, apply: Apply, poke: Poke) -> None:
@@ -100,13 +100,12 @@ class RequestRouter:
         self._unsubscribe = await self._signals.subscribe(
             channel_of(self._me), self._on_message, self._on_resync
         )
-        self._spawn(self._serve_pending())  # sent while this replica was not listening
+        self._side.spawn(self._serve_pending())  # sent while this replica was not listening
 
     async def stop(self) -> None:
         if self._unsubscribe is not None:
             await self._unsubscribe()
-        for task in list(self._tasks):
-            task.cancel()
+        self._side.cancel_all()
 
     # -- the sender's side ---------------------------------------------------------------
 
@@ -145,7 +144,7 @@ class RequestRouter:
         finally:
             self._answered.pop(request.id, None)
             if not settled:  # cancelled (its client left): a pending request is never applied
-                self._spawn(self._store.forget(request.id))
+                self._side.spawn(self._store.forget(request.id))
         return _read(outcome)
 
     async def nudge_cancel(self, holder: str, session_id: SessionId) -> None:
@@ -162,7 +161,7 @@ class RequestRouter:
                 await asyncio.wait_for(asyncio.shield(answered), self._terms.poll)
             if answered.done():
                 if (carried := answered.result()) is not None:  # no need to read the row
-                    self._spawn(self._store.forget(request.id))
+                    self._side.spawn(self._store.forget(request.id))
                     return carried
                 self._answered[request.id] = loop.create_future()  # a resync rings it again
                 answered = self._answered[request.id]
@@ -196,7 +195,7 @@ class RequestRouter:
             log.warning("ignoring a malformed routing signal %r", payload[:200])
             return
         if op == "request":
-            self._spawn(self._serve(str(key)))
+            self._side.spawn(self._serve(str(key)))
         elif op == "answered":
             answered = self._answered.get(str(key))
             outcome = message.get("outcome")
@@ -208,7 +207,7 @@ class RequestRouter:
     def _on_resync(self) -> None:
         """Signals may have been missed: serve what waits, and every waiting sender reads
         its row now."""
-        self._spawn(self._serve_pending())
+        self._side.spawn(self._serve_pending())
         for answered in self._answered.values():
             if not answered.done():
                 answered.set_result(None)
@@ -240,20 +239,6 @@ class RequestRouter:
 
     async def _tell(self, replica: str, message: dict[str, Any]) -> None:
         await self._signals.publish(channel_of(replica), json.dumps(message))
-
-    def _spawn(self, work: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: "asyncio.Task[Any]") -> None:
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        if isinstance(error := task.exception(), StorageError):
-            log.warning("routing: %s", error)
-        elif error is not None:
-            log.error("routing failed", exc_info=error)
 
 
 def _read(outcome: dict[str, Any]) -> Any:
