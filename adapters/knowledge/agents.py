@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # no stubs: types-PyYAML is not a dependency
 
-from adapters.knowledge.files import capped, read_text_file
+from adapters.knowledge.files import capped, first_by_name, read_text_file
 from adapters.knowledge.skill_files import (
     DESCRIPTION_CAP,
     NAME_PATTERN,
@@ -35,14 +35,7 @@ def agent_directories(cwd: str, config_dir: str) -> tuple[str, str]:
 
 
 def find_agents(directories: tuple[str, ...]) -> tuple[AgentProfile, ...]:
-    found: dict[str, AgentProfile] = {}
-    for directory in directories:
-        for agent in _agents_in(directory):
-            if agent.name in found:
-                log.info("agent %s of %s: %s wins", agent.name, agent.path, found[agent.name].path)
-                continue
-            found[agent.name] = agent
-    return tuple(sorted(found.values(), key=lambda agent: agent.name))
+    return first_by_name(directories, _agents_in, "agent")
 
 
 def _agents_in(directory: str) -> list[AgentProfile]:

@@ -3,7 +3,9 @@
 import logging
 import os
 import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from domain.knowledge import CUT_MARKER, INSTRUCTION_CAP
 
@@ -60,3 +62,29 @@ def capped(text: str, unread: int, path: str) -> tuple[str, bool]:
     if not cut:
         return text, False
     return text[:INSTRUCTION_CAP] + CUT_MARKER.format(cut=cut, path=path), True
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+
+Named = TypeVar("Named", bound=_Named)
+
+
+def first_by_name(
+    directories: Iterable[str], found_in: Callable[[str], list[Named]], kind: str
+) -> tuple[Named, ...]:
+    """What `found_in` finds in each directory, sorted by name; on a name found twice the
+    earlier directory wins (a project's over the user's), and the loser is logged."""
+    found: dict[str, Named] = {}
+    for directory in directories:
+        for item in found_in(directory):
+            if item.name in found:
+                log.info("%s %s of %s: %s wins", kind, item.name, item.path, found[item.name].path)
+                continue
+            found[item.name] = item
+    return tuple(sorted(found.values(), key=lambda item: item.name))

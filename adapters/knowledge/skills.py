@@ -4,7 +4,7 @@ $IAC_CODE_CONFIG_DIR/skills/; a project's skill wins over the user's of the same
 import logging
 import os
 
-from adapters.knowledge.files import capped, read_text_file
+from adapters.knowledge.files import capped, first_by_name, read_text_file
 from adapters.knowledge.skill_files import SKILL_FILE, SkillFileError, skill_body, skill_header
 from application.ports.knowledge import SkillNotFound
 from domain.knowledge import Skill
@@ -17,14 +17,7 @@ def skill_directories(cwd: str, config_dir: str) -> tuple[str, str]:
 
 
 def find_skills(directories: tuple[str, ...]) -> tuple[Skill, ...]:
-    found: dict[str, Skill] = {}
-    for directory in directories:
-        for skill in _skills_in(directory):
-            if skill.name in found:
-                log.info("skill %s of %s: %s wins", skill.name, skill.path, found[skill.name].path)
-                continue
-            found[skill.name] = skill
-    return tuple(sorted(found.values(), key=lambda skill: skill.name))
+    return first_by_name(directories, _skills_in, "skill")
 
 
 def _skills_in(directory: str) -> list[Skill]:
