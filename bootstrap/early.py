@@ -11,12 +11,16 @@ import contextlib
 import importlib
 import logging
 import sqlite3
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from adapters.protocol.connection import Connection
 from adapters.protocol.lazy import EarlyAnswer
 
 if TYPE_CHECKING:  # loaded with the store's readers, not before `initialize`
     from application.ports.session_store import SessionListing
+    from bootstrap.settings import Settings
+    from domain.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -31,11 +35,63 @@ def early_answers(database_url: str) -> dict[str, EarlyAnswer]:
     if database_url.startswith("postgresql"):
         reads.start_connecting()
 
-    async def session_list(params: dict[str, Any] | None) -> Any | None:
+    async def session_list(params: dict[str, Any] | None, peer: Connection) -> Any | None:
         return await reads.session_list(params)
 
     # `sessions/list` is the agent's alias of `session/list` (adapters/protocol/agent.py).
     return {"session/list": session_list, "sessions/list": session_list}
+
+
+def early_new_session(settings: "Settings") -> dict[str, EarlyAnswer]:
+    """`session/new` on a SQLite file, with a provider that has its key (else the agent
+    answers, e.g. that a sign-in is needed): the first thing every editor asks for."""
+    from adapters.persistence.early_reads import database_file
+
+    database = database_file(settings.database_url)
+    if database is None or not _signed_in(settings):
+        return {}
+    made: EarlyAnswer | None = None
+
+    async def session_new(params: dict[str, Any] | None, peer: Connection) -> Any | None:
+        nonlocal made
+        if made is None:  # imported on first use: none of it delays `initialize`
+            made = _early_new(settings, database)
+        return await made(params, peer)
+
+    return {"session/new": session_new}
+
+
+def _signed_in(settings: "Settings") -> bool:
+    from bootstrap.offered_models import selected_endpoint
+
+    return selected_endpoint(settings).usable
+
+
+def _early_new(settings: "Settings", database: Path) -> EarlyAnswer:
+    from adapters.clock import SystemClock
+    from adapters.ids import UuidIds
+    from adapters.persistence.early_reads import NotReadableEarly
+    from adapters.persistence.early_writes import EarlySessionWriter
+    from adapters.protocol.early_new import EarlyNewSession
+    from bootstrap.offered_models import build_catalog
+
+    writer = EarlySessionWriter(database)
+
+    def store(session: "Session") -> bool:
+        try:
+            writer.add(session)
+        except NotReadableEarly as exc:
+            log.debug("session/new left to the agent: %s", exc)
+            return False
+        return True
+
+    return EarlyNewSession(
+        store=store,
+        catalog=build_catalog(settings),
+        default_model=settings.default_model,
+        ids=UuidIds(),
+        clock=SystemClock(),
+    )
 
 
 def early_pages(database_url: str) -> "SessionListing | None":

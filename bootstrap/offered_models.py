@@ -6,7 +6,9 @@ from adapters.llm.providers import Adapter
 from application.use_cases.initialize import Initialize
 from bootstrap.provider_settings import Endpoint, ProviderConfig
 from bootstrap.settings import Settings
+from domain.config import Catalog
 from domain.models import ModelInfo
+from domain.modes import offered_modes
 
 
 def selected_endpoint(settings: Settings) -> Endpoint:
@@ -63,4 +65,15 @@ def make_initialize(settings: Settings, version: str) -> Initialize:
         key_variable=settings.key_hint,
         key_link=settings.profile.key_link,
         images=default.images if default else True,
+    )
+
+
+def build_catalog(settings: Settings) -> Catalog:
+    """The modes, models and defaults every session is offered (the agent's, and the
+    early `session/new`'s: bootstrap/early.py)."""
+    return Catalog(
+        modes=offered_modes(allow_bypass=settings.allow_bypass),
+        models=tuple(model for _, model in offered(settings)),
+        default_mode=settings.default_mode,
+        default_thought_level=settings.thought_level,
     )

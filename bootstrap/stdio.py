@@ -14,7 +14,7 @@ from adapters.protocol.lazy import LazyDispatcher
 from adapters.stdio.transport import serve
 from adapters.workspace.processes import stop_all_process_groups
 from bootstrap.database_url import shown
-from bootstrap.early import early_answers
+from bootstrap.early import early_answers, early_new_session
 from bootstrap.heavy_imports import (
     import_early_modules,
     import_heavy_modules,
@@ -96,9 +96,8 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
         shown(settings.database_url),  # never its password
     )
     stop = _stop_on_signals(loop)
-    lazy = LazyDispatcher(
-        initialize, first, early_answers(settings.database_url), restart=start_agent
-    )
+    early = {**early_answers(settings.database_url), **early_new_session(settings)}
+    lazy = LazyDispatcher(initialize, first, early, restart=start_agent)
     try:
         await serve(
             traced(lazy, settings.traces_exporters),

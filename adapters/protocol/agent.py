@@ -222,6 +222,13 @@ class AcpAgent(Dispatcher):
         (adapters.protocol.openers.Openers.restore)."""
         return await self._openers.restore(peer, session_id, cwd, tell_state=tell_state)
 
+    async def take_over(self, peer: Connection, session_id: str, cwd: str) -> None:
+        """A session made before this agent loaded (adapters/protocol/early_new.py)."""
+        await self._openers.take_over(peer, session_id, cwd)
+
+    async def announce(self, session_id: str) -> None:
+        await self._openers.announce(session_id)
+
     async def _initialize(self, params: dict[str, Any] | None, peer: Connection) -> Any:
         return handle_initialize(self._uc.initialize, params, peer)
 

@@ -4,19 +4,40 @@ then, `early` answers may serve some requests from light modules; one that retur
 leaves its request to the agent. An agent that could not start because its session store
 failed (a StorageError) is told as that store's error, and, given `restart`, started again
 at the next request (the database may answer by then). `when_idle` runs work that may wait
-(e.g. warming the model SDK) once no request is being served, so none waits for it."""
+(e.g. warming the model SDK) once no request is being served, so none waits for it.
+
+An early answer may be `Provisional`: something made before the agent (a session) that the
+agent must take over once loaded. Until every take-over has run, nothing reaches the agent:
+a request for that session waits, and finds it as if the agent had made it."""
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from adapters.protocol.connection import Connection, Dispatcher
+from adapters.protocol.connection import AnswerThen, Connection, Dispatcher
 from adapters.protocol.errors import to_rpc_error
 from adapters.protocol.handshake import handle_initialize
 from application.errors import ApplicationError, StorageError
 from application.use_cases.initialize import Initialize
 
-EarlyAnswer = Callable[[dict[str, Any] | None], Awaitable[Any | None]]
+log = logging.getLogger(__name__)
+
+# An early answer: the result (or a Provisional), or None to leave the request to the agent.
+EarlyAnswer = Callable[[dict[str, Any] | None, Connection], Awaitable[Any | None]]
+AgentStep = Callable[[Dispatcher], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Provisional:
+    """An early `result` whose subject the agent must `take_over` as soon as it has loaded,
+    before it serves anything else; `then` runs once the result is sent and the take-over
+    done (what the client can only route after it has the result)."""
+
+    result: Any
+    take_over: AgentStep
+    then: AgentStep
 
 
 class LazyDispatcher(Dispatcher):
@@ -32,6 +53,7 @@ class LazyDispatcher(Dispatcher):
         self._early = early or {}
         self._restart = restart
         self._serving = 0  # requests accepted and not yet answered
+        self._taking_over: set[asyncio.Future[Dispatcher]] = set()  # Provisional take-overs
         self._when_idle: list[Callable[[], None]] = []
 
     def accept(
@@ -69,7 +91,10 @@ class LazyDispatcher(Dispatcher):
         return self._loaded() and self._agent.result().withdraw(method, params, peer)
 
     def _loaded(self) -> bool:
-        return self._agent.done() and not self._agent.cancelled() and not self._agent.exception()
+        """Loaded, and every early-made session taken over: the agent serves directly."""
+        agent = self._agent
+        ready = agent.done() and not agent.cancelled() and not agent.exception()
+        return ready and not self._taking_over
 
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: Connection
@@ -78,7 +103,9 @@ class LazyDispatcher(Dispatcher):
             return handle_initialize(self._initialize, params, peer)
         early = self._early.get(method)
         if early is not None and not self._agent.done():
-            answer = await early(params)
+            answer = await early(params, peer)
+            if isinstance(answer, Provisional):
+                return self._hand_over(answer)
             if answer is not None:
                 return answer
         agent = await self._started()
@@ -90,15 +117,40 @@ class LazyDispatcher(Dispatcher):
         agent = await self._started()
         await agent.handle_notification(method, params, peer)
 
+    def _hand_over(self, answer: Provisional) -> AnswerThen:
+        """The take-over starts waiting for the agent now, so every request read after this
+        answer waits for it too; the `then` step waits for it in turn."""
+        taking_over = asyncio.ensure_future(self._take_over(answer.take_over))
+        self._taking_over.add(taking_over)
+        taking_over.add_done_callback(self._taking_over.discard)
+
+        async def then() -> None:
+            await answer.then(await taking_over)
+
+        return AnswerThen(answer.result, then)
+
+    async def _take_over(self, take_over: AgentStep) -> Dispatcher:
+        agent = await asyncio.shield(self._agent)  # an agent that failed: its error is told
+        try:
+            await take_over(agent)
+        except Exception:  # the rest is served regardless; the session is stored anyway
+            log.exception("the agent could not take over a session made before it loaded")
+        return agent
+
     async def _started(self) -> Dispatcher:
         failed = self._agent.done() and not self._agent.cancelled() and self._agent.exception()
         if isinstance(failed, StorageError) and self._restart is not None:
             self._agent = self._restart()  # requests meanwhile wait for this attempt
         try:
-            return await asyncio.shield(self._agent)
+            agent = await asyncio.shield(self._agent)
         except ApplicationError as exc:
             raise to_rpc_error(exc) from None
+        if self._taking_over:  # sessions made early are the agent's before it serves
+            await asyncio.gather(*self._taking_over, return_exceptions=True)
+        return agent
 
     async def peer_closed(self, peer: Connection) -> None:
+        if self._taking_over:  # a session taken over for `peer` is then left as it goes
+            await asyncio.gather(*self._taking_over, return_exceptions=True)
         if self._loaded():
             await self._agent.result().peer_closed(peer)

@@ -119,6 +119,18 @@ class Openers:
         await self._queue_lost(session_id)
         return self._room.role(session_id, peer)
 
+    async def take_over(self, peer: Connection, session_id: str, cwd: str) -> None:
+        """A session `session/new` made and stored before the agent loaded
+        (adapters/protocol/early_new.py): opened from storage and attached to `peer` live,
+        as `new` leaves the session it makes; `announce` follows once the answer is out."""
+        await self._uc.resume_session().execute(session_id, cwd)
+        self._room.attach(session_id, peer)
+        await self._room.unless_gone(session_id, peer)
+
+    async def announce(self, session_id: str) -> None:
+        """What follows a new session's answer: its commands and context usage."""
+        await self._uc.announce().execute(session_id)
+
     async def _queue_lost(self, session_id: str) -> None:
         if self._dropped is not None:
             await self._dropped.check(session_id)
@@ -138,7 +150,7 @@ class Openers:
         session_id, result = await make(request, session_opening(params))
         role = self._room.attach(session_id, peer)
         await self._room.unless_gone(session_id, peer)
-        return AnswerThen(_with_role(result, role), lambda: self._uc.announce().execute(session_id))
+        return AnswerThen(_with_role(result, role), lambda: self.announce(session_id))
 
     async def _attach(
         self,

@@ -7,10 +7,10 @@ from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient
 from application.ports.unit_of_work import UnitOfWork
 from application.runtime import SessionRegistry
+from application.use_cases.fresh_session import fresh_session
 from application.use_cases.session_opening import OpenWith
 from application.use_cases.session_state import state_of
-from domain.config import THOUGHT_OPTION_ID, Catalog
-from domain.session import Session
+from domain.config import Catalog
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,14 +56,12 @@ class NewSession:
                 f"start the agent with {self._key_variable} set), then authenticate.",
                 methodId="api-key",
             )
-        session = Session(
-            id=self._ids.session_id(),
-            cwd=request.cwd,
-            created_at=self._clock.now(),
+        session = fresh_session(
+            self._ids.session_id(),
+            request.cwd,
+            self._clock.now(),
             model=self._default_model,
-            mode_id=self._catalog.default_mode,
-            # Stored with the session: a later change of the server's default leaves it be.
-            config={THOUGHT_OPTION_ID: self._catalog.default_thought_level},
+            catalog=self._catalog,
         )
         await self._open_with.apply(session, request.opening, stored=False)
         async with self._uow as uow:

@@ -8,20 +8,9 @@ from dependency_injector import containers, providers
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from application.runtime import SessionRegistry
-from bootstrap.offered_models import offered
+from bootstrap.offered_models import build_catalog
 from bootstrap.settings import Settings
 from bootstrap.tracing import make_tracer
-from domain.config import Catalog
-from domain.modes import offered_modes
-
-
-def build_catalog(settings: Settings) -> Catalog:
-    return Catalog(
-        modes=offered_modes(allow_bypass=settings.allow_bypass),
-        models=tuple(model for _, model in offered(settings)),
-        default_mode=settings.default_mode,
-        default_thought_level=settings.thought_level,
-    )
 
 
 class Core(containers.DeclarativeContainer):

@@ -89,7 +89,7 @@ class Agent(Dispatcher):
 
 
 def lazy(agent: "asyncio.Future[Dispatcher]", answer: Any) -> LazyDispatcher:
-    async def early(params: dict[str, Any] | None) -> Any:
+    async def early(params: dict[str, Any] | None, peer: Connection) -> Any:
         return answer
 
     facts = cast(Initialize, None)

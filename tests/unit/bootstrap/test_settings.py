@@ -87,7 +87,7 @@ def test_modes_thinking_and_images_settings(tmp_path: Path) -> None:
 def test_the_catalogue_offers_the_configured_model_first_when_it_is_not_listed(
     tmp_path: Path,
 ) -> None:
-    from bootstrap.containers.core import build_catalog
+    from bootstrap.offered_models import build_catalog
 
     settings = load_settings(
         {"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_MODEL": "x", "IAC_CODE_MODELS": "a, b"}
@@ -166,7 +166,7 @@ currency = "EUR"
 
 
 def test_config_catalogue_merges_over_the_built_in_one_and_adds_models(tmp_path: Path) -> None:
-    from bootstrap.containers.core import build_catalog
+    from bootstrap.offered_models import build_catalog
 
     (tmp_path / "config.toml").write_text(CATALOGUE)
     settings = load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)})
