@@ -6,7 +6,17 @@ Replaying every migration on an empty database took seconds on a first start (an
 alembic, mako and pygments); this takes milliseconds. tests/integration/test_fresh_schema.py
 keeps both ways giving the same schema, on SQLite and on PostgreSQL."""
 
-from sqlalchemy import Column, MetaData, PrimaryKeyConstraint, String, Table, inspect
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    create_mock_engine,
+    inspect,
+)
 from sqlalchemy.engine import Connection
 
 from adapters.persistence.schema_head import SCHEMA_HEAD
@@ -34,3 +44,21 @@ def create_at_head(connection: Connection) -> None:
     metadata.create_all(connection)
     VERSIONS.create(connection)
     connection.execute(VERSIONS.insert().values(version_num=SCHEMA_HEAD))
+
+
+def sqlite_statements() -> tuple[str, ...]:
+    """The DDL `create_at_head` runs on SQLite, as text: what adapters/persistence/
+    sqlite_schema.py holds for the start path, which creates a new database before
+    SQLAlchemy has loaded (scripts/write-sqlite-schema writes it from this)."""
+    statements: list[str] = []
+
+    def record(statement: Any, *args: object, **kwargs: object) -> None:
+        statements.append(str(statement.compile(dialect=engine.dialect)).strip())
+
+    engine = create_mock_engine("sqlite://", record)
+    metadata.create_all(engine, checkfirst=False)
+    VERSIONS.create(engine, checkfirst=False)
+    # The tables in create_all's order (a table after those it refers to), then the indexes
+    # sorted: create_all emits a table's indexes in no fixed order.
+    tables = [s for s in statements if s.startswith("CREATE TABLE")]
+    return (*tables, *sorted(s for s in statements if s not in tables))

@@ -2,6 +2,7 @@
 repository writes, column for column, and writes nothing where it must leave the session
 to the agent (issue 34: the first `session/new` answered before the agent loads)."""
 
+import fcntl
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
@@ -14,6 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.persistence.early_reads import NotReadableEarly
 from adapters.persistence.early_writes import EarlySessionWriter
+from adapters.persistence.fresh_schema import sqlite_statements
+from adapters.persistence.migrate import upgrade_to_head
+from adapters.persistence.sqlite_schema import STATEMENTS
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from application.use_cases.fresh_session import fresh_session
 from domain.client_prompt import ClientPrompt, ClientPromptMode
@@ -22,6 +26,7 @@ from domain.ids import SessionId
 from domain.modes import offered_modes
 from domain.session import Session
 from tests.factories import MessageFactory, SessionFactory
+from tests.integration.test_fresh_schema import sqlite_schema
 
 pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite")]  # writes SQLite files
 
@@ -146,10 +151,26 @@ async def test_an_id_already_stored_is_refused_and_nothing_changes(
     assert count(path) == 1
 
 
-def test_no_database_yet_is_left_to_the_agent(tmp_path: Path) -> None:
-    with pytest.raises(NotReadableEarly, match="no database"):
-        EarlySessionWriter(tmp_path / "none.db").add(sessions("")[0])
-    assert not (tmp_path / "none.db").exists()
+def test_a_new_database_is_created_as_the_agent_creates_it(tmp_path: Path) -> None:
+    early, agent = tmp_path / "new" / "early.db", tmp_path / "agent.db"
+    EarlySessionWriter(early).add(sessions("")[0])
+    assert not upgrade_to_head(f"sqlite+aiosqlite:///{early}")  # found current: left as is
+    upgrade_to_head(f"sqlite+aiosqlite:///{agent}")
+    assert sqlite_schema(early) == sqlite_schema(agent)
+    assert count(early) == 1
+
+
+def test_a_database_the_agent_is_creating_is_left_to_it(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    with open(f"{path}.migrate-lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as upgrade_to_head holds it while it creates
+        with pytest.raises(NotReadableEarly, match="creating"):
+            EarlySessionWriter(path).add(sessions("")[0])
+    assert not path.exists()
+
+
+def test_the_start_paths_ddl_is_tables_py() -> None:
+    assert sqlite_statements() == STATEMENTS, "run scripts/write-sqlite-schema"
 
 
 async def test_a_session_with_history_is_left_to_the_agent(
