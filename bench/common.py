@@ -160,8 +160,14 @@ class StdioAgent:
 
     def since_start(self, method: str, params: dict[str, Any]) -> float:
         """Seconds from the process's start to this call's response arriving."""
-        _, arrived, _ = self._exchange(method, params, 300)
-        return arrived - self.started
+        return self.answered_since_start(method, params)[0]
+
+    def answered_since_start(
+        self, method: str, params: dict[str, Any]
+    ) -> tuple[float, dict[str, Any]]:
+        """The same, with the result."""
+        _, arrived, result = self._exchange(method, params, 300)
+        return arrived - self.started, result
 
     def _exchange(
         self, method: str, params: dict[str, Any], timeout: float

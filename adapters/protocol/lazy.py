@@ -109,7 +109,9 @@ class LazyDispatcher(Dispatcher):
             if answer is not None:
                 return answer
         agent = await self._started()
-        return await agent.handle_request(method, params, peer)
+        # Requests that waited are resumed in the order they came, each accepted before the
+        # next runs: a prompt is registered before a cancel sent right behind it arrives.
+        return await agent.accept(method, params, peer)
 
     async def handle_notification(
         self, method: str, params: dict[str, Any] | None, peer: Connection

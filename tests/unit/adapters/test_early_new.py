@@ -217,3 +217,36 @@ async def test_a_client_gone_before_the_take_over_leaves_after_it(tmp_path: Path
     agent.release.set()
     await closing
     assert agent.seen == ["take_over sess_early", "taken", "closed"]
+
+
+class Accepting(Agent):
+    """Records when each request is accepted (synchronously, as AcpAgent registers a prompt)."""
+
+    def accept(self, method: str, params: Any, peer: Connection) -> Any:
+        self.seen.append(f"accepted {method}")
+        return self.handle_request(method, params, peer)
+
+
+async def test_what_waited_for_the_take_over_reaches_the_agent_in_the_order_it_came(
+    tmp_path: Path,
+) -> None:
+    """A prompt and the cancel written right behind it, both read while the agent loads:
+    the prompt is accepted (registered) before the cancel is handled, as once loaded."""
+    loading: asyncio.Future[Dispatcher] = asyncio.get_running_loop().create_future()
+    lazy = dispatcher(loading, tmp_path)
+    await lazy.accept("session/new", {"cwd": str(tmp_path)}, PEER)
+    prompt = asyncio.ensure_future(lazy.accept("session/prompt", {}, PEER))
+    cancel = asyncio.ensure_future(lazy.handle_notification("session/cancel", {}, PEER))
+    await asyncio.sleep(0)
+    agent = Accepting()
+    agent.release.set()
+    loading.set_result(agent)
+    await prompt
+    await cancel
+    assert agent.seen == [
+        "take_over sess_early",
+        "taken",
+        "accepted session/prompt",
+        "session/prompt",
+        "session/cancel",
+    ]
