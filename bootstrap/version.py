@@ -56,9 +56,10 @@ def installed_version(path: Iterable[str]) -> str:
 
 
 def _is_ours(name: str) -> bool:
-    """A metadata directory of our distribution, by importlib.metadata's test."""
+    """A metadata directory of our distribution, by importlib.metadata's test (whose
+    normalizing changes only case and separators: the name starts with "iac")."""
     folded = name.lower()
-    if not folded.endswith((".dist-info", ".egg-info")):
+    if not folded.startswith("iac") or not folded.endswith((".dist-info", ".egg-info")):
         return False
     base = folded.rpartition(".")[0].partition("-")[0]
     return re.sub(r"[-_.]+", "-", base).replace("-", "_") == _NAME
