@@ -8,7 +8,6 @@ import logging
 import os
 from typing import Any
 
-
 from adapters.knowledge.files import capped, first_by_name, read_text_file
 from adapters.knowledge.skill_files import (
     DESCRIPTION_CAP,

@@ -5,7 +5,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-
 SKILL_FILE = "SKILL.md"
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 DESCRIPTION_CAP = 1024  # characters: every skill's description goes into every request

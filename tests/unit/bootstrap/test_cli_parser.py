@@ -44,5 +44,6 @@ def test_its_help_and_errors_are_the_same(
 
 def test_other_lines_get_every_command() -> None:
     for line in (["sessions", "list"], ["--version"], [], ["db", "upgrade"]):
-        [commands] = [a for a in _parser(line)._actions if isinstance(a, argparse._SubParsersAction)]
+        actions = _parser(line)._actions
+        [commands] = [a for a in actions if isinstance(a, argparse._SubParsersAction)]
         assert {"acp", "db", "sessions", "permissions", "config", "login"} <= set(commands.choices)
