@@ -6,11 +6,13 @@ Each tree is put first on the server's PYTHONPATH, so one virtualenv serves them
 Export each tree (`git archive COMMIT | tar -x -C DIR`) and compile it (`python -m
 compileall -q adapters application domain bootstrap` in it): a checkout's
 iac_code.egg-info, on the path first, is the metadata importlib.metadata then finds, which
-sends bootstrap/version.py to importlib.metadata itself. Runs alternate between the trees, so a machine that gets busier or calmer meanwhile
-moves every tree's figures alike. Besides the wall time from spawn, each answer's row gives
-the agent process's CPU time (all threads, from /proc) the moment the answer arrived, which
-other work on a loaded machine moves far less (a thread that ended before is not counted: the
-server's threads live on).
+sends bootstrap/version.py to importlib.metadata itself.
+
+Runs alternate between the trees, so a machine that gets busier or calmer meanwhile moves
+every tree's figures alike. Besides the wall time from spawn, each answer's row gives the
+agent process's CPU time (all threads, from /proc) the moment the answer arrived, which
+other work on a loaded machine moves far less (a thread that ended before is not counted:
+the server's threads live on).
 """
 
 import argparse
