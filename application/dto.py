@@ -36,18 +36,3 @@ NOTHING_MORE = SessionOpening()  # no extra directories, no MCP servers
 class PromptResult:
     stop_reason: StopReason
     usage: Usage
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ServerInfo:
-    protocol_version: int
-    name: str
-    title: str
-    version: str
-    # The selected provider takes a key (not a local server, not the demo): sign-in methods
-    # are offered, whether a key is configured yet or not.
-    takes_key: bool
-    provider_name: str = "the model provider"
-    key_variable: str = "IAC_CODE_API_KEY"  # where the server reads the key
-    key_link: str | None = None  # where a user gets one
-    images: bool = True  # the session's default model reads images

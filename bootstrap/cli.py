@@ -14,8 +14,10 @@ if TYPE_CHECKING:
     from bootstrap.settings import Settings
 
 
-def _parser() -> argparse.ArgumentParser:
-    from bootstrap.version import package_version  # importlib.metadata: after the re-exec
+def _parser(arguments: list[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; only its `acp` command when `arguments` start with it (see
+    `_parse`)."""
+    from bootstrap.version import package_version  # after the re-exec, as all but main()'s start
 
     parser = argparse.ArgumentParser(
         prog="iac-code", description="An AI coding agent served over ACP."
@@ -23,6 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"iac-code {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     _acp_parser(commands)
+    if arguments is not None and arguments[:1] == ["acp"]:
+        return parser
     db = commands.add_parser("db", help="manage the session database")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="migrate the database to the newest schema")
@@ -52,6 +56,19 @@ def _parser() -> argparse.ArgumentParser:
     _config_parser(commands)
     _sign_in_parsers(commands)
     return parser
+
+
+def _parse(arguments: list[str]) -> argparse.Namespace:
+    """The arguments, parsed. A line starting with `acp` (as editors start the agent) by a
+    parser holding that command alone: building the other commands' parsers is ~3 ms of
+    every start before `initialize` is answered, and only the whole command line's usage,
+    which an unrecognized argument's error shows, needs them."""
+    if arguments[:1] != ["acp"]:
+        return _parser().parse_args(arguments)
+    args, unrecognized = _parser(arguments).parse_known_args(arguments)
+    if unrecognized:
+        _parser().parse_args(arguments)  # exits, saying so as it always has
+    return args
 
 
 def _sign_in_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -220,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     from bootstrap.logs import claim_stdout, configure_logging
     from bootstrap.settings import SettingsError, load_settings
 
-    args = _parser().parse_args(arguments)
+    args = _parse(arguments)
     if args.command in ("login", "logout") or getattr(args, "action", None) == "login":
         return _sign_in(args)  # before the settings too: no key is what it repairs
     if args.command == "config":  # before the settings: it may be what repairs them

@@ -21,17 +21,20 @@ def import_heavy_modules(*, web_hooks: bool) -> None:
 
 # dependency-injector imports these, if installed, for features the container never uses:
 # FastAPI's and Starlette's Depends markers for wiring (~120 ms, unless FastAPI is loaded
-# anyway, as over HTTP), and PyYAML for Configuration.from_yaml (~7 ms).
+# anyway, as over HTTP), and PyYAML for Configuration.from_yaml and
+# DeclarativeContainer.from_yaml_schema (~10 ms; `providers` and `containers` each import it).
 _WEB_HOOKS = ("fastapi.params", "starlette.requests")
 _YAML = ("yaml",)
 
 
 def _import_injector_without(names: tuple[str, ...]) -> None:
-    """Import dependency-injector while `names` cannot be imported; they can again after."""
+    """Import dependency-injector's modules while `names` cannot be imported; they can
+    again after."""
     hidden = [name for name in names if name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` fail
     try:
+        import dependency_injector.containers
         import dependency_injector.wiring  # noqa: F401
     finally:
         for name in hidden:

@@ -8,8 +8,6 @@ import logging
 import os
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # no stubs: types-PyYAML is not a dependency
-
 from adapters.knowledge.files import capped, first_by_name, read_text_file
 from adapters.knowledge.skill_files import (
     DESCRIPTION_CAP,
@@ -99,6 +97,10 @@ def agent_profile(text: str, path: str) -> AgentProfile:
 
 
 def _parse(front: str) -> dict[str, Any]:
+    # Imported here, when a file has front matter to read: PyYAML is ~8 ms and a few MiB
+    # that a server with no agent or skill files never needs.
+    import yaml  # type: ignore[import-untyped]  # no stubs: types-PyYAML is not a dependency
+
     try:
         fields = yaml.safe_load(front)
     except yaml.YAMLError as error:

@@ -5,8 +5,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # no stubs: types-PyYAML is not a dependency
-
 SKILL_FILE = "SKILL.md"
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 DESCRIPTION_CAP = 1024  # characters: every skill's description goes into every request
@@ -51,6 +49,10 @@ def skill_header(text: str, folder: str) -> SkillHeader:
 
 
 def _parse(front: str) -> dict[str, Any]:
+    # Imported here, when a file has front matter to read: PyYAML is ~8 ms and a few MiB
+    # that a server with no agent or skill files never needs.
+    import yaml  # type: ignore[import-untyped]  # no stubs: types-PyYAML is not a dependency
+
     try:
         fields = yaml.safe_load(front)
     except yaml.YAMLError as error:

@@ -13,7 +13,7 @@ answers before the heavy imports).
 
 from typing import Any
 
-from application.dto import ServerInfo
+from application.server_info import ServerInfo
 
 API_KEY_METHOD = "api-key"
 TERMINAL_METHOD = "terminal-login"

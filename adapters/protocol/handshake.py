@@ -7,7 +7,7 @@ from adapters.protocol.auth_methods import auth_methods
 from adapters.protocol.connection import Connection
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
 from adapters.protocol.methods import advertised
-from application.dto import ServerInfo
+from application.server_info import ServerInfo
 from application.use_cases.initialize import Initialize
 
 # What works today: derived from the routed methods (adapters.protocol.methods).

@@ -1,6 +1,6 @@
 from dataclasses import dataclass
 
-from application.dto import ServerInfo
+from application.server_info import ServerInfo
 
 PROTOCOL_VERSION = 1
 

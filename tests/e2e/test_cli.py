@@ -1,4 +1,5 @@
 import argparse
+import importlib.metadata
 import json
 import os
 import socket
@@ -36,7 +37,7 @@ def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 def test_version() -> None:
     result = run("--version", env={})
     assert result.returncode == 0
-    assert result.stdout.startswith("iac-code ")
+    assert result.stdout == f"iac-code {importlib.metadata.version('iac-code')}\n"
 
 
 def test_db_upgrade_creates_and_then_keeps_the_schema(tmp_path: Path) -> None:

@@ -1,13 +1,17 @@
 """A fresh process lists the store before its agent has loaded (SQLite with the standard
 library, PostgreSQL with asyncpg alone): the same answer, and cursors that work, as once it
-has."""
+has. And it answers `initialize` without importing any of the agent's heavy modules."""
 
+import asyncio
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_stdio_raw import raw_agent
+from tests.e2e.test_stdio_raw import RawAgent, raw_agent
+from tests.support.patience import PATIENCE
 from tests.support.postgres import scratch_database
 
 pytestmark = pytest.mark.e2e
@@ -47,3 +51,95 @@ async def test_listing_right_after_start_is_the_agents_listing(
     assert len(first["result"]["sessions"]) == 50 and len(rest["result"]["sessions"]) == 2
     assert "nextCursor" not in rest["result"]
     assert refused["error"]["code"] == -32602
+
+
+# The real stdio server, its agent's loading held back until the test says so: the worker
+# thread then first writes down every module imported by then, all of it the main thread's
+# doing (imports needed to answer `initialize`), and loads the agent as always.
+HELD_BACK_SERVER = """
+import os, sys
+import bootstrap.stdio as stdio
+
+build = stdio._build_agent
+
+def held_back(*args):
+    os.read(int(os.environ["TEST_RELEASE_FD"]), 1)
+    with open(os.environ["TEST_MODULES_FILE"], "w") as out:
+        out.write("\\n".join(sorted(sys.modules)))
+    return build(*args)
+
+stdio._build_agent = held_back
+from bootstrap.cli import main
+sys.exit(main(["acp"]))
+"""
+
+# Loaded for sessions, the store, the model or configuration files: never for `initialize`.
+NOT_FOR_INITIALIZE = (
+    "acp",  # the ACP SDK's pydantic models
+    "pydantic",
+    "pydantic_core",
+    "dependency_injector",
+    "sqlalchemy",
+    "aiosqlite",
+    "asyncpg",
+    "alembic",
+    "anthropic",
+    "openai",
+    "httpx",
+    "mcp",
+    "opentelemetry",  # tracing is off
+    "yaml",  # agent and skill files
+    "tomllib",  # no config.toml here
+    "importlib.metadata",  # the version is read from the dist-info directly
+    "email",
+    "zipfile",
+    "secrets",
+    "urllib.request",
+    "html",
+    "zoneinfo",
+    "decimal",
+    "bootstrap.container",
+    "application.dto",
+    "application.ports.session_store",
+    "domain.events",
+    "domain.session",
+)
+
+
+async def test_initialize_is_answered_without_the_agents_modules(
+    tmp_path: Path, workdir: Path
+) -> None:
+    modules_file = tmp_path / "modules"
+    release, released = os.pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            HELD_BACK_SERVER,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd=workdir,
+            pass_fds=(release,),
+            env={
+                "IAC_CODE_CONFIG_DIR": str(tmp_path / "cfg"),
+                "IAC_CODE_PROVIDER": "demo",
+                "PATH": "/usr/bin:/bin",
+                "TEST_RELEASE_FD": str(release),
+                "TEST_MODULES_FILE": str(modules_file),
+            },
+        )
+        agent = RawAgent(process)
+        await agent.initialize()
+        assert not modules_file.exists()  # the agent waited
+        os.write(released, b"go")
+        created = await agent.call(1, "session/new", {"cwd": str(workdir), "mcpServers": []})
+        assert "sessionId" in created["result"], created
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), PATIENCE)
+    finally:
+        os.close(release)
+        os.close(released)
+    loaded = set(modules_file.read_text().split())
+    assert {"bootstrap.stdio", "adapters.protocol.handshake"} <= loaded  # what answered
+    assert sorted(name for name in NOT_FOR_INITIALIZE if name in loaded) == []

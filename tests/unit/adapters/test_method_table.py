@@ -10,7 +10,7 @@ from adapters.protocol.channels import SessionChannels
 from adapters.protocol.handshake import initialize_result
 from adapters.protocol.methods import ALIASES, METHODS
 from application.attachments.room import Attachments
-from application.dto import ServerInfo
+from application.server_info import ServerInfo
 
 
 def _agent() -> AcpAgent:

@@ -8,7 +8,7 @@ import pytest
 from adapters.protocol.auth import authenticate, naming_sign_in
 from adapters.protocol.handshake import initialize_result
 from adapters.protocol.jsonrpc import AUTH_REQUIRED, INVALID_PARAMS, RpcError
-from application.dto import ServerInfo
+from application.server_info import ServerInfo
 from tests.support.schema_file import problems_with, schema
 
 TERMINAL = {"auth": {"terminal": True}}
