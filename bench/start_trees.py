@@ -3,10 +3,9 @@ first `session/new` from spawn, over stdio, on an existing database.
 
 Run:  .venv/bin/python bench/start_trees.py BEFORE_TREE AFTER_TREE [--runs 15]
 Each tree is put first on the server's PYTHONPATH, so one virtualenv serves them all.
-Export each tree (`git archive COMMIT | tar -x -C DIR`) and compile it (`python -m
-compileall -q adapters application domain bootstrap` in it): a checkout's
-iac_code.egg-info, on the path first, is the metadata importlib.metadata then finds, which
-sends bootstrap/version.py to importlib.metadata itself.
+Export each tree (`git archive COMMIT | tar -x -C DIR`, or use a worktree) and compile it
+(`python -m compileall -q adapters application domain bootstrap` in it): the sandbox sets
+PYTHONDONTWRITEBYTECODE, and a tree compiled at every start measures the compiler.
 
 Runs alternate between the trees, so a machine that gets busier or calmer meanwhile moves
 every tree's figures alike. Besides the wall time from spawn, each answer's row gives the
