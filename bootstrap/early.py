@@ -3,17 +3,20 @@
 alone (PostgreSQL). Everything is imported on first use, so none of it delays `initialize`.
 
 On PostgreSQL the first read's connection is opened at start, as soon as asyncpg has loaded
-(imported on a worker thread): a client that lists on connecting, as editors do, then waits
-for one round trip instead of the five of a new connection's and its query's."""
+(imported on a worker thread, with the rest of what these answers use): a client that
+lists on connecting, as editors do, then waits for one round trip instead of the five of a
+new connection's and its query's. The agent's own imports wait for that opening, briefly
+(`Early.settled`, bootstrap/heavy_imports.py)."""
 
 import asyncio
-import contextlib
-import importlib
 import logging
 import sqlite3
+import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from adapters.protocol.lazy import EarlyAnswer
+from bootstrap.heavy_imports import import_early_modules
 
 if TYPE_CHECKING:  # loaded with the store's readers, not before `initialize`
     from application.ports.session_store import SessionListing
@@ -25,17 +28,28 @@ log = logging.getLogger(__name__)
 SPARE_SECONDS = 20.0
 
 
-def early_answers(database_url: str) -> dict[str, EarlyAnswer]:
+@dataclass(frozen=True, slots=True)
+class Early:
+    """The early answers by method, and `settled`: set once the connection opened ahead
+    is open or has failed, or at once where none is opened (SQLite, no running loop)."""
+
+    answers: dict[str, EarlyAnswer]
+    settled: threading.Event
+
+
+def early_answers(database_url: str) -> Early:
     """The early answers; on PostgreSQL, also starts opening the first one's connection."""
     reads = _EarlyReads(database_url)
     if database_url.startswith("postgresql"):
         reads.start_connecting()
+    else:
+        reads.settled.set()
 
     async def session_list(params: dict[str, Any] | None) -> Any | None:
         return await reads.session_list(params)
 
     # `sessions/list` is the agent's alias of `session/list` (adapters/protocol/agent.py).
-    return {"session/list": session_list, "sessions/list": session_list}
+    return Early({"session/list": session_list, "sessions/list": session_list}, reads.settled)
 
 
 def early_pages(database_url: str) -> "SessionListing | None":
@@ -59,10 +73,16 @@ class _EarlyReads:
         self._pages: SessionListing | None = None
         self._made = False
         self._connecting: asyncio.Task[None] | None = None  # held: a task is weakly kept
+        self.settled = threading.Event()
 
     def start_connecting(self) -> None:
-        with contextlib.suppress(RuntimeError):  # no running loop: nothing to open ahead
-            self._connecting = asyncio.get_running_loop().create_task(self.connect_ahead())
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no running loop: nothing to open ahead
+            self.settled.set()
+            return
+        self._connecting = loop.create_task(self.connect_ahead())
+        self._connecting.add_done_callback(_told)
 
     def pages(self) -> "SessionListing | None":
         if not self._made:
@@ -70,17 +90,26 @@ class _EarlyReads:
         return self._pages
 
     async def connect_ahead(self) -> None:
-        """asyncpg imported off the event loop's thread, then the connection opened."""
-        loop = asyncio.get_running_loop()
-        name = "adapters.persistence.early_postgres"
-        await loop.run_in_executor(None, importlib.import_module, name)
-        from adapters.persistence.early_postgres import EarlyPostgresPages
+        """asyncpg and the answers' modules imported off the event loop's thread (the
+        agent's loader waits meanwhile: one thread imports them, not two at once), then the
+        connection opened; `settled` once it is open or has failed."""
+        try:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(None, import_early_modules, self._url)
+            from adapters.persistence.early_postgres import EarlyPostgresPages
 
-        pages = self.pages()
-        if isinstance(pages, EarlyPostgresPages):
-            pages.connect_ahead(keep=SPARE_SECONDS)
+            pages = self.pages()
+            if isinstance(pages, EarlyPostgresPages):
+                # Its failure is the read's to meet (it opens its own): not raised here.
+                await asyncio.wait([pages.connect_ahead(keep=SPARE_SECONDS)])
+        finally:
+            self.settled.set()
 
     async def session_list(self, params: dict[str, Any] | None) -> Any | None:
+        if self._connecting is not None:
+            # Its imports, then its connection, not a second one of our own; awaited, not
+            # met as a held import lock that stops the event loop.
+            await asyncio.wait([self._connecting])
         from adapters.persistence.early_reads import NotReadableEarly
         from adapters.protocol.listing import plain_list_params, plain_list_result
         from application.errors import ApplicationError
@@ -96,3 +125,9 @@ class _EarlyReads:
             log.debug("session/list left to the agent: %s", exc)
             return None  # the agent answers, and says what is wrong if anything is
         return plain_list_result(page)
+
+
+def _told(connecting: "asyncio.Task[None]") -> None:
+    """A failed import here is the agent's to report (it imports the same modules)."""
+    if not connecting.cancelled() and connecting.exception() is not None:
+        log.debug("nothing opened ahead: %s", connecting.exception())

@@ -60,15 +60,18 @@ class EarlyPostgresPages:
         self._dsn = dsn
         self._spare: asyncio.Task[_Opened] | None = None
 
-    def connect_ahead(self, keep: float) -> None:
+    def connect_ahead(self, keep: float) -> "asyncio.Future[Any]":
         """Open the next call's connection now (its round trips are then off the request's
-        path); closed unused after `keep` seconds (the agent answers by then)."""
+        path); closed unused after `keep` seconds (the agent answers by then). Returns the
+        opening, done once the connection is ready or has failed (the read then tries its
+        own)."""
         if self._spare is not None:
-            return
+            return self._spare
         loop = asyncio.get_running_loop()
         self._spare = loop.create_task(self._open_prepared())
         self._spare.add_done_callback(_seen)
         loop.call_later(keep, self._drop_spare)
+        return self._spare
 
     def _drop_spare(self) -> None:
         spare, self._spare = self._spare, None

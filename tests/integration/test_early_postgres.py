@@ -15,7 +15,9 @@ from adapters.persistence import tables
 from adapters.persistence.early_postgres import APP_NAME, EarlyPostgresPages, postgres_dsn
 from adapters.persistence.early_reads import NotReadableEarly
 from adapters.persistence.schema_head import SCHEMA_HEAD
+from adapters.protocol.listing import plain_list_result
 from application.use_cases.listing import read_page
+from bootstrap.early import early_answers
 from domain.ids import SessionId
 from tests.factories import T0, SessionFactory
 from tests.integration.test_early_reads import Uows, seed
@@ -195,6 +197,45 @@ async def test_a_failed_connection_ahead_leaves_the_read_its_own_try() -> None:
     pages.connect_ahead(keep=PATIENCE)
     with pytest.raises(NotReadableEarly):
         await pages.list_page(cwd=None, after=None, limit=1)
+
+
+async def test_the_opening_settles_once_its_connection_is_open(database_url: str) -> None:
+    """The agent's imports wait for this (bootstrap/heavy_imports.py)."""
+    dsn = postgres_dsn(database_url)
+    assert dsn is not None
+    early = early_answers(database_url)
+    assert await asyncio.to_thread(early.settled.wait, PATIENCE)
+    assert await _early_connections(dsn) == 1  # open, not still opening
+    assert await early.answers["session/list"]({}) is not None  # taken: then closed
+    await _until_early_connections(dsn, 0)
+
+
+async def test_a_list_sent_at_once_takes_the_connection_opened_ahead(
+    uow_factory: Uows, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sent before the opening has even begun: it waits for it, opening none of its own."""
+    await seed(uow_factory)
+    async with uow_factory() as uow:
+        expected = await read_page(uow.listing, None, None, page_size=50)
+    opened: list[str] = []
+    connect = EarlyPostgresPages._connect
+
+    async def counted(pages: EarlyPostgresPages) -> object:
+        opened.append(pages._dsn)
+        return await connect(pages)
+
+    monkeypatch.setattr(EarlyPostgresPages, "_connect", counted)
+    early = early_answers(database_url)
+    assert await early.answers["session/list"]({}) == plain_list_result(expected)
+    assert len(opened) == 1
+    assert early.settled.is_set()
+    await _until_early_connections(opened[0], 0)
+
+
+async def test_an_unreachable_server_settles_the_opening_and_leaves_the_list_to_the_agent() -> None:
+    early = early_answers("postgresql+asyncpg://postgres@127.0.0.1:9/x")  # nothing on port 9
+    assert await early.answers["session/list"]({}) is None
+    assert early.settled.is_set()  # failed: the agent's imports go on
 
 
 @pytest.mark.parametrize(
