@@ -87,6 +87,10 @@ class EarlyPostgresPages:
         db = await self._connect()
         try:
             statements = {sql: await db.prepare(sql, timeout=_QUERY_SECONDS) for sql in _SHAPES}
+            # asyncpg prepares inside an implicit transaction it leaves open (Flush, not
+            # Sync): while unused, the connection would hold the tables' share locks and
+            # stall a migration or TRUNCATE of them. A simple query closes it.
+            await db.execute("SELECT 1", timeout=_QUERY_SECONDS)
         except BaseException:
             _close_later(db)
             raise

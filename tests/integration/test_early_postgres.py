@@ -192,6 +192,30 @@ async def test_a_connection_opened_ahead_and_never_used_is_closed(database_url: 
     await _until_early_connections(dsn, 0)
 
 
+async def test_a_connection_opened_ahead_locks_no_table_while_it_waits(
+    uow_factory: Uows, database_url: str
+) -> None:
+    """Else a migration (or TRUNCATE) of the sessions table would wait until it is used."""
+    await seed(uow_factory)
+    dsn = postgres_dsn(database_url)
+    assert dsn is not None
+    pages = EarlyPostgresPages(dsn)
+    await asyncio.wait([pages.connect_ahead(keep=PATIENCE)])
+    db = await asyncpg.connect(dsn)
+    try:
+        locks = await db.fetchval(
+            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+            " WHERE a.application_name = $1 AND a.datname = current_database()"
+            " AND l.locktype = 'relation'",
+            APP_NAME,
+        )
+    finally:
+        await db.close()
+    assert locks == 0
+    assert await pages.list_page(cwd=None, after=None, limit=2)  # still prepared, and used
+    await _until_early_connections(dsn, 0)
+
+
 async def test_a_failed_connection_ahead_leaves_the_read_its_own_try() -> None:
     pages = EarlyPostgresPages("postgresql://postgres@127.0.0.1:9/x")  # nothing listens on 9
     pages.connect_ahead(keep=PATIENCE)
