@@ -3,12 +3,13 @@
 alone (PostgreSQL). Everything is imported on first use, so none of it delays `initialize`.
 
 On PostgreSQL the first read's connection is opened at start, as soon as asyncpg has loaded
-(imported on a worker thread, with the rest of what these answers use): a client that
-lists on connecting, as editors do, then waits for one round trip instead of the five of a
-new connection's and its query's. The agent's own imports wait for that opening, briefly
-(`Early.settled`, bootstrap/heavy_imports.py)."""
+(imported on a worker thread, which then imports the rest of what these answers use while
+it opens): a client that lists on connecting, as editors do, then waits for one round trip
+instead of the five of a new connection's and its query's. The agent's own imports wait for
+that opening, briefly (`Early.settled`, bootstrap/heavy_imports.py)."""
 
 import asyncio
+import importlib
 import logging
 import sqlite3
 import threading
@@ -19,10 +20,13 @@ from adapters.protocol.lazy import EarlyAnswer
 from bootstrap.heavy_imports import import_early_modules
 
 if TYPE_CHECKING:  # loaded with the store's readers, not before `initialize`
+    from adapters.persistence.early_postgres_opening import EarlyConnections
     from application.ports.session_store import SessionListing
 
 log = logging.getLogger(__name__)
 
+# asyncpg, and the connections it opens: nothing of the application.
+_OPENING = "adapters.persistence.early_postgres_opening"
 # How long a connection opened ahead waits for the first list before it is closed: the
 # agent itself answers once it has loaded, a few hundred ms after start when idle.
 SPARE_SECONDS = 20.0
@@ -52,18 +56,22 @@ def early_answers(database_url: str) -> Early:
     return Early({"session/list": session_list, "sessions/list": session_list}, reads.settled)
 
 
-def early_pages(database_url: str) -> "SessionListing | None":
-    """The early reader for the store at `database_url`; None where only the agent reads."""
+def early_pages(
+    database_url: str, connections: "EarlyConnections | None" = None
+) -> "SessionListing | None":
+    """The early reader for the store at `database_url`; None where only the agent reads.
+    `connections`: PostgreSQL's, where one is being opened ahead already."""
     from adapters.persistence.early_reads import EarlySessionPages, database_file
 
     database = database_file(database_url)
     if database is not None:
         return EarlySessionPages(database)
     if database_url.startswith("postgresql"):
-        from adapters.persistence.early_postgres import EarlyPostgresPages, postgres_dsn
+        from adapters.persistence.early_postgres import EarlyPostgresPages
+        from adapters.persistence.early_postgres_opening import postgres_dsn
 
         dsn = postgres_dsn(database_url)
-        return None if dsn is None else EarlyPostgresPages(dsn)
+        return None if dsn is None else EarlyPostgresPages(dsn, connections)
     return None
 
 
@@ -73,6 +81,7 @@ class _EarlyReads:
         self._pages: SessionListing | None = None
         self._made = False
         self._connecting: asyncio.Task[None] | None = None  # held: a task is weakly kept
+        self._connections: EarlyConnections | None = None
         self.settled = threading.Event()
 
     def start_connecting(self) -> None:
@@ -86,24 +95,33 @@ class _EarlyReads:
 
     def pages(self) -> "SessionListing | None":
         if not self._made:
-            self._pages, self._made = early_pages(self._url), True
+            self._pages, self._made = early_pages(self._url, self._connections), True
         return self._pages
 
     async def connect_ahead(self) -> None:
-        """asyncpg and the answers' modules imported off the event loop's thread (the
-        agent's loader waits meanwhile: one thread imports them, not two at once), then the
-        connection opened; `settled` once it is open or has failed."""
+        """asyncpg imported off the event loop's thread; the connection's opening started;
+        then, while it opens (mostly waiting for the server), the rest of the answers'
+        modules imported on that thread too (the agent's loader waits meanwhile: one thread
+        imports them, not two at once). `settled` once it is open or has failed."""
         try:
             loop = asyncio.get_running_loop()
+            await loop.run_in_executor(None, importlib.import_module, _OPENING)
+            opening = self._open_ahead()
             await loop.run_in_executor(None, import_early_modules, self._url)
-            from adapters.persistence.early_postgres import EarlyPostgresPages
-
-            pages = self.pages()
-            if isinstance(pages, EarlyPostgresPages):
+            if opening is not None:
                 # Its failure is the read's to meet (it opens its own): not raised here.
-                await asyncio.wait([pages.connect_ahead(keep=SPARE_SECONDS)])
+                await asyncio.wait([opening])
         finally:
             self.settled.set()
+
+    def _open_ahead(self) -> "asyncio.Future[Any] | None":
+        from adapters.persistence.early_postgres_opening import EarlyConnections, postgres_dsn
+
+        dsn = postgres_dsn(self._url)
+        if dsn is None:  # a URL only the agent reads
+            return None
+        self._connections = EarlyConnections(dsn)
+        return self._connections.open_ahead(keep=SPARE_SECONDS)
 
     async def session_list(self, params: dict[str, Any] | None) -> Any | None:
         if self._connecting is not None:

@@ -12,7 +12,8 @@ from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.persistence import tables
-from adapters.persistence.early_postgres import APP_NAME, EarlyPostgresPages, postgres_dsn
+from adapters.persistence.early_postgres import EarlyPostgresPages
+from adapters.persistence.early_postgres_opening import APP_NAME, EarlyConnections, postgres_dsn
 from adapters.persistence.early_reads import NotReadableEarly
 from adapters.persistence.schema_head import SCHEMA_HEAD
 from adapters.protocol.listing import plain_list_result
@@ -242,13 +243,13 @@ async def test_a_list_sent_at_once_takes_the_connection_opened_ahead(
     async with uow_factory() as uow:
         expected = await read_page(uow.listing, None, None, page_size=50)
     opened: list[str] = []
-    connect = EarlyPostgresPages._connect
+    connect = EarlyConnections._connect
 
-    async def counted(pages: EarlyPostgresPages) -> object:
-        opened.append(pages._dsn)
-        return await connect(pages)
+    async def counted(connections: EarlyConnections) -> object:
+        opened.append(connections.dsn)
+        return await connect(connections)
 
-    monkeypatch.setattr(EarlyPostgresPages, "_connect", counted)
+    monkeypatch.setattr(EarlyConnections, "_connect", counted)
     early = early_answers(database_url)
     assert await early.answers["session/list"]({}) == plain_list_result(expected)
     assert len(opened) == 1
