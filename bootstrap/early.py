@@ -21,7 +21,7 @@ from bootstrap.heavy_imports import import_early_modules
 
 if TYPE_CHECKING:  # loaded with the store's readers, not before `initialize`
     from adapters.persistence.early_postgres_opening import EarlyConnections
-    from application.ports.session_store import SessionListing
+    from application.ports.session_listing import SessionListing
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from adapters.persistence.early_reads import NotReadableEarly
 from adapters.persistence.json_columns import load_json
 from adapters.persistence.postgres_text import decode_text
 from adapters.persistence.schema_head import is_head
-from application.ports.session_store import SessionSummary
+from application.ports.session_listing import SessionSummary
 from domain.ids import SessionId
 
 
