@@ -4,6 +4,34 @@ container is built, while the transport already answers (see bootstrap/stdio.py)
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Protocol
+
+# How long the agent's imports give way to the connection opened ahead on PostgreSQL
+# (bootstrap/early.py): a few tens of ms when idle; past this they go on regardless.
+GIVE_WAY_SECONDS = 0.15
+
+
+class Settling(Protocol):
+    """Set once the connection opened ahead is open or has failed (a threading.Event)."""
+
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+
+def import_start_modules(
+    database_url: str,
+    *,
+    web_hooks: bool,
+    opened_ahead: Settling | None,
+    patience: float = GIVE_WAY_SECONDS,
+) -> None:
+    """The modules the agent starts with. First they wait (at most `patience`) until the
+    connection opened ahead for the first `session/list` is open or has failed: importing
+    beside it, this thread would hold the GIL the opening needs for each step of its
+    handshake, and a list sent on connecting would wait for both. None: nothing opened."""
+    if opened_ahead is not None:
+        opened_ahead.wait(patience)
+    import_early_modules(database_url)
+    import_heavy_modules(web_hooks=web_hooks)
 
 
 def import_heavy_modules(*, web_hooks: bool) -> None:
@@ -58,7 +86,8 @@ def loading_in_the_background(interval: float = 0.0005) -> Iterator[None]:
 
 def import_early_modules(database_url: str) -> None:
     """What bootstrap/early.py answers with, imported first so it need not wait. asyncpg
-    only for PostgreSQL (~30 ms), which the agent then loads anyway."""
+    only for PostgreSQL (~30 ms), which the agent then loads anyway. (On PostgreSQL
+    bootstrap/early.py imports these first, on a thread of their own.)"""
     import adapters.persistence.early_reads
     import adapters.protocol.listing
     import application.use_cases.listing  # noqa: F401

@@ -22,11 +22,7 @@ from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from bootstrap.early import early_answers
 from bootstrap.environment import environment
-from bootstrap.heavy_imports import (
-    import_early_modules,
-    import_heavy_modules,
-    loading_in_the_background,
-)
+from bootstrap.heavy_imports import Settling, import_start_modules, loading_in_the_background
 from bootstrap.http_settings import load_http_config
 from bootstrap.listen import CannotListen, listening_sockets
 from bootstrap.offered_models import make_initialize
@@ -39,11 +35,12 @@ from bootstrap.version import package_version
 log = logging.getLogger(__name__)
 
 
-def build_agent(settings: Settings) -> tuple[Dispatcher, Any]:
-    """Migrate the database and wire the container; returns (dispatcher, container)."""
+def build_agent(settings: Settings, opened_ahead: Settling | None = None) -> tuple[Dispatcher, Any]:
+    """Migrate the database and wire the container; returns (dispatcher, container).
+    `opened_ahead`: the early list's connection (bootstrap/early.py), waited for first."""
     with loading_in_the_background():
-        import_early_modules(settings.database_url)
-        import_heavy_modules(web_hooks=True)  # FastAPI is loaded already: its hooks are free
+        # FastAPI is loaded already: its hooks are free.
+        import_start_modules(settings.database_url, web_hooks=True, opened_ahead=opened_ahead)
         from bootstrap.container import migrated_container
 
         container = migrated_container(settings, package_version())
@@ -97,11 +94,14 @@ def agent_ready(agent: "asyncio.Future[Dispatcher]", database: ReadinessCheck) -
 
 
 async def _load_agent(
-    settings: Settings, agent: "asyncio.Future[Dispatcher]", containers: list[Any]
+    settings: Settings,
+    agent: "asyncio.Future[Dispatcher]",
+    containers: list[Any],
+    opened_ahead: Settling,
 ) -> None:
     """Runs while the server already listens: requests other than `initialize` wait for it."""
     try:
-        dispatcher, container = await asyncio.to_thread(build_agent, settings)
+        dispatcher, container = await asyncio.to_thread(build_agent, settings, opened_ahead)
         containers.append(container)
         await _start_cluster(container)
         # Before any prompt: an import during the first prompts would stall every stream.
@@ -162,7 +162,7 @@ async def serve(
     ready = agent_ready(agent, database_ready(settings.database_url))
     early = early_answers(settings.database_url)
     dispatcher = traced(
-        LazyDispatcher(make_initialize(settings, version), agent, early),
+        LazyDispatcher(make_initialize(settings, version), agent, early.answers),
         settings.traces_exporters,
     )
     app = create_app(dispatcher, config, ready, revival=revival_once_loaded(agent, containers))
@@ -204,7 +204,7 @@ async def serve(
         settings.provider,
         "required" if config.token else "not set",
     )
-    loading = asyncio.create_task(_load_agent(settings, agent, containers))
+    loading = asyncio.create_task(_load_agent(settings, agent, containers, early.settled))
     loading.add_done_callback(lambda done: _stop_if_failed(done, server))
     try:
         await server.serve(sockets=sockets)

@@ -15,11 +15,7 @@ from adapters.stdio.transport import serve
 from adapters.workspace.processes import stop_all_process_groups
 from bootstrap.database_url import shown
 from bootstrap.early import early_answers, early_new_session
-from bootstrap.heavy_imports import (
-    import_early_modules,
-    import_heavy_modules,
-    loading_in_the_background,
-)
+from bootstrap.heavy_imports import Settling, import_start_modules, loading_in_the_background
 from bootstrap.offered_models import make_initialize
 from bootstrap.settings import Settings
 from bootstrap.start_failure import start_failure
@@ -29,12 +25,13 @@ from bootstrap.version import package_version
 log = logging.getLogger(__name__)
 
 
-def _build_agent(settings: Settings, version: str) -> tuple[Dispatcher, Any]:
+def _build_agent(
+    settings: Settings, version: str, opened_ahead: Settling
+) -> tuple[Dispatcher, Any]:
     """Runs on a worker thread: imports the heavy modules, migrates, wires the container."""
     started = time.perf_counter()
     with loading_in_the_background():
-        import_early_modules(settings.database_url)
-        import_heavy_modules(web_hooks=False)
+        import_start_modules(settings.database_url, web_hooks=False, opened_ahead=opened_ahead)
         from bootstrap.container import migrated_container
 
         log.debug("heavy modules imported in %.0f ms", (time.perf_counter() - started) * 1000)
@@ -60,6 +57,8 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
     initialize = make_initialize(settings, version)
     containers: list[Any] = []
     builds: list[asyncio.Future[tuple[Dispatcher, Any]]] = []
+    # First: on PostgreSQL it starts importing asyncpg, which the agent's loader waits for.
+    early = early_answers(settings.database_url)
 
     def start_agent() -> "asyncio.Future[Dispatcher]":
         """Load the agent on a worker thread; again when it failed on its database."""
@@ -83,7 +82,7 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
                 ).start()
             )
 
-        building = loop.run_in_executor(None, _build_agent, settings, version)
+        building = loop.run_in_executor(None, _build_agent, settings, version, early.settled)
         builds.append(building)
         building.add_done_callback(ready)
         return agent
@@ -96,8 +95,8 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
         shown(settings.database_url),  # never its password
     )
     stop = _stop_on_signals(loop)
-    early = {**early_answers(settings.database_url), **early_new_session(settings)}
-    lazy = LazyDispatcher(initialize, first, early, restart=start_agent)
+    answers = {**early.answers, **early_new_session(settings)}
+    lazy = LazyDispatcher(initialize, first, answers, restart=start_agent)
     try:
         await serve(
             traced(lazy, settings.traces_exporters),

@@ -2,99 +2,43 @@
 the agent still load (see bootstrap/early.py): the same rows, in the same order, as
 `SqlAlchemySessionListing.list_page`, decoded as the engine decodes them
 (adapters/persistence/postgres.py). Reads only a database already at the newest schema;
-anything else is left to the full agent. It restates that query, as early_reads.py does
-for SQLite: a change to it or to the sessions table is made here too
+anything else is left to the full agent. It restates that query (in
+early_postgres_opening.py, with the connections it runs on), as early_reads.py does for
+SQLite: a change to it or to the sessions table is made there too
 (tests/integration/test_early_postgres.py holds the two equal)."""
 
 import asyncio
-import contextlib
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import asyncpg
-
+from adapters.persistence.early_postgres_opening import (
+    DRIVER_ERRORS,
+    QUERY_SECONDS,
+    EarlyConnections,
+    Opened,
+    close_later,
+    page_query,
+)
 from adapters.persistence.early_reads import NotReadableEarly
 from adapters.persistence.json_columns import load_json
-from adapters.persistence.postgres_text import decode_text, encode_text
-from adapters.persistence.schema_head import REVISION_QUERY, is_head
-from application.ports.session_store import SessionSummary
+from adapters.persistence.postgres_text import decode_text
+from adapters.persistence.schema_head import is_head
+from application.ports.session_listing import SessionSummary
 from domain.ids import SessionId
-
-_PREFIXES = ("postgresql+asyncpg://", "postgresql://")
-# What pg_stat_activity shows for these short-lived connections.
-APP_NAME = "iac-code early list"
-# Bounds for the early answer: past them the full agent answers (and says what is wrong).
-_CONNECT_SECONDS = 2.0
-_QUERY_SECONDS = 2.0
-# What the driver may raise for an unreachable, refusing or unexpected server.
-_DRIVER_ERRORS = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
-# alembic's revision rows (schema_head.REVISION_QUERY) as one array.
-_REVISIONS = f"SELECT array_agg(version_num) AS revisions FROM ({REVISION_QUERY}) AS v"
-
-
-def postgres_dsn(url: str) -> str | None:
-    """asyncpg's DSN for a plain `postgresql(+asyncpg)://user@host:port/db` URL; None for
-    anything with query parameters (SQLAlchemy and asyncpg may read those differently)."""
-    prefix = next((p for p in _PREFIXES if url.startswith(p)), None)
-    rest = url[len(prefix) :] if prefix else ""
-    if not rest or "?" in rest or "#" in rest:
-        return None
-    return f"postgresql://{rest}"
-
-
-@dataclass(frozen=True, slots=True)
-class _Opened:
-    """A connection, and the listing's statements prepared on it (SQL -> statement)."""
-
-    db: Any
-    statements: dict[str, Any]
 
 
 class EarlyPostgresPages:
     """`list_page` over one connection per call, opened and closed: nothing written. The
     first call's may be opened ahead (`connect_ahead`), while the agent still loads, with
-    the listing's statements prepared: the call then waits for one round trip only."""
+    the listing's statements prepared: the call then waits for one round trip only.
+    `connections`: where they come from, when one may be opening already."""
 
-    def __init__(self, dsn: str) -> None:
-        self._dsn = dsn
-        self._spare: asyncio.Task[_Opened] | None = None
+    def __init__(self, dsn: str, connections: EarlyConnections | None = None) -> None:
+        self._connections = connections or EarlyConnections(dsn)
 
-    def connect_ahead(self, keep: float) -> None:
-        """Open the next call's connection now (its round trips are then off the request's
-        path); closed unused after `keep` seconds (the agent answers by then)."""
-        if self._spare is not None:
-            return
-        loop = asyncio.get_running_loop()
-        self._spare = loop.create_task(self._open_prepared())
-        self._spare.add_done_callback(_seen)
-        loop.call_later(keep, self._drop_spare)
-
-    def _drop_spare(self) -> None:
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            spare.add_done_callback(_close_opened)
-
-    async def _connect(self) -> Any:
-        return await asyncpg.connect(
-            self._dsn, timeout=_CONNECT_SECONDS, server_settings={"application_name": APP_NAME}
-        )
-
-    async def _open_prepared(self) -> _Opened:
-        db = await self._connect()
-        try:
-            statements = {sql: await db.prepare(sql, timeout=_QUERY_SECONDS) for sql in _SHAPES}
-        except BaseException:
-            _close_later(db)
-            raise
-        return _Opened(db, statements)
-
-    async def _connection(self) -> _Opened:
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            with contextlib.suppress(*_DRIVER_ERRORS):
-                return await spare
-        return _Opened(await self._connect(), {})
+    def connect_ahead(self, keep: float) -> "asyncio.Future[Opened]":
+        """See EarlyConnections.open_ahead: the opening, done once ready or failed."""
+        return self._connections.open_ahead(keep)
 
     async def list_page(
         self,
@@ -107,78 +51,24 @@ class EarlyPostgresPages:
         if parent is not None:  # the agent lists a session's children
             raise NotReadableEarly("a filter the early path does not read")
         try:
-            rows = await self._read(*_query(cwd, after, limit))
-        except _DRIVER_ERRORS as exc:
+            rows = await self._read(*page_query(cwd, after, limit))
+        except DRIVER_ERRORS as exc:
             raise NotReadableEarly(f"PostgreSQL did not answer the early read: {exc}") from exc
         return [_summary(row) for row in rows]
 
     async def _read(self, sql: str, args: tuple[object, ...]) -> list[Any]:
-        opened = await self._connection()
+        opened = await self._connections.take()
         prepared = opened.statements.get(sql)
         try:
             if prepared is not None:
-                rows = await prepared.fetch(*args, timeout=_QUERY_SECONDS)
+                rows = await prepared.fetch(*args, timeout=QUERY_SECONDS)
             else:
-                rows = await opened.db.fetch(sql, *args, timeout=_QUERY_SECONDS)
+                rows = await opened.db.fetch(sql, *args, timeout=QUERY_SECONDS)
         finally:
-            _close_later(opened.db)
+            close_later(opened.db)
         if not is_head((revision,) for revision in rows[0]["revisions"] or ()):
             raise NotReadableEarly("the schema is not the newest")
         return [row for row in rows if row["id"] is not None]
-
-
-# Connections being closed: the answer need not wait for the server's goodbye (each round
-# trip is a wait for the event loop's thread while the agent loads beside it).
-_closing: set["asyncio.Task[None]"] = set()
-
-
-def _close_later(db: Any) -> None:
-    task = asyncio.get_running_loop().create_task(db.close(timeout=_QUERY_SECONDS))
-    _closing.add(task)
-    task.add_done_callback(_closed)
-
-
-def _closed(task: "asyncio.Task[None]") -> None:
-    _closing.discard(task)
-    _seen(task)  # a failed goodbye changes nothing: the read is done
-
-
-def _close_opened(connecting: "asyncio.Task[_Opened]") -> None:
-    if not connecting.cancelled() and connecting.exception() is None:
-        _close_later(connecting.result().db)
-
-
-def _seen(task: "asyncio.Task[Any]") -> None:
-    """A failure here is answered by the next read's own connection, not logged as lost."""
-    if not task.cancelled():
-        task.exception()
-
-
-def _query(
-    cwd: str | None, after: tuple[datetime, str] | None, limit: int
-) -> tuple[str, tuple[object, ...]]:
-    """One statement, one round trip: the schema's revisions on every row (and on a lone
-    row of NULLs when no session matches), then the page, newest update first."""
-    where, args = ["deleted_at IS NULL", "spawned_by IS NULL"], list[object]()
-    if cwd is not None:
-        # As adapters/persistence/dialect.py's same_text: the index is over the cwd's hash.
-        args.append(encode_text(cwd))
-        where.append(f"md5(cwd) = md5(${len(args)}::text) AND cwd = ${len(args)}::text")
-    if after is not None:
-        args += [after[0].astimezone(UTC).replace(tzinfo=None), encode_text(after[1])]
-        moment, last_id = f"${len(args) - 1}", f"${len(args)}::text"
-        where.append(f"(updated_at < {moment} OR (updated_at = {moment} AND id < {last_id}))")
-    args.append(limit)
-    page = (
-        "SELECT id, cwd, title, updated_at, message_count, additional_directories "
-        f"FROM sessions WHERE {' AND '.join(where)} "
-        f"ORDER BY updated_at DESC, id DESC LIMIT ${len(args)}"
-    )
-    sql = (
-        f"SELECT r.revisions, s.* FROM ({_REVISIONS}) AS r LEFT JOIN LATERAL ({page}) AS s "
-        "ON true ORDER BY s.updated_at DESC, s.id DESC"
-    )
-    return sql, tuple(args)
 
 
 def _summary(row: Any) -> SessionSummary:
@@ -192,8 +82,3 @@ def _summary(row: Any) -> SessionSummary:
         # A JSON column: the engine's load_json, not the text codec.
         additional_directories=tuple((load_json(directories) if directories else None) or ()),
     )
-
-
-# The statement's four shapes (with or without a cwd, a cursor), prepared ahead.
-_SOME_MOMENT = (datetime(2000, 1, 1, tzinfo=UTC), "")
-_SHAPES = tuple(_query(cwd, after, 1)[0] for cwd in (None, "") for after in (None, _SOME_MOMENT))

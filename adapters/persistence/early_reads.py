@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.persistence.schema_head import REVISION_QUERY, is_head
-from application.ports.session_store import SessionSummary
+from application.ports.session_listing import SessionSummary
 from domain.ids import SessionId
 from domain.text import valid_data
 

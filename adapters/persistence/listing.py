@@ -6,7 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from adapters.persistence import tables
 from adapters.persistence.dialect import same_text
 from adapters.persistence.mappers import spawn_from_row
-from application.ports.session_store import SessionListing, SessionSummary
+from application.ports.session_listing import SessionListing, SessionSummary
 from domain.ids import SessionId
 
 S = tables.sessions

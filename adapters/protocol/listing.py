@@ -7,7 +7,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from application.ports.session_store import SessionSummary
+from application.ports.session_listing import SessionSummary
 from application.use_cases.listing import SessionPage
 
 

@@ -6,21 +6,9 @@ from typing import Protocol
 from domain.ids import SessionId
 from domain.permission import PermissionDecision
 from domain.session import Session
-from domain.spawn import Spawn
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
 from domain.usage import Usage
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionSummary:
-    session_id: SessionId
-    cwd: str
-    title: str | None
-    updated_at: datetime
-    message_count: int
-    additional_directories: tuple[str, ...] = ()
-    spawn: Spawn | None = None  # a sub-agent's session: where it came from
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,20 +83,3 @@ class ActivityLog(Protocol):
     @abstractmethod
     async def tool_calls(self, session_id: SessionId) -> dict[str, ToolCallRecord]:
         """How each tool call of the session's history was shown, by tool call id."""
-
-
-class SessionListing(Protocol):
-    """The queries behind session lists, over the sessions' own rows only."""
-
-    @abstractmethod
-    async def list_page(
-        self,
-        *,
-        cwd: str | None,
-        after: tuple[datetime, str] | None,
-        limit: int,
-        parent: str | None = None,
-    ) -> list[SessionSummary]:
-        """Sessions (optionally of exactly `cwd`), newest update first, id breaking ties,
-        starting after the (updated_at, id) key given. Top-level sessions only, or with
-        `parent` the sub-agent sessions that session started."""

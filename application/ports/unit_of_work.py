@@ -3,7 +3,8 @@ from typing import Protocol, Self
 
 from application.ports.checkpoints import CheckpointStore
 from application.ports.project_rules import ProjectRuleRepository
-from application.ports.session_store import ActivityLog, SessionListing, SessionStore
+from application.ports.session_listing import SessionListing
+from application.ports.session_store import ActivityLog, SessionStore
 
 
 class UnitOfWork(Protocol):

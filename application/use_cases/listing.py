@@ -2,10 +2,13 @@
 the start path lists with it before the rest of the agent has loaded."""
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from application.ports.session_store import SessionListing, SessionSummary
-from application.ports.unit_of_work import UnitOfWork
+from application.ports.session_listing import SessionListing, SessionSummary
 from application.use_cases.cursor import decode_cursor, encode_cursor
+
+if TYPE_CHECKING:  # the start path's reads (read_page) need none of the other ports
+    from application.ports.unit_of_work import UnitOfWork
 
 PAGE_SIZE = 50
 
@@ -44,7 +47,7 @@ class ListSessions:
     - Raises InvalidCursor for a cursor this server did not give for that filter.
     """
 
-    def __init__(self, *, uow: UnitOfWork, page_size: int = PAGE_SIZE) -> None:
+    def __init__(self, *, uow: "UnitOfWork", page_size: int = PAGE_SIZE) -> None:
         self._uow = uow
         self._page_size = page_size
 

@@ -25,13 +25,8 @@ from application.ports.mcp import (
 )
 from application.ports.permissions import PermissionAsker, PermissionRequest
 from application.ports.project_rules import ProjectRuleRepository
-from application.ports.session_store import (
-    ActivityLog,
-    SessionListing,
-    SessionStore,
-    SessionSummary,
-    TurnRecord,
-)
+from application.ports.session_listing import SessionListing, SessionSummary
+from application.ports.session_store import ActivityLog, SessionStore, TurnRecord
 from application.ports.tools import (
     Progress,
     ToolContext,

@@ -12,10 +12,13 @@ from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.persistence import tables
-from adapters.persistence.early_postgres import APP_NAME, EarlyPostgresPages, postgres_dsn
+from adapters.persistence.early_postgres import EarlyPostgresPages
+from adapters.persistence.early_postgres_opening import APP_NAME, EarlyConnections, postgres_dsn
 from adapters.persistence.early_reads import NotReadableEarly
 from adapters.persistence.schema_head import SCHEMA_HEAD
+from adapters.protocol.listing import plain_list_result
 from application.use_cases.listing import read_page
+from bootstrap.early import early_answers
 from domain.ids import SessionId
 from tests.factories import T0, SessionFactory
 from tests.integration.test_early_reads import Uows, seed
@@ -190,11 +193,74 @@ async def test_a_connection_opened_ahead_and_never_used_is_closed(database_url: 
     await _until_early_connections(dsn, 0)
 
 
+async def test_a_connection_opened_ahead_locks_no_table_while_it_waits(
+    uow_factory: Uows, database_url: str
+) -> None:
+    """Else a migration (or TRUNCATE) of the sessions table would wait until it is used."""
+    await seed(uow_factory)
+    dsn = postgres_dsn(database_url)
+    assert dsn is not None
+    pages = EarlyPostgresPages(dsn)
+    await asyncio.wait([pages.connect_ahead(keep=PATIENCE)])
+    db = await asyncpg.connect(dsn)
+    try:
+        locks = await db.fetchval(
+            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+            " WHERE a.application_name = $1 AND a.datname = current_database()"
+            " AND l.locktype = 'relation'",
+            APP_NAME,
+        )
+    finally:
+        await db.close()
+    assert locks == 0
+    assert await pages.list_page(cwd=None, after=None, limit=2)  # still prepared, and used
+    await _until_early_connections(dsn, 0)
+
+
 async def test_a_failed_connection_ahead_leaves_the_read_its_own_try() -> None:
     pages = EarlyPostgresPages("postgresql://postgres@127.0.0.1:9/x")  # nothing listens on 9
     pages.connect_ahead(keep=PATIENCE)
     with pytest.raises(NotReadableEarly):
         await pages.list_page(cwd=None, after=None, limit=1)
+
+
+async def test_the_opening_settles_once_its_connection_is_open(database_url: str) -> None:
+    """The agent's imports wait for this (bootstrap/heavy_imports.py)."""
+    dsn = postgres_dsn(database_url)
+    assert dsn is not None
+    early = early_answers(database_url)
+    assert await asyncio.to_thread(early.settled.wait, PATIENCE)
+    assert await _early_connections(dsn) == 1  # open, not still opening
+    assert await early.answers["session/list"]({}) is not None  # taken: then closed
+    await _until_early_connections(dsn, 0)
+
+
+async def test_a_list_sent_at_once_takes_the_connection_opened_ahead(
+    uow_factory: Uows, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sent before the opening has even begun: it waits for it, opening none of its own."""
+    await seed(uow_factory)
+    async with uow_factory() as uow:
+        expected = await read_page(uow.listing, None, None, page_size=50)
+    opened: list[str] = []
+    connect = EarlyConnections._connect
+
+    async def counted(connections: EarlyConnections) -> object:
+        opened.append(connections.dsn)
+        return await connect(connections)
+
+    monkeypatch.setattr(EarlyConnections, "_connect", counted)
+    early = early_answers(database_url)
+    assert await early.answers["session/list"]({}) == plain_list_result(expected)
+    assert len(opened) == 1
+    assert early.settled.is_set()
+    await _until_early_connections(opened[0], 0)
+
+
+async def test_an_unreachable_server_settles_the_opening_and_leaves_the_list_to_the_agent() -> None:
+    early = early_answers("postgresql+asyncpg://postgres@127.0.0.1:9/x")  # nothing on port 9
+    assert await early.answers["session/list"]({}) is None
+    assert early.settled.is_set()  # failed: the agent's imports go on
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from adapters.protocol import wire
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from adapters.protocol.listing import plain_list_params, plain_list_result
-from application.ports.session_store import SessionSummary
+from application.ports.session_listing import SessionSummary
 from application.use_cases.initialize import Initialize
 from application.use_cases.listing import SessionPage
 from domain.ids import SessionId
