@@ -5,6 +5,7 @@ filter; and it leaves every store it cannot read as the agent would to the agent
 import asyncio
 import time
 from datetime import UTC, timedelta, timezone
+from typing import cast
 
 import asyncpg
 import pytest
@@ -16,6 +17,7 @@ from adapters.persistence.early_postgres import EarlyPostgresPages
 from adapters.persistence.early_postgres_opening import APP_NAME, EarlyConnections, postgres_dsn
 from adapters.persistence.early_reads import NotReadableEarly
 from adapters.persistence.schema_head import SCHEMA_HEAD
+from adapters.protocol.connection import Connection
 from adapters.protocol.listing import plain_list_result
 from application.use_cases.listing import read_page
 from bootstrap.early import early_answers
@@ -24,6 +26,8 @@ from tests.factories import T0, SessionFactory
 from tests.integration.test_early_reads import Uows, seed
 from tests.support.patience import PATIENCE
 from tests.support.postgres import scratch_database
+
+PEER = cast(Connection, None)  # the early list answers whoever asks
 
 pytestmark = [pytest.mark.integration, pytest.mark.backends("postgres")]
 
@@ -231,7 +235,7 @@ async def test_the_opening_settles_once_its_connection_is_open(database_url: str
     early = early_answers(database_url)
     assert await asyncio.to_thread(early.settled.wait, PATIENCE)
     assert await _early_connections(dsn) == 1  # open, not still opening
-    assert await early.answers["session/list"]({}) is not None  # taken: then closed
+    assert await early.answers["session/list"]({}, PEER) is not None  # taken: then closed
     await _until_early_connections(dsn, 0)
 
 
@@ -251,7 +255,7 @@ async def test_a_list_sent_at_once_takes_the_connection_opened_ahead(
 
     monkeypatch.setattr(EarlyConnections, "_connect", counted)
     early = early_answers(database_url)
-    assert await early.answers["session/list"]({}) == plain_list_result(expected)
+    assert await early.answers["session/list"]({}, PEER) == plain_list_result(expected)
     assert len(opened) == 1
     assert early.settled.is_set()
     await _until_early_connections(opened[0], 0)
@@ -259,7 +263,7 @@ async def test_a_list_sent_at_once_takes_the_connection_opened_ahead(
 
 async def test_an_unreachable_server_settles_the_opening_and_leaves_the_list_to_the_agent() -> None:
     early = early_answers("postgresql+asyncpg://postgres@127.0.0.1:9/x")  # nothing on port 9
-    assert await early.answers["session/list"]({}) is None
+    assert await early.answers["session/list"]({}, PEER) is None
     assert early.settled.is_set()  # failed: the agent's imports go on
 
 
