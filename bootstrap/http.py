@@ -179,7 +179,10 @@ async def serve(
         async def shutdown(self, sockets: Any = None) -> None:
             await super().shutdown(sockets)
             # Now, not at exit: on SIGTERM uvicorn re-raises the signal once serve() ends,
-            # and the process dies of it before any exit hook (or `finally`) runs.
+            # and the process dies of it before any exit hook (or `finally`) runs. So the
+            # running turns are stopped here (what they said stored, the journal's last
+            # updates written), or a restart would lose what clients were already shown.
+            await _release(loading, containers)
             await flush_traces(settings.traces_exporters)
 
     server = Server(
@@ -209,11 +212,7 @@ async def serve(
     try:
         await server.serve(sockets=sockets)
     finally:
-        await asyncio.gather(loading, return_exceptions=True)
-        for container in containers:
-            from bootstrap.container import release  # loaded with the container
-
-            await release(container)
+        await _release(loading, containers)  # if serve() ended before its shutdown ran
     if not server.started or _failed(loading):
         raise SystemExit(1)
 
@@ -222,6 +221,15 @@ def _stop_if_failed(loading: "asyncio.Task[None]", server: Any) -> None:
     """A server whose agent cannot start must not stay up half alive."""
     if _failed(loading):
         server.should_exit = True
+
+
+async def _release(loading: "asyncio.Task[None]", containers: list[Any]) -> None:
+    """Once the agent has loaded (or failed to), release what it started, once."""
+    await asyncio.gather(loading, return_exceptions=True)
+    while containers:
+        from bootstrap.container import release  # loaded with the container
+
+        await release(containers.pop())
 
 
 def _failed(loading: "asyncio.Task[None]") -> bool:

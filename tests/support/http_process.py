@@ -1,0 +1,82 @@
+"""A real `iac-code acp --transport http` process that can be stopped (SIGTERM, as a
+service manager stops it) and started again on the same port and database: a restart."""
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from tests.e2e.conftest import IAC_CODE
+from tests.http.walkthrough import free_port
+
+TOKEN = "browser-token-0123456789"
+
+
+@dataclass
+class Server:
+    """An `iac-code acp --transport http` process that can be stopped and started again on
+    the same port and database (a restart)."""
+
+    config_dir: Path
+    log: Path
+    env: dict[str, str]
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        with self.log.open("ab") as stderr:
+            self.process = subprocess.Popen(
+                [IAC_CODE, "acp", "--transport", "http", "--port", str(self.port)],
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
+        deadline = time.monotonic() + 60
+        while True:
+            assert self.process.poll() is None, self.log.read_text()
+            try:
+                if httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(30)
+
+
+def server_env(config_dir: Path, **extra: str) -> dict[str, str]:
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(config_dir),
+        "NO_PROXY": "127.0.0.1,localhost",
+        "IAC_CODE_CONFIG_DIR": str(config_dir),
+        "IAC_CODE_PROVIDER": "demo",
+        "IAC_CODE_DEMO_PACE": "0",
+        "IACCODE_ACP_HTTP_TOKEN": TOKEN,
+        **extra,
+    }
+
+
+@contextmanager
+def serving(tmp_path: Path, **extra: str) -> Iterator[Server]:
+    config_dir = tmp_path / "config"
+    server = Server(config_dir, tmp_path / "server.log", server_env(config_dir, **extra))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
