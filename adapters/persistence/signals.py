@@ -25,6 +25,10 @@ from application.ports.cluster_signals import MAX_PAYLOAD, ClusterSignals, Unsub
 
 log = logging.getLogger(__name__)
 
+# What a connection the server dropped raises. InternalClientError too: a termination
+# that arrives while the next statement starts leaves asyncpg's protocol mid-operation
+# ("cannot switch to state ...; another operation is in progress").
+DROPPED = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
 RETRY_FIRST = 0.1  # seconds before the first attempt to listen again
 RETRY_MOST = 5.0  # the pause between attempts doubles up to this
 
@@ -63,7 +67,7 @@ class PostgresSignals(ClusterSignals):
                         self._publisher = await asyncpg.connect(self._dsn)
                     await self._publisher.execute("SELECT pg_notify($1, $2)", channel, payload)
                     return
-                except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                except DROPPED:
                     await self._drop_publisher()
                     if attempt == 2:
                         raise
@@ -117,7 +121,7 @@ class PostgresSignals(ClusterSignals):
                 await self._connect_listener()  # listens to every channel, this one too
             else:
                 await self._listener.add_listener(channel, self._deliver)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+        except DROPPED as error:
             log.warning("cannot listen for cluster signals yet: %s", error)
             self._lost.set()
 
