@@ -85,7 +85,8 @@ def loading_in_the_background(interval: float = 0.0005) -> Iterator[None]:
 
 
 def import_early_modules(database_url: str) -> None:
-    """What bootstrap/early.py answers with, imported first so it need not wait. asyncpg
+    """What bootstrap/early.py answers with, imported first so it need not wait (the early
+    session/new's on SQLite: nothing else would import them before it arrives). asyncpg
     only for PostgreSQL (~30 ms), which the agent then loads anyway. (On PostgreSQL
     bootstrap/early.py imports these first, on a thread of their own.)"""
     import adapters.persistence.early_reads
@@ -93,7 +94,12 @@ def import_early_modules(database_url: str) -> None:
     import application.use_cases.listing  # noqa: F401
 
     if database_url.startswith("postgresql"):
-        import adapters.persistence.early_postgres  # noqa: F401
+        import adapters.persistence.early_postgres
+    else:  # the early session/new's (SQLite only), the session/new an editor sends first
+        import adapters.clock
+        import adapters.ids
+        import adapters.persistence.early_writes
+        import adapters.protocol.early_new  # noqa: F401
 
 
 @contextmanager
