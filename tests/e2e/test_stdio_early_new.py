@@ -43,12 +43,17 @@ def held(tmp_path: Path) -> tuple[dict[str, str], Path]:
     return {**DEMO, "PYTHONPATH": str(hook), "IAC_CODE_TEST_RELEASE": str(release)}, release
 
 
+async def database_made(spawn: Spawn, workdir: Path) -> None:
+    """A server run once before: the database exists, as on every start but the first."""
+    async with spawn(DEMO) as first:
+        await first.initialize()
+        await first.conn.new_session(cwd=str(workdir), mcp_servers=[])
+
+
 async def test_the_first_session_new_is_answered_early_and_the_agent_takes_it_over(
     spawn: Spawn, workdir: Path, tmp_path: Path
 ) -> None:
-    async with spawn(DEMO) as first:  # the database exists from here on
-        await first.initialize()
-        await first.conn.new_session(cwd=str(workdir), mcp_servers=[])
+    await database_made(spawn, workdir)
     env, release = held(tmp_path)
     async with spawn(env) as agent:
         await agent.initialize()
@@ -75,9 +80,7 @@ async def test_the_first_session_new_is_answered_early_and_the_agent_takes_it_ov
 async def test_a_session_answered_early_survives_a_crash_before_the_agent_loads(
     spawn: Spawn, workdir: Path, tmp_path: Path
 ) -> None:
-    async with spawn(DEMO) as first:
-        await first.initialize()
-        await first.conn.new_session(cwd=str(workdir), mcp_servers=[])
+    await database_made(spawn, workdir)
     env, _release = held(tmp_path)  # never released: the agent never loads
     async with spawn(env) as doomed:
         await doomed.initialize()
@@ -102,9 +105,7 @@ async def test_a_session_answered_early_survives_a_crash_before_the_agent_loads(
 async def test_what_opens_more_than_a_cwd_is_left_to_the_agent(
     spawn: Spawn, workdir: Path, tmp_path: Path
 ) -> None:
-    async with spawn(DEMO) as first:
-        await first.initialize()
-        await first.conn.new_session(cwd=str(workdir), mcp_servers=[])
+    await database_made(spawn, workdir)
     env, release = held(tmp_path)
     other = tmp_path / "other"
     other.mkdir()
