@@ -4,8 +4,8 @@ are: replicas on several machines need not agree on the time."""
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.persistence.dialect import insert_or_update
 from adapters.persistence.tables import replicas, session_attachments, session_leases
@@ -21,14 +21,9 @@ class SqlAlchemyClusterAttachments(Transactions, ClusterAttachments):
     def __init__(
         self, engine: AsyncEngine, reader: AsyncEngine | None = None, *, database_clock: bool
     ) -> None:
-        super().__init__(engine, reader, "cluster attachment registry")
-        self._database_clock = database_clock
-
-    async def _moment(self, db: AsyncConnection, now: datetime) -> datetime:
-        if not self._database_clock:
-            return now
-        moment: datetime = (await db.execute(select(func.now()))).scalar_one()
-        return moment
+        super().__init__(
+            engine, reader, "cluster attachment registry", database_clock=database_clock
+        )
 
     async def renew(self, replica_id: str, now: datetime, seconds: float) -> bool:
         async with self._transaction() as db:

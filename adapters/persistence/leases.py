@@ -13,7 +13,6 @@ from sqlalchemy import (
     Select,
     and_,
     delete,
-    func,
     insert,
     or_,
     select,
@@ -21,7 +20,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.persistence.tables import session_leases, sessions
 from adapters.persistence.transactions import Transactions
@@ -42,17 +41,7 @@ class SqlAlchemyTurnLeases(Transactions, TurnLeases):
         *,
         database_clock: bool = False,
     ) -> None:
-        super().__init__(engine, reader, "session's turn lease")
-        # Replicas on several machines: each one's own clock would let one running ahead
-        # take live leases, so moments are the database's (the caller's lease length kept).
-        self._database_clock = database_clock
-
-    async def _moment(self, db: AsyncConnection, now: datetime) -> datetime:
-        """`now` as the database's clock tells it, if leases go by the database's clock."""
-        if not self._database_clock:
-            return now
-        moment: datetime = (await db.execute(select(func.now()))).scalar_one()
-        return moment
+        super().__init__(engine, reader, "session's turn lease", database_clock=database_clock)
 
     async def acquire(
         self,

@@ -5,7 +5,7 @@ of a pending row: whichever commits first wins, the other changes no row."""
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, func, insert, select, update
+from sqlalchemy import ColumnElement, and_, delete, insert, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -32,8 +32,8 @@ class SqlAlchemyRoutedRequests(Transactions, RoutedRequests):
         *,
         database_clock: bool = False,
     ) -> None:
-        super().__init__(engine, reader, "routed request")
-        self._database_clock = database_clock  # as the leases go (adapters/persistence/leases)
+        # As the leases go (adapters/persistence/leases): a question's turn is live by them.
+        super().__init__(engine, reader, "routed request", database_clock=database_clock)
 
     async def send(self, request: RoutedRequest, now: datetime) -> None:
         async with self._transaction() as db:
@@ -132,8 +132,7 @@ class SqlAlchemyRoutedRequests(Transactions, RoutedRequests):
 
     async def questions_of(self, session_id: str, now: datetime) -> list[AskedQuestion]:
         async with self._transaction(reading=True) as db:
-            if self._database_clock:
-                now = (await db.execute(select(func.now()))).scalar_one()
+            now = await self._moment(db, now)
             rows = await db.execute(
                 _QUESTION_COLUMNS.join_from(asked_questions, session_leases, _live(now))
                 .where(_q.session_id == session_id)

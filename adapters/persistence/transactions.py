@@ -3,7 +3,9 @@ on the unit of work's session (the journal, the HTTP connection records, the lea
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime
 
+from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -18,10 +20,27 @@ class Transactions:
 
     passed_through: tuple[type[BaseException], ...] = ()
 
-    def __init__(self, engine: AsyncEngine, reader: AsyncEngine | None, what: str) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        reader: AsyncEngine | None,
+        what: str,
+        *,
+        database_clock: bool = False,
+    ) -> None:
         self._engine = engine
         self._reader = reader or engine  # reads take no write lock (SQLite)
         self._what = what
+        # Replicas on several machines: each one's own clock would let one running ahead
+        # take live leases, so moments are the database's (the caller's lengths kept).
+        self._database_clock = database_clock
+
+    async def _moment(self, db: AsyncConnection, now: datetime) -> datetime:
+        """`now` as the database's clock tells it, if moments go by the database's clock."""
+        if not self._database_clock:
+            return now
+        moment: datetime = (await db.execute(select(func.now()))).scalar_one()
+        return moment
 
     @asynccontextmanager
     async def _transaction(self, *, reading: bool = False) -> AsyncIterator[AsyncConnection]:
