@@ -73,7 +73,7 @@ def _query(
         where.append("cwd = ?")
         args.append(cwd)
     if after is not None:
-        updated = _stored(after[0])
+        updated = stored_moment(after[0])
         where.append("(updated_at < ? OR (updated_at = ? AND id < ?))")
         args += [updated, updated, after[1]]
     sql = (
@@ -89,7 +89,8 @@ def _json(text: str | None) -> Any:
     return None if text is None else valid_data(json.loads(text))
 
 
-def _stored(moment: datetime) -> str:
+def stored_moment(moment: datetime) -> str:
+    """`moment` as SQLAlchemy's SQLite DateTime stores it (early_writes.py writes it so)."""
     return moment.astimezone(UTC).replace(tzinfo=None).strftime(_STORED)
 
 

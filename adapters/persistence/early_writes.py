@@ -12,11 +12,11 @@ lock): a new user's first session/new then waits for neither SQLAlchemy nor the 
 import fcntl
 import json
 import sqlite3
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.persistence.early_reads import NotReadableEarly
+from adapters.persistence.early_reads import NotReadableEarly, stored_moment
 from adapters.persistence.mappers import session_to_row
 from adapters.persistence.schema_head import REVISION_QUERY, SCHEMA_HEAD, is_head
 from adapters.persistence.sqlite_schema import STATEMENTS
@@ -25,8 +25,6 @@ from domain.session import Session
 # The sessions table's JSON columns (tables.py): SQLAlchemy writes them with json.dumps,
 # None included (JSON's null, not SQL NULL: the type's none_as_null is off).
 _JSON_COLUMNS = frozenset({"config", "additional_directories", "mcp_servers", "system_prompt"})
-# How SQLAlchemy's SQLite DateTime stores a moment (UtcDateTime: naive UTC).
-_STORED = "%Y-%m-%d %H:%M:%S.%f"
 # Waiting for another writer (the agent's start-up, another replica) beyond this is left
 # to the agent, which waits as long as its engine does: the early answer must be quick.
 _LOCK_WAIT_SECONDS = 0.2
@@ -107,5 +105,5 @@ def _encoded(name: str, value: Any) -> Any:
     if name in _JSON_COLUMNS:
         return json.dumps(value)
     if isinstance(value, datetime):
-        return value.astimezone(UTC).replace(tzinfo=None).strftime(_STORED)
+        return stored_moment(value)
     return value
