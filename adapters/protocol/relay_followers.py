@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from adapters.protocol.journal import UpdateJournal
 from adapters.protocol.relay_routes import ATTACHED_CHANNEL, Inbound, RelayTerms, Route, Spawn
 from adapters.protocol.relay_sweeping import DeadTurns
+from adapters.protocol.signal_messages import decoded_signal
 from application.attachments.turn_state import TurnPhase, TurnState
 from application.ports.cluster_attachments import ClusterAttachments
 from application.ports.cluster_signals import ClusterSignals
@@ -153,12 +154,10 @@ class RelayFollowers:
 
     def on_attached(self, payload: str) -> None:
         """A replica's clients of a session went from none to some, or back."""
-        try:
-            change = json.loads(payload)
-            session_id, replica, clients = change["s"], change["r"], change["n"]
-        except (ValueError, KeyError, TypeError):
-            log.warning("an attachment signal that says nothing: %r", payload[:200])
+        change = decoded_signal(payload, "attachment", "s", "r", "n")
+        if change is None:
             return
+        session_id, replica, clients = change["s"], change["r"], change["n"]
         if replica == self._me:
             return
         if clients:

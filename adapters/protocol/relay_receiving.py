@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from adapters.protocol.journal import UpdateJournal
 from adapters.protocol.relay_routes import Inbound, RelayTerms, Route, Spawn
+from adapters.protocol.signal_messages import decoded_signal
 from application.ports.update_journal import UpdateJournalStore
 
 if TYPE_CHECKING:
@@ -47,12 +48,10 @@ class RelayReceiver:
 
     def on_updates(self, payload: str) -> None:
         """A notification of updates on this replica's channel."""
-        try:
-            entries = json.loads(payload)["u"]
-        except (ValueError, KeyError, TypeError):
-            log.warning("an update signal that says nothing: %r", payload[:200])
+        message = decoded_signal(payload, "update", "u")
+        if message is None:
             return
-        for entry in entries:
+        for entry in message["u"]:
             route = self._routes.get(entry[0])
             if route is None or route.inbound is None:
                 continue  # no client here follows it (any more)

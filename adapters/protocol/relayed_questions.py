@@ -17,6 +17,7 @@ from typing import Any
 
 from adapters.protocol.routing import QUESTIONS_CHANNEL, RequestRouter
 from adapters.protocol.side_tasks import SideTasks
+from adapters.protocol.signal_messages import decoded_signal
 from application.attachments.asking import QuestionRelay
 from application.attachments.room import Attachments
 from application.errors import StorageError
@@ -93,12 +94,10 @@ class RelayedQuestions(QuestionRelay):
     # -- every other replica's side --------------------------------------------------------
 
     def _on_message(self, payload: str) -> None:
-        try:
-            message = json.loads(payload)
-            op, session_id, question_id = message["op"], message["session"], message["id"]
-        except (ValueError, KeyError, TypeError):
-            log.warning("ignoring a malformed question signal %r", payload[:200])
+        message = decoded_signal(payload, "question", "op", "session", "id")
+        if message is None:
             return
+        op, session_id, question_id = message["op"], message["session"], message["id"]
         if op == "posted" and message.get("holder") != self._me:
             if self._room.peers_of(session_id):
                 self._side.spawn(self._mirror_posted(session_id, str(question_id)))

@@ -28,6 +28,7 @@ from typing import Any
 
 from adapters.protocol.jsonrpc import INTERNAL_ERROR, RpcError
 from adapters.protocol.side_tasks import SideTasks
+from adapters.protocol.signal_messages import decoded_signal
 from application.ports.clock import Clock
 from application.ports.cluster_signals import MAX_PAYLOAD, ClusterSignals, Unsubscribe
 from application.ports.leases import TurnLeases
@@ -188,12 +189,10 @@ class RequestRouter:
     # -- the holder's side ---------------------------------------------------------------
 
     def _on_message(self, payload: str) -> None:
-        try:
-            message = json.loads(payload)
-            op, key = message["op"], message.get("id") or message.get("session")
-        except (ValueError, KeyError, TypeError):
-            log.warning("ignoring a malformed routing signal %r", payload[:200])
+        message = decoded_signal(payload, "routing", "op")
+        if message is None:
             return
+        op, key = message["op"], message.get("id") or message.get("session")
         if op == "request":
             self._side.spawn(self._serve(str(key)))
         elif op == "answered":
