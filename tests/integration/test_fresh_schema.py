@@ -12,8 +12,8 @@ import pytest
 from alembic import command
 from sqlalchemy import Connection, create_engine, inspect, text
 
-from adapters.persistence.engine import make_engine
 from adapters.persistence.migrate import SCHEMA_HEAD, alembic_config, upgrade_to_head
+from tests.integration.test_migrations import on_postgres
 from tests.support.postgres import scratch_database
 
 pytestmark = pytest.mark.integration
@@ -130,12 +130,4 @@ def _postgres_revision(connection: Connection) -> str:
 
 
 def _on_postgres(url: str, work: Callable[[Connection], T]) -> T:
-    async def run() -> T:
-        engine = make_engine(url)
-        try:
-            async with engine.connect() as connection:
-                return await connection.run_sync(work)
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(run())
+    return asyncio.run(on_postgres(url, work))

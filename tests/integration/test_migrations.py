@@ -146,7 +146,7 @@ def test_postgres_migrated_schema_is_the_one_tables_py_declares(fresh_postgres: 
         context = MigrationContext.configure(connection, opts={"compare_type": True})
         return list(compare_metadata(context, declared_for("postgresql")))
 
-    assert asyncio.run(_on_postgres(fresh_postgres, differences)) == []
+    assert asyncio.run(on_postgres(fresh_postgres, differences)) == []
 
 
 def test_postgres_replicas_starting_together_migrate_once(fresh_postgres: str) -> None:
@@ -190,7 +190,7 @@ def test_db_upgrade_command_migrates_postgres(fresh_postgres: str, tmp_path: Pat
     assert _postgres_revision(fresh_postgres) == SCHEMA_HEAD
 
 
-async def _on_postgres(url: str, work: Callable[[Connection], T]) -> T:
+async def on_postgres(url: str, work: Callable[[Connection], T]) -> T:
     engine = make_engine(url)
     try:
         async with engine.connect() as connection:
@@ -201,9 +201,9 @@ async def _on_postgres(url: str, work: Callable[[Connection], T]) -> T:
 
 def _postgres_revision(url: str) -> str | None:
     return asyncio.run(
-        _on_postgres(url, lambda c: MigrationContext.configure(c).get_current_revision())
+        on_postgres(url, lambda c: MigrationContext.configure(c).get_current_revision())
     )
 
 
 def _postgres_tables(url: str) -> set[str]:
-    return asyncio.run(_on_postgres(url, lambda c: set(inspect(c).get_table_names())))
+    return asyncio.run(on_postgres(url, lambda c: set(inspect(c).get_table_names())))
