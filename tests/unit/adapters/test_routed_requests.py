@@ -228,13 +228,19 @@ async def test_a_holder_that_died_before_claiming_answers_an_error_and_never_app
     assert cluster.applied["r1"] == []
 
 
-async def test_a_permission_request_is_answered_from_the_other_replica_and_withdrawn_here() -> None:
+async def a_client_on_each_replica() -> tuple[Cluster, FakeClient, FakeClient]:
+    """r1 runs the session's turn; client a is attached on r1, client b on r2."""
     cluster = Cluster()
     await cluster.start()
     await cluster.r1_runs_the_turn()
     a, b = FakeClient("a"), FakeClient("b")
     cluster.rooms["r1"].attach(cluster.sid, a)
     cluster.rooms["r2"].attach(cluster.sid, b)
+    return cluster, a, b
+
+
+async def test_a_permission_request_is_answered_from_the_other_replica_and_withdrawn_here() -> None:
+    cluster, a, b = await a_client_on_each_replica()
     params = {"toolCall": {"toolCallId": "call-1"}}
 
     asking = asyncio.ensure_future(
@@ -251,12 +257,7 @@ async def test_a_permission_request_is_answered_from_the_other_replica_and_withd
 
 
 async def test_an_answer_here_withdraws_the_other_replicas_copy() -> None:
-    cluster = Cluster()
-    await cluster.start()
-    await cluster.r1_runs_the_turn()
-    a, b = FakeClient("a"), FakeClient("b")
-    cluster.rooms["r1"].attach(cluster.sid, a)
-    cluster.rooms["r2"].attach(cluster.sid, b)
+    cluster, a, b = await a_client_on_each_replica()
 
     asking = asyncio.ensure_future(
         cluster.rooms["r1"].ask_permission(cluster.sid, "call-1", METHOD, {})
