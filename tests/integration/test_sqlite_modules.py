@@ -5,11 +5,11 @@ pygments it brings) or PostgreSQL's dialect: memory and start-up time no SQLite 
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.fresh_interpreter import run_python
 
 pytestmark = pytest.mark.integration
 
@@ -61,14 +61,7 @@ def test_a_sqlite_server_loads_neither_alembic_nor_postgresql(tmp_path: Path) ->
         "IAC_CODE_CONFIG_DIR": str(tmp_path / "config"),
     }
     env.pop("IAC_CODE_DATABASE_URL", None)
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(cwd)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_python(SCRIPT, str(cwd), env=env)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "config" / "iac-code.db").exists()
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []

@@ -5,11 +5,11 @@ anyway: FastAPI imports it for its own telemetry, whose spans are no-ops without
 provider.)"""
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.fresh_interpreter import run_python
 
 pytestmark = pytest.mark.integration
 
@@ -64,13 +64,6 @@ def test_no_opentelemetry_module_is_imported_when_tracing_is_off(tmp_path: Path)
         "IAC_CODE_DEMO_PACE": "0",
         "IAC_CODE_CONFIG_DIR": str(tmp_path / "config"),
     }
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(cwd)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_python(SCRIPT, str(cwd), env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
