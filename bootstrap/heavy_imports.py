@@ -22,15 +22,17 @@ def import_start_modules(
     *,
     web_hooks: bool,
     opened_ahead: Settling | None,
+    early_new: bool = False,
     patience: float = GIVE_WAY_SECONDS,
 ) -> None:
     """The modules the agent starts with. First they wait (at most `patience`) until the
     connection opened ahead for the first `session/list` is open or has failed: importing
     beside it, this thread would hold the GIL the opening needs for each step of its
-    handshake, and a list sent on connecting would wait for both. None: nothing opened."""
+    handshake, and a list sent on connecting would wait for both. None: nothing opened.
+    `early_new`: session/new is answered early too (stdio)."""
     if opened_ahead is not None:
         opened_ahead.wait(patience)
-    import_early_modules(database_url)
+    import_early_modules(database_url, early_new=early_new)
     import_heavy_modules(web_hooks=web_hooks)
 
 
@@ -84,9 +86,10 @@ def loading_in_the_background(interval: float = 0.0005) -> Iterator[None]:
         sys.setswitchinterval(previous)
 
 
-def import_early_modules(database_url: str) -> None:
-    """What bootstrap/early.py answers with, imported first so it need not wait (the early
-    session/new's on SQLite: nothing else would import them before it arrives). asyncpg
+def import_early_modules(database_url: str, *, early_new: bool = False) -> None:
+    """What bootstrap/early.py answers with, imported first so it need not wait (with
+    `early_new`, the early session/new's on SQLite: nothing else would import them before
+    it arrives; HTTP never answers it early). asyncpg
     only for PostgreSQL (~30 ms), which the agent then loads anyway. (On PostgreSQL
     bootstrap/early.py imports these first, on a thread of their own.)"""
     import adapters.persistence.early_reads
@@ -95,7 +98,7 @@ def import_early_modules(database_url: str) -> None:
 
     if database_url.startswith("postgresql"):
         import adapters.persistence.early_postgres
-    else:  # the early session/new's (SQLite only), the session/new an editor sends first
+    elif early_new:  # SQLite only: the session/new an editor sends first
         import adapters.clock
         import adapters.ids
         import adapters.persistence.early_writes

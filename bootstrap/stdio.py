@@ -31,7 +31,9 @@ def _build_agent(
     """Runs on a worker thread: imports the heavy modules, migrates, wires the container."""
     started = time.perf_counter()
     with loading_in_the_background():
-        import_start_modules(settings.database_url, web_hooks=False, opened_ahead=opened_ahead)
+        import_start_modules(
+            settings.database_url, web_hooks=False, opened_ahead=opened_ahead, early_new=True
+        )
         from bootstrap.container import migrated_container
 
         log.debug("heavy modules imported in %.0f ms", (time.perf_counter() - started) * 1000)

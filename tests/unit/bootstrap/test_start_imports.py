@@ -15,7 +15,9 @@ from bootstrap.heavy_imports import GIVE_WAY_SECONDS, import_start_modules
 def imported(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """What import_start_modules imports, in order (recorded, not imported)."""
     done: list[str] = []
-    monkeypatch.setattr(heavy_imports, "import_early_modules", lambda url: done.append("early"))
+    monkeypatch.setattr(
+        heavy_imports, "import_early_modules", lambda url, **_: done.append("early")
+    )
     monkeypatch.setattr(
         heavy_imports, "import_heavy_modules", lambda *, web_hooks: done.append("heavy")
     )
