@@ -64,8 +64,10 @@ build = stdio._build_agent
 
 def held_back(*args):
     os.read(int(os.environ["TEST_RELEASE_FD"]), 1)
-    with open(os.environ["TEST_MODULES_FILE"], "w") as out:
+    path = os.environ["TEST_MODULES_FILE"]
+    with open(path + ".part", "w") as out:
         out.write("\\n".join(sorted(sys.modules)))
+    os.replace(path + ".part", path)  # whole, or not there yet
     return build(*args)
 
 stdio._build_agent = held_back
@@ -133,6 +135,12 @@ async def test_initialize_is_answered_without_the_agents_modules(
         await agent.initialize()
         assert not modules_file.exists()  # the agent waited
         os.write(released, b"go")
+        # What initialize loaded is taken before session/new is sent: answered early on
+        # the main thread, it may load the session store's modules meanwhile.
+        deadline = asyncio.get_running_loop().time() + PATIENCE
+        while not modules_file.exists():
+            assert asyncio.get_running_loop().time() < deadline, "the agent was not released"
+            await asyncio.sleep(0.01)
         created = await agent.call(1, "session/new", {"cwd": str(workdir), "mcpServers": []})
         assert "sessionId" in created["result"], created
         process.stdin.close()
