@@ -56,8 +56,13 @@ def prompt(session_id: str, text: str) -> dict[str, Any]:
     return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
 
 
-async def open_client(cluster: Cluster, http: httpx.AsyncClient) -> AcpClient:
-    client = AcpClient(http, cluster.url, cluster.token)
+TAKES_NOTICES = {"session": {"notices": {}}}  # clientCapabilities that take notices
+
+
+async def open_client(
+    cluster: Cluster, http: httpx.AsyncClient, capabilities: dict[str, Any] | None = None
+) -> AcpClient:
+    client = AcpClient(http, cluster.url, cluster.token, capabilities=capabilities or {})
     await client.open()
     return client
 
@@ -315,7 +320,11 @@ async def test_every_session_goes_on_on_the_survivor_when_a_replica_dies_mid_tur
         else:  # the survivor's turns never noticed
             assert isinstance(outcome, dict) and outcome["result"]["stopReason"] == "end_turn"
         await client.close()
-        again = await open_client(cluster, http)  # through nginx: the survivor answers
+        # Through nginx: the survivor answers. A client that takes notices: the one
+        # telling that the dead replica's turn ended is no turn's text, though it may
+        # arrive after turn three's prompt was sent (the agent-text fallback clients that
+        # do not take notices get is test_live_across_replicas.py's).
+        again = await open_client(cluster, http, TAKES_NOTICES)
         assert cluster.replica_of(again.id or "") is survivor
         assert_history_holds(await load(again, session.id, tmp_path), session)
         answer = await until_not_busy(lambda: take_turn(again, session, "turn three"))

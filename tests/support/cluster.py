@@ -339,7 +339,10 @@ class AcpClient:
     message by POST with the connection id, everything the agent sends read from the
     connection's stream (GET) by a task of its own. Permission requests are allowed once.
     Each prompt's and load's `session/update`s come before its response, so `updates`
-    taken between a call's start and its response are that call's."""
+    taken between a call's start and its response are that call's, but for what no call
+    asked for: a notice (e.g. that a dead replica's turn ended) numbered before the call
+    began can still reach the client after it was sent. `capabilities` are the
+    `clientCapabilities` sent."""
 
     http: httpx.AsyncClient
     base: str
@@ -350,6 +353,7 @@ class AcpClient:
     _ids: Iterator[int] = field(default_factory=lambda: iter(range(1, 10**9)))
     _reader: "asyncio.Task[None] | None" = None
     lost: BaseException | None = None
+    capabilities: dict[str, Any] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -367,7 +371,7 @@ class AcpClient:
             "jsonrpc": "2.0",
             "id": 0,
             "method": "initialize",
-            "params": {"protocolVersion": 1, "clientCapabilities": {}},
+            "params": {"protocolVersion": 1, "clientCapabilities": self.capabilities},
         }
         response = await self.http.post(self.url, json=hello, headers=self._headers())
         if response.status_code != 200:
