@@ -8,6 +8,13 @@ what an attaching client missed before that comes from its replay. A while after
 ends the journal's head is read once more, since a lost last notification has no later one
 to show its gap; and a follower whose listening connection was lost reads the journal again
 once it listens (and once more a little later, for what was not flushed yet).
+
+A number can be given twice: a replica that dies shows its followers updates its journal
+had not written yet, and the session's next numberer (the replica telling the turn ended,
+or running the next turn) numbers after what is written. So an update another replica sends
+with a number the follower has from a different sender is not a duplicate (one update is
+only ever sent by the replica that numbered it): it is delivered, and what follows it is
+expected after it.
 """
 
 import asyncio
@@ -16,7 +23,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from adapters.protocol.journal import UpdateJournal
-from adapters.protocol.relay_routes import Inbound, RelayTerms, Route, Spawn
+from adapters.protocol.relay_routes import Inbound, Offered, RelayTerms, Route, Spawn
 from adapters.protocol.signal_messages import decoded_signal
 from application.ports.update_journal import UpdateJournalStore
 
@@ -51,12 +58,13 @@ class RelayReceiver:
         message = decoded_signal(payload, "update", "u")
         if message is None:
             return
+        sender = message.get("r") if isinstance(message.get("r"), str) else None
         for entry in message["u"]:
             route = self._routes.get(entry[0])
             if route is None or route.inbound is None:
                 continue  # no client here follows it (any more)
             params = entry[2] if len(entry) > 2 else None
-            self._offer(entry[0], route.inbound, entry[1], params)
+            self._offer(entry[0], route.inbound, (entry[1], params, sender))
 
     def resync(self) -> None:
         """Signals may have been lost: read the journal now, and again once the senders
@@ -65,10 +73,8 @@ class RelayReceiver:
             if route.inbound is not None:
                 self._spawn(self._catch_up(session_id, route.inbound))
 
-    def _offer(
-        self, session_id: str, inbound: Inbound, seq: int, params: dict[str, Any] | None
-    ) -> None:
-        inbound.queue.append((seq, params))
+    def _offer(self, session_id: str, inbound: Inbound, offered: Offered) -> None:
+        inbound.queue.append(offered)
         if inbound.worker is None or inbound.worker.done():
             inbound.worker = self._spawn(self._deliver_in_order(session_id, inbound))
 
@@ -81,7 +87,7 @@ class RelayReceiver:
                 log.warning("session %s: journal not readable yet: %s", session_id, exc)
                 continue
             if newest > inbound.last:
-                self._offer(session_id, inbound, newest, None)
+                self._offer(session_id, inbound, (newest, None, None))
 
     async def _deliver_in_order(self, session_id: str, inbound: Inbound) -> None:
         if inbound.tail_check is not None:
@@ -105,17 +111,27 @@ class RelayReceiver:
             log.warning("session %s: journal not readable: %s", session_id, exc)
             return
         if newest > inbound.last:
-            self._offer(session_id, inbound, newest, None)
+            self._offer(session_id, inbound, (newest, None, None))
 
     async def _deliver_queued(self, session_id: str, inbound: Inbound) -> None:
         while inbound.queue:
-            seq, params = inbound.queue.popleft()
+            seq, params, sender = inbound.queue.popleft()
             if seq <= inbound.last:
-                continue  # delivered already (or numbered here)
+                if params is None or not _given_again(inbound, sender):
+                    continue  # delivered already (or numbered here)
+                log.warning(
+                    "session %s: replica %s numbered again from %d (replica %s's updates "
+                    "from there were never written)",
+                    session_id,
+                    sender,
+                    seq,
+                    inbound.by,
+                )
+                inbound.last = seq - 1
             if seq > inbound.last + 1 or params is None:
                 await self._fill(session_id, inbound, seq if params is None else seq - 1)
             if params is not None and seq == inbound.last + 1:
-                await self._deliver(session_id, inbound, seq, params)
+                await self._deliver(session_id, inbound, seq, params, sender)
 
     async def _fill(self, session_id: str, inbound: Inbound, through: int) -> None:
         """Deliver the journal's updates after `inbound.last` through `through`, waiting
@@ -149,14 +165,26 @@ class RelayReceiver:
             return
         for update in window.updates:
             if update.seq == inbound.last + 1:
-                await self._deliver(session_id, inbound, update.seq, json.loads(update.params))
+                params = json.loads(update.params)
+                await self._deliver(session_id, inbound, update.seq, params, None)
 
     async def _deliver(
-        self, session_id: str, inbound: Inbound, seq: int, params: dict[str, Any]
+        self,
+        session_id: str,
+        inbound: Inbound,
+        seq: int,
+        params: dict[str, Any],
+        sender: str | None,
     ) -> None:
-        inbound.last = seq
+        inbound.last, inbound.by = seq, sender
         self._journal.follow_on(session_id, seq)  # a turn here numbers after it
         try:
             await self._channels.deliver_relayed(session_id, params)
         except Exception:
             log.exception("session %s: a relayed update was not delivered", session_id)
+
+
+def _given_again(inbound: Inbound, sender: str | None) -> bool:
+    """Whether a number the follower has, sent now by `sender`, was given a second time:
+    what it has under that number another replica sent."""
+    return sender is not None and inbound.by is not None and sender != inbound.by

@@ -36,12 +36,19 @@ class RelayTerms:
         return self.lease_seconds / 3
 
 
+# An update offered to a follower: its number, its params (None: read it from the journal),
+# and the replica that sent it (None: not sent by one, e.g. the journal's head read again).
+Offered = tuple[int, dict[str, Any] | None, str | None]
+
+
 @dataclass(slots=True)
 class Inbound:
-    """A session this replica follows for its own clients: the newest number delivered."""
+    """A session this replica follows for its own clients: the newest number delivered, and
+    the replica whose update that was (None: read from the journal, or numbered here)."""
 
     last: int
-    queue: deque[tuple[int, dict[str, Any] | None]] = field(default_factory=deque)
+    by: str | None = None
+    queue: deque[Offered] = field(default_factory=deque)
     worker: "asyncio.Task[None] | None" = None
     tail_check: asyncio.TimerHandle | None = None
 

@@ -52,6 +52,7 @@ class RelaySender:
             return
         if route.inbound is not None and seq > route.inbound.last and not route.inbound.queue:
             route.inbound.last = seq  # numbered here: not to be filled from the journal
+            route.inbound.by = None
         if not route.targets:
             return
         if len(self._outbox) >= self._terms.max_queued:

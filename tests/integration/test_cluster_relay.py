@@ -102,10 +102,12 @@ class Replica:
         await self.engine.dispose()
 
 
-async def make_replica(url: str, replica_id: str, signals: ClusterSignals) -> Replica:
+async def make_replica(
+    url: str, replica_id: str, signals: ClusterSignals, flush_seconds: float = 0.05
+) -> Replica:
     engine = make_engine(url)
     store = SqlAlchemyUpdateJournalStore(engine)
-    journal = UpdateJournal(store, now, JournalTerms(flush_seconds=0.05))
+    journal = UpdateJournal(store, now, JournalTerms(flush_seconds=flush_seconds))
 
     async def close(_: str) -> None:
         return None
@@ -200,6 +202,41 @@ async def test_lost_signals_and_an_update_too_big_for_one_are_read_from_the_jour
 
     await until(lambda: len(numbered(there)) == len(numbered(here)), "every update followed")
     assert [without_turn(p) for p in numbered(there)] == [without_turn(p) for p in numbered(here)]
+
+
+async def test_numbers_a_dead_replica_never_wrote_are_followed_when_given_again(
+    tmp_path: Path,
+) -> None:
+    """A replica dies with updates its followers were shown but its journal never got; the
+    next replica to number the session numbers after what is written, so gives those numbers
+    again (as a cluster test saw, with the notice telling the turn ended). The follower takes
+    them for what they are, new updates, not for ones it has."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}"
+    await asyncio.to_thread(upgrade_to_head, url)
+    signals = LocalSignals()
+    dying = await make_replica(url, "r1", Lossy(signals), flush_seconds=3600)  # writes nothing
+    follower = await make_replica(url, "r2", Lossy(signals))
+    successor = await make_replica(url, "r3", Lossy(signals))
+    try:
+        there = await follower.attach(SESSION)
+        await followed(dying, follower)
+        await dying.stream(SESSION, [f"never written {n} " for n in range(5)])
+        await until(lambda: len(numbered(there)) == 5, "the dying replica's updates followed")
+        await dying.relay.aclose()  # dead: its journal keeps them unwritten
+
+        await followed(successor, follower)
+        await successor.stream(SESSION, ["the turn ended ", "next turn "])
+        await until(lambda: len(numbered(there)) == 7, "the successor's updates followed")
+        got = numbered(there)
+        assert [seq_of(p) for p in got] == [1, 2, 3, 4, 5, 1, 2]
+        assert [p["update"]["content"]["text"] for p in got[5:]] == [
+            "the turn ended ",
+            "next turn ",
+        ]
+    finally:
+        for replica in (follower, successor):
+            await replica.close()
+        await dying.engine.dispose()
 
 
 async def test_the_follower_numbers_its_own_turn_after_the_followed_one(
