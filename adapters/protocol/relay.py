@@ -89,6 +89,7 @@ class ClusterRelay:
             now=now,
             terms=terms,
             spawn=self._spawn,
+            catch_up=lambda: self._receiver.resync(),
         )
         self._sender = RelaySender(
             replica_id=replica_id, journal=journal, signals=signals, terms=terms

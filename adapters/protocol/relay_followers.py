@@ -48,6 +48,7 @@ class RelayFollowers:
         now: Callable[[], datetime],
         terms: RelayTerms,
         spawn: Spawn,
+        catch_up: Callable[[], None],
     ) -> None:
         self._me = replica_id
         self._routes = routes
@@ -60,6 +61,7 @@ class RelayFollowers:
         self._now = now
         self._terms = terms
         self._spawn = spawn
+        self._catch_up = catch_up  # read the journal after what each follow delivered
         self._dead_turns = DeadTurns(
             replica_id=replica_id,
             channels=channels,
@@ -211,12 +213,21 @@ class RelayFollowers:
 
     async def _beat_once(self) -> None:
         if not await self._registry.renew(self._me, self._now(), self._terms.lease_seconds):
-            self._unsaid.update(self._routes)  # swept while slow: attached again
+            self._swept_while_slow()
         await self._say_followed_again()
         swept = await self._registry.sweep(self._now())
+        if swept.replicas:
+            log.warning("replicas %s stopped beating: swept", ", ".join(swept.replicas))
         await self.reload_map()
         self._drop_unattended()
         await self._dead_turns.settle(swept.interrupted)
+
+    def _swept_while_slow(self) -> None:
+        """Another replica took this one for dead: its follows are said again, and what
+        the others stopped sending it meanwhile is read from the journal."""
+        log.warning("replica %s was swept while slow: following its sessions again", self._me)
+        self._unsaid.update(self._routes)
+        self._catch_up()
 
     async def _say_followed_again(self) -> None:
         for session_id in list(self._unsaid):

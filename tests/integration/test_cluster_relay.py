@@ -239,6 +239,26 @@ async def test_numbers_a_dead_replica_never_wrote_are_followed_when_given_again(
         await dying.engine.dispose()
 
 
+async def test_a_follower_swept_while_slow_reads_what_it_was_not_sent_meanwhile(
+    sqlite_pair: tuple[Replica, Replica],
+) -> None:
+    """Taken for dead (its heartbeat late), a follower is dropped from the others' routes;
+    what they number meanwhile is not sent to it. Its next beat finds it was swept: it
+    says its follows again and reads what it missed from the journal."""
+    one, two = sqlite_pair
+    here = await one.attach(SESSION)
+    there = await two.attach(SESSION)
+    await followed(one, two)
+    # Swept (its row and attachments gone), and dropped from r1's routes as r1's sweep does.
+    await SqlAlchemyClusterAttachments(two.engine, database_clock=False).leave("r2")
+    one.relay.routes[SESSION].targets.discard("r2")
+    await one.stream(SESSION, [f"while r2 was away {n} " for n in range(5)])
+    await one.journal.flush()
+
+    await until(lambda: len(numbered(there)) == 5, "what r2 was not sent, read at its beat")
+    assert [without_turn(p) for p in numbered(there)] == [without_turn(p) for p in numbered(here)]
+
+
 async def test_the_follower_numbers_its_own_turn_after_the_followed_one(
     sqlite_pair: tuple[Replica, Replica],
 ) -> None:
