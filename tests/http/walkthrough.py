@@ -33,6 +33,20 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def wait_until_healthy(process: subprocess.Popen[bytes], base: str, log: Path) -> None:
+    """Until the server at `base` answers /healthz (its log shown if it exits first)."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert process.poll() is None, log.read_text()
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "the server did not come up"
+        time.sleep(0.05)
+
+
 @contextmanager
 def server_process(
     argv: list[str], env: dict[str, str], log: Path
@@ -46,16 +60,7 @@ def server_process(
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.05)
+        wait_until_healthy(process, base, log)
         yield base, process
     finally:
         if process.poll() is None:

@@ -4,16 +4,13 @@ service manager stops it) and started again on the same port and database: a res
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-
 from tests.e2e.conftest import IAC_CODE
-from tests.http.walkthrough import free_port
+from tests.http.walkthrough import free_port, wait_until_healthy
 
 TOKEN = "browser-token-0123456789"
 
@@ -41,16 +38,7 @@ class Server:
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
             )
-        deadline = time.monotonic() + 60
-        while True:
-            assert self.process.poll() is None, self.log.read_text()
-            try:
-                if httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.05)
+        wait_until_healthy(self.process, self.base, self.log)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
