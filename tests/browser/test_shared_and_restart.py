@@ -6,9 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, connect_to_agent, text_block
-from acp.schema import ClientCapabilities, Implementation
-from acp.ws import create_websocket_stream
+from acp import text_block
 from playwright.async_api import Page, expect
 from websockets.asyncio.client import connect
 
@@ -24,6 +22,7 @@ from tests.browser.conftest import (
 )
 from tests.e2e.conftest import RecordingClient
 from tests.http.conftest import INITIALIZE
+from tests.support.official_ws import official_on_websocket, ws_url
 
 pytestmark = BROWSER_TESTS
 
@@ -38,15 +37,10 @@ async def test_the_page_and_an_editor_on_one_session_see_each_others_turns(
     await expect(page.get_by_role("button", name="Send")).to_be_enabled()  # its turn ended
     session_id = await page.evaluate("window.iacCode.view.sessionId")
     recorder = RecordingClient()
-    url = server.base.replace("http://", "ws://") + "/acp"
-    transport = await create_websocket_stream(url, headers={"Authorization": f"Bearer {TOKEN}"})
-    editor = connect_to_agent(recorder, transport)
-    try:
-        await editor.initialize(
-            protocol_version=PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(),
-            client_info=Implementation(name="editor", version="1"),
-        )
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with official_on_websocket(
+        ws_url(server.base), recorder, name="editor", headers=headers
+    ) as (editor, _):
         await editor.load_session(cwd=str(workdir), session_id=session_id, mcp_servers=[])
         await editor.prompt(session_id=session_id, prompt=[text_block("hello from the editor")])
         await expect(conversation(page)).to_contain_text("hello from the editor")
@@ -61,9 +55,6 @@ async def test_the_page_and_an_editor_on_one_session_see_each_others_turns(
             "completed"
         )  # the page's copy of the request came before this, on the same socket
         await expect(page.get_by_role("dialog")).to_have_count(0)
-    finally:
-        await editor.close()
-        await transport.close()
     assert "You said: first from the page" in recorder.agent_text()  # the load's replay
     assert "You said: second from the page" in recorder.agent_text()  # live
     assert (workdir / "b.txt").read_text() == "hi"
@@ -72,7 +63,7 @@ async def test_the_page_and_an_editor_on_one_session_see_each_others_turns(
 async def newest_journaled(server: Server, session_id: str, cwd: Path, after: int) -> Any:
     """The error of a `session/load` whose cursor is one past `after`: `cursor_ahead`, with
     the newest update the journal holds, when the page has everything."""
-    url = server.base.replace("http://", "ws://") + "/acp"
+    url = ws_url(server.base)
     headers = {"Authorization": f"Bearer {TOKEN}"}
     async with connect(url, additional_headers=headers) as socket:
         await socket.send(json.dumps(INITIALIZE))

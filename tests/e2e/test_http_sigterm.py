@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, connect_to_agent, text_block
+from acp import text_block
 from acp.connection import StreamDirection, StreamEvent
-from acp.schema import ClientCapabilities, Implementation
-from acp.ws import create_websocket_stream
 
 from tests.e2e.conftest import RecordingClient
 from tests.support.http_process import TOKEN, Server, serving
+from tests.support.official_ws import official_on_websocket, ws_url
 from tests.support.patience import PATIENCE
 
 pytestmark = pytest.mark.e2e
@@ -44,20 +43,16 @@ async def editor(server: Server) -> AsyncIterator[Editor]:
             if isinstance(seq.get("seq"), int):
                 seqs.append(seq["seq"])
 
-    url = server.base.replace("http://", "ws://") + "/acp"
-    transport = await create_websocket_stream(url, headers={"Authorization": f"Bearer {TOKEN}"})
-    conn = connect_to_agent(client, transport, observers=[observe])
-    try:
-        await conn.initialize(
-            protocol_version=PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(),
-            client_info=Implementation(name="editor", version="1"),
-        )
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with official_on_websocket(
+        ws_url(server.base),
+        client,
+        name="editor",
+        headers=headers,
+        observe=observe,
+        server_may_be_gone=True,
+    ) as (conn, _):
         yield Editor(conn, client, seqs)
-    finally:
-        with contextlib.suppress(Exception):  # the server may be gone already
-            await conn.close()
-            await transport.close()
 
 
 async def shown_some_reply(editor: Editor) -> str:

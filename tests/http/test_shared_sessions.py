@@ -17,7 +17,6 @@ from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.connection import StreamDirection, StreamEvent
 from acp.http import create_http_stream
 from acp.schema import ClientCapabilities, Implementation, RequestPermissionResponse
-from acp.ws import create_websocket_stream
 
 from adapters.http.app import create_app
 from bootstrap.container import release
@@ -26,6 +25,7 @@ from bootstrap.settings import Settings
 from tests.e2e.conftest import RecordingClient
 from tests.http.conftest import FAST, running
 from tests.http.test_agent_over_http import agent_server, anthropic_settings
+from tests.support.official_ws import official_on_websocket, ws_url
 from tests.support.scripted_anthropic import HANG, ScriptedAnthropic, stream, text, tool_use
 from tests.support.wire_validator import AGENT, CLIENT, WireValidator
 
@@ -151,19 +151,11 @@ async def sdk_ws(base: str, client: Follower) -> AsyncIterator[Any]:
         if incoming:
             client.saw(message)
 
-    url = base.replace("http://", "ws://") + "/acp"
-    transport = await create_websocket_stream(url)
-    conn = connect_to_agent(client, transport, observers=[observe])
-    try:
-        await conn.initialize(
-            protocol_version=PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(),
-            client_info=Implementation(name="sdk-ws", version="1"),
-        )
+    async with official_on_websocket(ws_url(base), client, name="sdk-ws", observe=observe) as (
+        conn,
+        _,
+    ):
         yield conn
-    finally:
-        await conn.close()
-        await transport.close()
 
 
 def role(response: Any) -> str:

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 import websockets
-from acp import PROTOCOL_VERSION, connect_to_agent, text_block
+from acp import text_block
 from acp.connection import StreamDirection, StreamEvent
-from acp.schema import ClientCapabilities, Implementation
 from acp.ws import create_websocket_stream
 
 from adapters.http.app import create_app
@@ -26,6 +25,7 @@ from tests.e2e.conftest import RecordingClient
 from tests.http.conftest import FAST, running
 from tests.http.test_agent_over_http import anthropic_settings
 from tests.http.walkthrough import free_port, server_process
+from tests.support.official_ws import official_on_websocket
 from tests.support.patience import PATIENCE
 from tests.support.scripted_anthropic import HANG, ScriptedAnthropic, stream, text, tool_use
 from tests.support.wire_validator import AGENT, CLIENT, WireValidator
@@ -63,18 +63,10 @@ async def sdk_over_websocket(
         sender = AGENT if event.direction is StreamDirection.INCOMING else CLIENT
         wire.check(sender, json.loads(json.dumps(event.message)))
 
-    transport = await create_websocket_stream(url, headers=headers)
-    conn = connect_to_agent(recorder, transport, observers=[observe])
-    try:
-        init = await conn.initialize(
-            protocol_version=PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(),
-            client_info=Implementation(name="sdk-ws", version="1"),
-        )
-        yield conn, init
-    finally:
-        await conn.close()
-        await transport.close()
+    async with official_on_websocket(
+        url, recorder, name="sdk-ws", headers=headers, observe=observe
+    ) as opened:
+        yield opened
 
 
 async def test_the_official_websocket_client_prompts_answers_a_permission_and_cancels(
