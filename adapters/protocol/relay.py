@@ -77,6 +77,14 @@ class ClusterRelay:
         self._sender_task: asyncio.Task[None] | None = None
         self._heart: asyncio.Task[None] | None = None
         self._started = False
+        self._receiver = RelayReceiver(
+            routes=self.routes,
+            channels=channels,
+            journal=journal,
+            store=store,
+            terms=terms,
+            spawn=self._spawn,
+        )
         self._followers = RelayFollowers(
             replica_id=replica_id,
             routes=self.routes,
@@ -89,18 +97,10 @@ class ClusterRelay:
             now=now,
             terms=terms,
             spawn=self._spawn,
-            catch_up=lambda: self._receiver.resync(),
+            catch_up=self._receiver.resync,
         )
         self._sender = RelaySender(
             replica_id=replica_id, journal=journal, signals=signals, terms=terms
-        )
-        self._receiver = RelayReceiver(
-            routes=self.routes,
-            channels=channels,
-            journal=journal,
-            store=store,
-            terms=terms,
-            spawn=self._spawn,
         )
 
     # -- the life of it --------------------------------------------------------------------
