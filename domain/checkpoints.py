@@ -5,11 +5,17 @@ A file's state is named by a digest of its bytes (`state_of`), or ABSENT when th
 file: the prior content itself is kept, deduplicated by that digest, by the session store."""
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 ABSENT = "absent"  # the state of a path with no file
 UNKNOWN = "unknown"  # the state of a file whose content was not seen
+# The state of a path where something other than a regular file stands, or that is reached
+# through one (a symlink, a directory, a FIFO, a file in place of a directory): never what
+# the agent left, so always a conflict, and never written through.
+NOT_A_FILE = "not_a_file"
+FILE_LIMIT = 1024 * 1024  # bytes: a bigger file's checkpoint keeps no content
 
 
 def state_of(content: bytes | None) -> str:
@@ -25,6 +31,8 @@ class Unrestorable(StrEnum):
     OVER_LIMIT = "over_session_limit"  # bigger than the session's whole checkpoint budget
     DROPPED = "dropped"  # pruned, oldest first, to stay within the session's budget
     PRIOR_UNKNOWN = "prior_unknown"  # a command changed it; what it held before is not known
+    OUTSIDE = "outside_workspace"  # not inside the session's directories: never written
+    NOT_A_FILE = "not_a_regular_file"  # a symlink or no regular file stands there, or on the way
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,13 +81,18 @@ def files_to_restore(checkpoints: list[FileCheckpoint], cut: frozenset[str]) -> 
     ]
 
 
-def conflicts_of(restores: list[FileRestore], current: dict[str, str]) -> tuple[str, ...]:
+def conflicts_of(restores: Sequence[FileRestore], current: Mapping[str, str]) -> tuple[str, ...]:
     """The paths whose current state is not what the agent last left (the user changed
-    them since), and that a restore would change."""
+    them since), and that a restore would change; a path where no regular file stands now
+    is one whatever was left there."""
     return tuple(
         restore.path
         for restore in restores
-        if restore.unrestorable is None
-        and current[restore.path] != restore.prior
-        and current[restore.path] != restore.last_written
+        if restore.unrestorable is None and _changed_since(restore, current[restore.path])
     )
+
+
+def _changed_since(restore: FileRestore, now: str) -> bool:
+    if now == NOT_A_FILE:
+        return True
+    return now not in (restore.prior, restore.last_written)

@@ -1,6 +1,6 @@
 """What the agent knows about where it works: project instructions, skills, the environment.
 
-Found by an adapter (files, git), rendered for the model by application/system_prompt.py.
+Found by an adapter (files, git), rendered for the model by application/knowledge/system_prompt.py.
 """
 
 from dataclasses import dataclass

@@ -48,3 +48,14 @@ class SettingChanged:
 
 
 SessionChange = MessageAdded | TitleGiven | SettingChanged
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TakenChanges:
+    """The changes a store took to write, and what the session knew of the store when it
+    took them (the version its write is checked against, the title): what a write that
+    fails or is rolled back puts back (`Session.restore_changes`)."""
+
+    changes: tuple[SessionChange, ...]
+    version: int | None
+    title: str | None
