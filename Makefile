@@ -43,19 +43,32 @@ stdout, which breaks the protocol: use 'make -s -C DIR run' or $(CURDIR)/$(BIN)/
 run-http: $(VENV)/.installed-run
 	@IAC_CODE_PROVIDER=$${IAC_CODE_PROVIDER:-demo} $(BIN)/iac-code acp --transport http
 
+# The web client's tools (TypeScript, esbuild, Biome, its unit tests' types), from its lock
+# file: `make lint`, `make test` and `make web` need Node.js and npm; `make run` does not
+# (an installed server serves the committed dist/).
+WEB_CLIENT := adapters/http/web_client
+WEB_TOOLS := $(WEB_CLIENT)/node_modules/.installed
+
+$(WEB_TOOLS): $(WEB_CLIENT)/package-lock.json
+	@echo "installing the web client's tools into $(WEB_CLIENT)/node_modules" >&2
+	@cd $(WEB_CLIENT) && npm ci --no-audit --no-fund >&2
+	@touch $@
+
 ## Install, then run every check CI runs: lint, format, import boundaries, all tests.
 # worksteal: a worker that runs out takes tests from another's queue (with plain `load` the
 # slowest end-to-end files were left to one worker while the others stood idle). Bytecode is
 # written even where PYTHONDONTWRITEBYTECODE is set: otherwise every worker rewrites every
 # test module's asserts again, and every server a test starts compiles the project again.
-test: $(VENV)/.installed lint
+test: $(VENV)/.installed lint $(WEB_TOOLS)
+	cd $(WEB_CLIENT) && npm test
 	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed $(WEB_TOOLS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
+	cd $(WEB_CLIENT) && npm run --silent lint
 
 ## The speed targets, measured from outside on the real process, as one table.
 bench: $(VENV)/.installed
@@ -74,9 +87,8 @@ bench-detail: $(VENV)/.installed
 
 ## Rebuild the web client's committed output (adapters/http/web_client/dist/) from its
 ## source with the machine's Node.js; commit dist/ after (a test checks they agree).
-WEB_CLIENT := adapters/http/web_client
-web:
-	cd $(WEB_CLIENT) && npm ci --no-audit --no-fund && npm run build
+web: $(WEB_TOOLS)
+	cd $(WEB_CLIENT) && npm run build
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache

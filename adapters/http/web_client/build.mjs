@@ -1,9 +1,10 @@
 // Builds src/ into dist/: index.html and assets/<name>-<hash>.js|css. esbuild's output is a
 // function of the sources and the pinned versions only, so CI can rebuild and compare.
-import { build } from "esbuild";
-import { mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";
+
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, "dist");

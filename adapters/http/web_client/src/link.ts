@@ -1,18 +1,20 @@
 // The page's one ACP connection: the official SDK's ClientApp over a WebSocket to /acp of
 // the server that served the page. Browsers cannot set Authorization on a WebSocket, so
 // the token travels as a subprotocol, "iac-code.bearer.<base64url(utf8(token))>", next to
-// "acp" (the protocol the server selects). It reconnects by itself; see App.reconnected.
+// "acp" (the protocol the server selects). It reconnects by itself; see Controller.opened.
 import {
-  client,
+  type AnyMessage,
   type ClientContext,
   type CreateElicitationRequest,
   type CreateElicitationResponse,
+  client,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
+  type Stream,
 } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 
-export type Notification = { method: string; params: any };
+export type Notification = { method: string; params: unknown };
 
 export interface LinkEvents {
   // Every notification from the agent (session/update and extensions), as it arrived.
@@ -23,6 +25,13 @@ export interface LinkEvents {
   elicit(request: CreateElicitationRequest, signal: AbortSignal): Promise<CreateElicitationResponse>;
   opened(agent: ClientContext): Promise<void>;
   closed(everOpened: boolean): void;
+}
+
+// How a Link reaches the agent and waits between attempts: the page's WebSocket and timer,
+// or a test's stand-ins.
+export interface Dialer {
+  dial(protocols: string[]): Stream;
+  later(run: () => void, milliseconds: number): void;
 }
 
 export const SUBPROTOCOL = "acp";
@@ -40,6 +49,17 @@ export function socketUrl(): string {
   return `${scheme}//${location.host}/acp`;
 }
 
+export const pageDialer: Dialer = {
+  dial: (protocols) => createWebSocketStream(socketUrl(), { protocols }),
+  later: (run, milliseconds) => void setTimeout(run, milliseconds),
+};
+
+// The wait before attempt `attempt` (1 for the first retry): doubling from half a second,
+// at most five seconds, so a restarting server is found again soon without being hammered.
+export function reconnectDelay(attempt: number): number {
+  return Math.min(5000, 250 * 2 ** Math.min(attempt, 5));
+}
+
 // True when the server takes `token` (or needs none): the transport answers a plain GET
 // /acp with 401 only for a missing or wrong token.
 export async function tokenAccepted(token: string | null): Promise<boolean> {
@@ -50,12 +70,26 @@ export async function tokenAccepted(token: string | null): Promise<boolean> {
   return response.status !== 401;
 }
 
+// A notification is a message with a method and no id; `$/cancel_request` is the SDK's own.
+function isAgentNotification(message: AnyMessage): message is AnyMessage & Notification {
+  return (
+    "method" in message &&
+    typeof message.method === "string" &&
+    !("id" in message) &&
+    message.method !== "$/cancel_request"
+  );
+}
+
 export class Link {
   private attempt = 0;
   private stopped = false;
   agent: ClientContext | null = null;
 
-  constructor(private readonly token: string | null, private readonly events: LinkEvents) {}
+  constructor(
+    private readonly token: string | null,
+    private readonly events: LinkEvents,
+    private readonly dialer: Dialer = pageDialer,
+  ) {}
 
   start(): void {
     void this.run();
@@ -74,8 +108,7 @@ export class Link {
     if (this.stopped) return;
     this.events.closed(everOpened);
     this.attempt += 1;
-    const wait = Math.min(5000, 250 * 2 ** Math.min(this.attempt, 5));
-    setTimeout(() => void this.run(), wait);
+    this.dialer.later(() => void this.run(), reconnectDelay(this.attempt));
   }
 
   stop(): void {
@@ -85,17 +118,22 @@ export class Link {
   // One connection, from its handshake to its end; whether it was ever initialized.
   private async open(): Promise<boolean> {
     const protocols = this.token ? [SUBPROTOCOL, bearerSubprotocol(this.token)] : [SUBPROTOCOL];
-    const stream = createWebSocketStream(socketUrl(), { protocols });
+    const stream = this.dialer.dial(protocols);
     const events = this.events;
-    // session/update carries kinds the SDK's schema does not know (notices, sub-agents,
-    // compactions): the page reads every notification itself, before the SDK.
+    // session/update carries kinds the SDK's stable schema does not know (sub-agents): the
+    // page reads every notification itself, before the SDK. One the page cannot take is
+    // logged and skipped, not allowed to end the connection.
     const readable = stream.readable.pipeThrough(
-      new TransformStream({
-        transform(message: any, controller) {
-          if (message && typeof message.method === "string" && !("id" in message) && message.method !== "$/cancel_request") {
-            events.notify({ method: message.method, params: message.params });
-          } else {
+      new TransformStream<AnyMessage, AnyMessage>({
+        transform(message, controller) {
+          if (!isAgentNotification(message)) {
             controller.enqueue(message);
+            return;
+          }
+          try {
+            events.notify({ method: message.method, params: message.params });
+          } catch (error) {
+            console.warn("notification not applied", message.method, error);
           }
         },
       }),

@@ -7,4 +7,5 @@ window.addEventListener("hashchange", () => {
   if (location.hash.startsWith("#token=")) location.reload();
 });
 
-render(<App />, document.getElementById("app")!);
+const root = document.getElementById("app");
+if (root) render(<App />, root); // index.html has it: without it there is nothing to show anyway

@@ -25,7 +25,7 @@ hljs.registerAliases(["yml"], { languageName: "yaml" });
 
 const SAFE_LINK = /^(?:https?:|mailto:|#)/i;
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
@@ -37,7 +37,7 @@ const marked = new Marked({
       const language = (lang || "").split(/\s/)[0].toLowerCase();
       const body = hljs.getLanguage(language)
         ? hljs.highlight(text, { language, ignoreIllegals: true }).value
-        : escape(text);
+        : escapeHtml(text);
       return `<pre><code class="hljs">${body}</code></pre>`;
     },
   },

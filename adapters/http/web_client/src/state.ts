@@ -1,60 +1,76 @@
 // What the page knows of the session it shows, built from session/update notifications.
 // Updates change this state at once; the screen is redrawn at most once per animation
 // frame (App's scheduler), so thousands of small chunks cost a handful of renders.
+import type {
+  ContentBlock,
+  LoadSessionResponse,
+  PlanEntry,
+  SessionConfigOption,
+  SessionConfigSelectOptions,
+  ToolCallContent,
+  ToolCallLocation,
+  ToolCallStatus,
+  ToolCallUpdate,
+  ToolKind,
+} from "@agentclientprotocol/sdk";
+import type { SessionNotification, SubagentUpdate } from "@agentclientprotocol/sdk/unstable";
+import { asNumber, asString, iacCode, isRecord, type Queued, queued, type Task, tasks } from "./wire";
 
 export type Entry =
-  | { kind: "user"; key: string; text: string; messageId?: string }
-  | { kind: "agent"; key: string; text: string; messageId?: string }
-  | { kind: "thought"; key: string; text: string; messageId?: string }
+  | { kind: "user"; key: string; text: string; messageId?: string | null }
+  | { kind: "agent"; key: string; text: string; messageId?: string | null }
+  | { kind: "thought"; key: string; text: string; messageId?: string | null }
   | { kind: "tool"; key: string; call: ToolCall }
   | { kind: "plan"; key: string; entries: PlanEntry[] }
   | { kind: "notice"; key: string; text: string; level: string }
   | { kind: "subagent"; key: string; child: SessionView; title: string; state: string; agent?: string };
 
-export type Task = { id: string; command: string; state: string; exitCode?: number | null; lastLines?: string };
+type TextKind = "user" | "agent" | "thought";
+type ToolEntry = Entry & { kind: "tool" };
+type SubagentEntry = Entry & { kind: "subagent" };
 
+// A tool call as the page shows it: its first announcement with every later update merged in.
 export type ToolCall = {
   toolCallId: string;
   title: string;
-  kind?: string;
-  status?: string;
-  locations: { path: string; line?: number | null }[];
-  content: any[];
+  kind?: ToolKind;
+  status?: ToolCallStatus;
+  locations: ToolCallLocation[];
+  content: ToolCallContent[];
   rawInput?: unknown;
   rawOutput?: unknown;
 };
 
-export type PlanEntry = { content: string; status: string; priority?: string };
 export type Command = { name: string; description: string; hint?: string };
-export type ConfigOption = { id: string; name: string; currentValue: string; options: { value: string; name: string }[]; category?: string };
-export type Permission = {
-  id: number;
-  sessionId: string;
-  toolCall: any;
-  options: { optionId: string; name: string; kind: string }[];
-  answer: (optionId: string | null) => void;
-};
+export type Choice = { value: string; name: string };
+export type ConfigOption = { id: string; name: string; currentValue: string; options: Choice[]; category?: string };
+export type Mode = { id: string; name: string };
+export type Usage = { used?: number; size?: number; cost?: { amount: number; currency: string } };
+export type { Queued, Task };
+
+// What session/new, session/load and session/fork answer: the settings the view shows.
+export type Opened = Pick<LoadSessionResponse, "modes" | "configOptions" | "_meta">;
 
 export class SessionView {
   entries: Entry[] = [];
   title: string | null = null;
   cwd = "";
-  modes: { id: string; name: string }[] = [];
+  modes: Mode[] = [];
   currentMode = "";
   configOptions: ConfigOption[] = [];
   commands: Command[] = [];
-  usage: { used?: number; size?: number; cost?: { amount: number; currency: string } } | null = null;
+  usage: Usage | null = null;
   role = "";
   turn = "idle";
   pending = 0; // this tab's prompts not yet answered (queued ones included)
-  queue: { id: string; preview: string; queuedBy?: string }[] = [];
+  queue: Queued[] = [];
   steeringWaiting = 0;
   undoToken: string | null = null;
   tasks: Task[] = [];
-  private children = new Map<string, Entry & { kind: "subagent" }>();
   lastSeq = 0;
   rev = 0;
-  private tools = new Map<string, Entry & { kind: "tool" }>();
+  private children = new Map<string, SubagentEntry>();
+  private tools = new Map<string, ToolEntry>();
   private counter = 0;
 
   constructor(readonly sessionId: string) {}
@@ -65,12 +81,13 @@ export class SessionView {
     return this.pending > 0;
   }
 
-  apply(params: any): void {
-    const update = params?.update;
-    if (!update) return;
-    const meta = params?._meta?.iac_code ?? update?._meta?.iac_code;
-    if (typeof meta?.seq === "number") this.lastSeq = Math.max(this.lastSeq, meta.seq);
-    if (meta?.turn?.state) this.turn = meta.turn.state;
+  apply(params: SessionNotification): void {
+    const update = params.update;
+    const meta = isRecord(params._meta?.iac_code) ? iacCode(params._meta) : iacCode(update._meta);
+    const seq = asNumber(meta.seq);
+    if (seq !== undefined) this.lastSeq = Math.max(this.lastSeq, seq);
+    const turn = isRecord(meta.turn) ? asString(meta.turn.state) : undefined;
+    if (turn) this.turn = turn;
     this.rev += 1;
     switch (update.sessionUpdate) {
       case "user_message_chunk":
@@ -83,16 +100,14 @@ export class SessionView {
         this.appendText("thought", update.content, update.messageId);
         break;
       case "tool_call":
-        this.toolCall(update, true);
-        break;
       case "tool_call_update":
-        this.toolCall(update, false);
+        this.toolCall(update);
         break;
       case "plan":
         this.entries.push({ kind: "plan", key: this.key(), entries: update.entries ?? [] });
         break;
       case "available_commands_update":
-        this.commands = (update.availableCommands ?? []).map((c: any) => ({
+        this.commands = (update.availableCommands ?? []).map((c) => ({
           name: c.name,
           description: c.description ?? "",
           hint: c.input?.hint,
@@ -108,12 +123,14 @@ export class SessionView {
         this.usage = { used: update.used, size: update.size, cost: update.cost ?? undefined };
         break;
       case "session_info_update": {
-        const ours = update._meta?.iac_code ?? {};
+        const ours = iacCode(update._meta);
         if (update.title !== undefined) this.title = update.title;
-        if (Array.isArray(ours.queue)) this.queue = ours.queue;
-        if (typeof ours.steering?.waiting === "number") this.steeringWaiting = ours.steering.waiting;
-        if (ours.rewound?.toMessageId) this.cutFrom(ours.rewound.toMessageId);
-        if (Array.isArray(ours.tasks)) this.tasks = ours.tasks;
+        this.queue = queued(ours.queue) ?? this.queue;
+        const waiting = isRecord(ours.steering) ? asNumber(ours.steering.waiting) : undefined;
+        if (waiting !== undefined) this.steeringWaiting = waiting;
+        const rewoundTo = isRecord(ours.rewound) ? asString(ours.rewound.toMessageId) : undefined;
+        if (rewoundTo) this.cutFrom(rewoundTo);
+        this.tasks = tasks(ours.tasks) ?? this.tasks;
         break;
       }
       case "subagent_update":
@@ -132,11 +149,17 @@ export class SessionView {
     }
   }
 
-  opened(result: any): void {
-    this.modes = (result?.modes?.availableModes ?? []).map((m: any) => ({ id: m.id, name: m.name }));
-    this.currentMode = result?.modes?.currentModeId ?? "";
-    this.configOptions = selectOptions(result?.configOptions);
-    this.role = result?._meta?.iac_code?.role ?? this.role;
+  opened(result: Opened): void {
+    this.modes = (result.modes?.availableModes ?? []).map((m) => ({ id: m.id, name: m.name }));
+    this.currentMode = result.modes?.currentModeId ?? "";
+    this.configOptions = selectOptions(result.configOptions);
+    this.role = asString(iacCode(result._meta).role) ?? this.role;
+    this.rev += 1;
+  }
+
+  // What session/set_config_option answers: every option, as it now stands.
+  configured(options: SessionConfigOption[]): void {
+    this.configOptions = selectOptions(options);
     this.rev += 1;
   }
 
@@ -158,25 +181,35 @@ export class SessionView {
   }
 
   // A child session's own updates (its sessionId, the parent's in _meta): into its entry.
-  applyChild(params: any): boolean {
-    const entry = this.children.get(params?.sessionId);
+  applyChild(params: SessionNotification): boolean {
+    const entry = this.children.get(params.sessionId);
     if (!entry) return false;
     entry.child.apply(params);
     this.rev += 1;
     return true;
   }
 
-  private subagent(update: any): void {
+  private subagent(update: SubagentUpdate): void {
     const id = update.sessionId;
-    let entry = this.children.get(id);
-    if (!entry) {
-      entry = { kind: "subagent", key: this.key(), child: new SessionView(id), title: "", state: "" };
-      this.children.set(id, entry);
-      this.entries.push(entry);
-    }
-    const state = update.state?.state === "idle" ? update.state?.stopReason ?? "done" : update.state?.state ?? "running";
-    this.children.set(id, (entry = { ...entry, title: update.title ?? entry.title, state, agent: update._meta?.iac_code?.agent ?? entry.agent }));
-    this.entries = this.entries.map((e) => (e.key === entry!.key ? entry! : e));
+    const known = this.children.get(id);
+    const previous: SubagentEntry = known ?? {
+      kind: "subagent",
+      key: this.key(),
+      child: new SessionView(id),
+      title: "",
+      state: "",
+    };
+    if (!known) this.entries.push(previous);
+    const state =
+      update.state?.state === "idle" ? (update.state.stopReason ?? "done") : (update.state?.state ?? "running");
+    const entry: SubagentEntry = {
+      ...previous,
+      title: update.title ?? previous.title,
+      state: String(state),
+      agent: asString(iacCode(update._meta).agent) ?? previous.agent,
+    };
+    this.children.set(id, entry);
+    this.entries = this.entries.map((e) => (e.key === entry.key ? entry : e));
   }
 
   // A rewind: the transcript from that prompt on (included) is gone.
@@ -186,7 +219,7 @@ export class SessionView {
     for (const gone of this.entries.splice(at)) if (gone.kind === "tool") this.tools.delete(gone.call.toolCallId);
   }
 
-  private appendText(kind: "user" | "agent" | "thought", content: any, messageId?: string): void {
+  private appendText(kind: TextKind, content: ContentBlock | undefined, messageId?: string | null): void {
     const text = content?.type === "text" ? String(content.text ?? "") : content?.type ? `[${content.type}]` : "";
     const last = this.entries[this.entries.length - 1];
     if (last && last.kind === kind && (messageId === undefined || last.messageId === messageId)) {
@@ -196,7 +229,9 @@ export class SessionView {
     this.entries.push({ kind, key: this.key(), text, messageId });
   }
 
-  private toolCall(update: any, fresh: boolean): void {
+  // `tool_call` announces a call, `tool_call_update` changes it: each field it gives
+  // replaces the one shown (a `tool_call` for a known id is taken as an update).
+  private toolCall(update: ToolCallUpdate): void {
     let entry = this.tools.get(update.toolCallId);
     if (!entry) {
       entry = {
@@ -212,73 +247,36 @@ export class SessionView {
     if (update.kind != null) call.kind = update.kind;
     if (update.status != null) call.status = update.status;
     if (update.locations != null) call.locations = update.locations;
-    if (update.content != null) call.content = fresh ? update.content : update.content;
+    if (update.content != null) call.content = update.content;
     if (update.rawInput !== undefined) call.rawInput = update.rawInput;
     if (update.rawOutput !== undefined) call.rawOutput = update.rawOutput;
     entry.call = call;
   }
 }
 
-function selectOptions(options: any): ConfigOption[] {
+// The select options only (the page shows no boolean option), their groups flattened.
+function selectOptions(options: SessionConfigOption[] | null | undefined): ConfigOption[] {
   if (!Array.isArray(options)) return [];
-  return options
-    .filter((o) => o?.type === "select")
-    .map((o) => ({
+  const selects: ConfigOption[] = [];
+  for (const o of options) {
+    if (o?.type !== "select") continue;
+    selects.push({
       id: o.id,
       name: o.name,
       category: o.category ?? undefined,
       currentValue: o.currentValue,
       options: flatten(o.options),
-    }));
+    });
+  }
+  return selects;
 }
 
-function flatten(options: any[]): { value: string; name: string }[] {
-  const out: { value: string; name: string }[] = [];
+function flatten(options: SessionConfigSelectOptions | undefined): Choice[] {
+  const out: Choice[] = [];
   for (const option of options ?? []) {
-    if (Array.isArray(option?.options)) out.push(...flatten(option.options));
-    else if (option?.value !== undefined) out.push({ value: option.value, name: option.name ?? option.value });
+    if ("options" in option && Array.isArray(option.options)) out.push(...flatten(option.options));
+    else if ("value" in option && option.value !== undefined)
+      out.push({ value: option.value, name: option.name ?? option.value });
   }
   return out;
 }
-
-// Unified diff of one file, line by line (a small LCS: tool diffs are small).
-export function unifiedDiff(oldText: string, newText: string): { sign: " " | "+" | "-"; text: string }[] {
-  const a = oldText.split("\n");
-  const b = newText.split("\n");
-  if (a.length * b.length > 4_000_000) {
-    return [...a.map((text) => ({ sign: "-" as const, text })), ...b.map((text) => ({ sign: "+" as const, text }))];
-  }
-  const n = a.length;
-  const m = b.length;
-  const lcs: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) {
-      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-    }
-  }
-  const lines: { sign: " " | "+" | "-"; text: string }[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && a[i] === b[j]) {
-      lines.push({ sign: " ", text: a[i] });
-      i++;
-      j++;
-    } else if (i < n && (j >= m || lcs[i + 1][j] >= lcs[i][j + 1])) {
-      lines.push({ sign: "-", text: a[i++] }); // what goes before what comes
-    } else {
-      lines.push({ sign: "+", text: b[j++] });
-    }
-  }
-  const last = lines[lines.length - 1];
-  if (last && last.sign === " " && last.text === "") lines.pop(); // both ended with a newline
-  return lines;
-}
-
-export type Question = {
-  id: number;
-  sessionId: string;
-  message: string;
-  schema: any;
-  answer: (response: { action: "accept" | "decline" | "cancel"; content?: Record<string, unknown> }) => void;
-};

@@ -1,7 +1,6 @@
+// The session list: start a session, filter the list, open one, load more.
 import { useState } from "preact/hooks";
-import type { Controller } from "../app";
-
-export type SessionInfo = { sessionId: string; cwd: string; title?: string | null; updatedAt?: string };
+import type { Controller } from "../controller";
 
 export function Sessions({ controller: c }: { controller: Controller }) {
   const [cwd, setCwd] = useState("");
@@ -10,7 +9,7 @@ export function Sessions({ controller: c }: { controller: Controller }) {
   const shown = c.sessions.filter(
     (s) =>
       (!titleFilter || (s.title ?? "").toLowerCase().includes(titleFilter) || s.sessionId.includes(titleFilter)) &&
-      (!since || (s.updatedAt !== undefined && Date.parse(s.updatedAt) >= since)),
+      (!since || (s.updatedAt != null && Date.parse(s.updatedAt) >= since)),
   );
   return (
     <nav class="sidebar" aria-label="Session list">
@@ -67,11 +66,19 @@ export function Sessions({ controller: c }: { controller: Controller }) {
         <button type="submit">Apply</button>
       </form>
       <h2 id="sessions-heading">Sessions</h2>
-      {c.listError && <p class="error" role="alert">{c.listError}</p>}
+      {c.listError && (
+        <p class="error" role="alert">
+          {c.listError}
+        </p>
+      )}
       <ul aria-label="Sessions" class="session-list">
         {shown.map((s) => (
           <li key={s.sessionId} class={c.view?.sessionId === s.sessionId ? "current" : ""}>
-            <button type="button" aria-current={c.view?.sessionId === s.sessionId ? "true" : undefined} onClick={() => void c.open(s)}>
+            <button
+              type="button"
+              aria-current={c.view?.sessionId === s.sessionId ? "true" : undefined}
+              onClick={() => void c.open(s)}
+            >
               <span class="title">{s.title || "Untitled session"}</span>
               <span class="meta">
                 {s.cwd}

@@ -12,9 +12,19 @@ export function SignIn(props: { error: string; onSignIn: (token: string) => void
         }}
       >
         <label for="token">Access token</label>
-        <input id="token" type="password" autocomplete="off" value={token} onInput={(e) => setToken(e.currentTarget.value)} />
+        <input
+          id="token"
+          type="password"
+          autocomplete="off"
+          value={token}
+          onInput={(e) => setToken(e.currentTarget.value)}
+        />
         <button type="submit">Sign in</button>
-        {props.error && <p class="error" role="alert">{props.error}</p>}
+        {props.error && (
+          <p class="error" role="alert">
+            {props.error}
+          </p>
+        )}
         <p class="hint">The token the server was started with (IACCODE_ACP_HTTP_TOKEN). It is kept in this tab only.</p>
       </form>
     </main>
