@@ -25,7 +25,7 @@ class AuthRequired(ApplicationError):
 
 class ModelError(ApplicationError):
     """The model provider failed. Raised by LLM adapters; the turn decides whether to ask
-    again (application.use_cases.provider_retry)."""
+    again (application.agent_loop.provider_retry)."""
 
     default_message = "The model provider failed."
     kind: ClassVar[str] = "provider_error"

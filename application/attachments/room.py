@@ -34,7 +34,7 @@ from application.errors import ApplicationError, AuthRequired, SessionBusy, Sess
 from application.ports.clients import Client, SessionClients
 from domain.errors import DomainError
 
-Close = Callable[[str], Awaitable[None]]  # close the session (cancels a running turn)
+Close = Callable[[str], Awaitable[object]]  # close the session (cancels a running turn)
 Busy = Callable[[str], bool]  # is a prompt running in this session?
 # Called when a client leaves a session (close, disconnect, delete): e.g. to drop its feed.
 OnLeft = Callable[[str, Client], None]

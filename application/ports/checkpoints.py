@@ -1,25 +1,27 @@
-"""Where file checkpoints are kept (a repository of the unit of work), and the files they
-are taken from and put back into."""
+"""Where file checkpoints are kept (a repository of the unit of work), the files they are
+taken from and put back into, and what a shell command changed."""
 
 from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Protocol
 
-from domain.checkpoints import FileCheckpoint
+from domain.checkpoints import FileCheckpoint, Unrestorable
 from domain.message import Message
+from domain.restore import UndoFile
 
 
 @dataclass(frozen=True, slots=True)
 class StoredUndo:
     """What the last rewind of a session cut off, kept in storage until it is undone or the
     session is rewound again: `position` is where the history was cut, `token` what the
-    undo must name, `files` the restored files as they were before it (None: no file)."""
+    undo must name, `files` the files the restore wrote, as they were before it and as it
+    left them."""
 
     token: str
     position: int
     to_message_id: str
     messages: tuple[Message, ...]
-    files: tuple[tuple[str, bytes | None], ...] = ()
+    files: tuple[UndoFile, ...] = ()
 
 
 class CheckpointStore(Protocol):
@@ -64,42 +66,61 @@ class CheckpointStore(Protocol):
         """Forget the session's rewind undo (undone)."""
 
 
-class FileBytes(Protocol):
-    """The files on this machine, byte-exact (checkpoints are taken and restored here)."""
+class PathRefused(Exception):
+    """A path a restore must not touch: outside the session's directories, or where (or on
+    the way to where) something other than a regular file or a directory stands."""
+
+    def __init__(self, path: str, reason: Unrestorable) -> None:
+        super().__init__(f"{path}: {reason.value}")
+        self.path = path
+        self.reason = reason
+
+
+class WorkspaceFiles(Protocol):
+    """The regular files inside a session's `directories` (its cwd and extra directories),
+    byte-exact: where checkpoints are taken from and put back into. A path is reached from
+    the directory holding it one component at a time without following a symlink, so
+    nothing is ever read, written or removed outside those directories. Each method raises
+    PathRefused for a path outside them, or one where something else stands."""
 
     @abstractmethod
-    async def read(self, path: str) -> bytes | None:
+    async def read(self, directories: tuple[str, ...], path: str) -> bytes | None:
         """The file's bytes; None when there is no file."""
 
     @abstractmethod
-    async def write(self, path: str, content: bytes) -> None:
-        """Create or overwrite, with missing parent directories."""
+    async def write(self, directories: tuple[str, ...], path: str, content: bytes) -> None:
+        """Create or replace the file (never the file a link points to), with its missing
+        parent directories; the replaced file's permission bits are kept."""
 
     @abstractmethod
-    async def remove(self, path: str) -> None:
+    async def remove(self, directories: tuple[str, ...], path: str) -> None:
         """Remove the file (nothing when it is already gone)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScannedChange:
     """A file a command changed: whether it existed before, and its prior bytes when they
-    are known (None while `existed`: not known, so not restorable)."""
+    are known (None while `existed`: not known, so not restorable, for `unknown`'s reason)."""
 
     path: str
     existed: bool
     prior: bytes | None = None
+    unknown: Unrestorable = Unrestorable.PRIOR_UNKNOWN
 
 
 class ScanWatch(Protocol):
-    """Directories as they were before a command, to compare with after it."""
+    """Directories as they were before a command (with the prior bytes of the files a rewind
+    could put back), to compare with after it."""
 
     @abstractmethod
     async def changes(self) -> tuple[ScannedChange, ...]: ...
 
 
 class FileScanner(Protocol):
-    """Detects the files a shell command changed in a session's directories."""
+    """Detects the files a shell command changed in a session's directories, and what they
+    held before. A snapshot before and a comparison after today; a sandbox that records
+    the command's writes could answer the same."""
 
     @abstractmethod
     async def watch(self, directories: tuple[str, ...]) -> ScanWatch:
-        """Take the 'before' snapshot."""
+        """Take the 'before' snapshot (its cost bounded by the adapter)."""

@@ -65,7 +65,7 @@ class LLMClient(Protocol):
     begins, where the provider says so early), then exactly one ModelResponse.
     Raises ModelError subclasses, never SDK errors, with the wait the provider asked for
     (`retry_after`) where it said one. Asks once: the turn decides whether to ask again
-    (application.use_cases.provider_retry), and numbers its tries in `request.attempt`.
+    (application.agent_loop.provider_retry), and numbers its tries in `request.attempt`.
     """
 
     @abstractmethod

@@ -5,10 +5,10 @@ import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Self
+from typing import Any, Self
 
 from application.errors import ModelError, SessionConflict
-from application.ports.checkpoints import CheckpointStore, FileBytes, StoredUndo
+from application.ports.checkpoints import CheckpointStore, StoredUndo
 from application.ports.clock import Clock
 from application.ports.event_sink import EventSink
 from application.ports.ids import IdGenerator
@@ -37,6 +37,7 @@ from application.ports.tools import (
 )
 from application.ports.unit_of_work import UnitOfWork
 from domain.checkpoints import FileCheckpoint, Unrestorable
+from domain.choices import Choices
 from domain.events import AgentEvent
 from domain.ids import MessageId, SessionId
 from domain.mcp import McpServerSpec, McpServerState, McpStatus
@@ -44,10 +45,12 @@ from domain.message import Message
 from domain.permission import PermissionDecision, PermissionOption, PermissionRules
 from domain.project_rules import ProjectRule
 from domain.session import Session
-from domain.session_changes import MessageAdded, SessionChange, SettingChanged, TitleGiven
+from domain.session_changes import MessageAdded, SettingChanged, TakenChanges, TitleGiven
 from domain.spawn import Spawn
+from domain.timestamps import Timestamps
 from domain.tool_call import ToolCallRecord
 from domain.turn import Turn
+from domain.workspace import Workspace
 
 
 @dataclass
@@ -103,12 +106,22 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
         rules = PermissionRules()
         for decision in stored.decisions:
             rules.learn(decision)
-        return Session(
+        s: dict[str, Any] = stored.settings  # as `_settings` wrote them
+        return Session.as_stored(
             id=session_id,
-            messages=list(stored.messages),
-            permissions=rules,
+            workspace=Workspace(
+                cwd=s["cwd"],
+                additional_directories=s["additional_directories"],
+                mcp_servers=s["mcp_servers"],
+                system_prompt=s["system_prompt"],
+            ),
+            choices=Choices(model=s["model"], mode_id=s["mode_id"], config=s["config"]),
+            title=s["title"],
+            timestamps=Timestamps(created_at=s["created_at"], updated_at=s["updated_at"]),
+            history=list(stored.messages),
             version=stored.version,
-            **stored.settings,  # type: ignore[arg-type]
+            rejected_tools=rules.rejected,
+            spawn=s["spawn"],
         )
 
     async def add(self, session: Session) -> None:
@@ -116,32 +129,33 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
         self.stored[session.id] = _Stored(_settings(session), list(session.messages))
 
     async def save(self, session: Session) -> None:
-        changes = session.take_changes()
-        if changes:
-            self.write(session, changes, session.version)
+        taken = session.take_changes()
+        if taken.changes:
+            self.write(session, taken)
 
-    def write(self, session: Session, changes: list[SessionChange], version: int) -> None:
-        """Store `changes`, taken from `session` when it was at `version`."""
+    def write(self, session: Session, taken: TakenChanges) -> None:
+        """Store the changes taken from `session` (checked against the version it knew
+        then); on a conflict they are put back."""
         stored = self.stored.get(session.id)
-        added = [c for c in changes if isinstance(c, MessageAdded)]
-        settings = {c.setting for c in changes if isinstance(c, SettingChanged)}
+        added = [c for c in taken.changes if isinstance(c, MessageAdded)]
+        settings = {c.setting for c in taken.changes if isinstance(c, SettingChanged)}
         fits = stored is not None and (
-            stored.version == version
+            stored.version == taken.version
             if settings or not added
             else len(stored.messages) == added[0].position
         )
         if stored is None or not fits:
-            session.restore_changes(changes)
+            session.restore_changes(taken)
             raise SessionConflict("The session was changed elsewhere.", sessionId=session.id)
         mine = _settings(session)
         written = {"updated_at", *(name for s in settings for name in s.fields)}
         stored.settings.update({k: v for k, v in mine.items() if k in written})
-        for change in changes:
+        for change in taken.changes:
             if isinstance(change, TitleGiven) and stored.settings["title"] is None:
                 stored.settings["title"] = change.title
         stored.messages.extend(c.message for c in added)
         stored.version += 1
-        session.version, session.title = stored.version, stored.settings["title"]  # type: ignore[assignment]
+        session.stored_as(stored.version, stored.settings["title"])  # type: ignore[arg-type]
 
     async def record_turn(self, session_id: SessionId, turn: Turn, error: str | None) -> None:
         self.turns.append((session_id, replace(turn), error))  # a snapshot, as stored
@@ -218,7 +232,7 @@ class InMemorySessionRepository(SessionStore, ActivityLog, SessionListing):
             raise SessionConflict("The session was changed elsewhere.", sessionId=session.id)
         stored.messages[start:] = session.messages[start:]
         stored.version += 1
-        session.version = stored.version
+        session.stored_as(stored.version, session.title)
 
     async def delete(self, session_id: SessionId, at: datetime) -> bool:
         for child_id in [sid for sid, s in self.stored.items() if _parent(s) == session_id]:
@@ -318,20 +332,6 @@ class InMemoryCheckpoints(CheckpointStore):
         return next(
             (i for i, c in enumerate(rows) if c.message_id == message_id and c.path == path), None
         )
-
-
-class InMemoryFiles(FileBytes):
-    def __init__(self, files: dict[str, bytes] | None = None) -> None:
-        self.files = dict(files or {})
-
-    async def read(self, path: str) -> bytes | None:
-        return self.files.get(path)
-
-    async def write(self, path: str, content: bytes) -> None:
-        self.files[path] = content
-
-    async def remove(self, path: str) -> None:
-        self.files.pop(path, None)
 
 
 class FakeUnitOfWork(UnitOfWork):

@@ -3,48 +3,59 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from application.commands import CommandRegistry
-from application.runtime import SessionRegistry
-from application.use_cases.announce import AnnounceSession
-from application.use_cases.ask_user import AskUser
-from application.use_cases.background_tasks import BackgroundTasks
-from application.use_cases.briefing import Briefer
-from application.use_cases.commands.context import ClearCommand, CompactCommand
-from application.use_cases.commands.dispatch import BuiltInCommands
-from application.use_cases.commands.info import HelpCommand, UsageCommand
-from application.use_cases.commands.run import RunCommand
-from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
-from application.use_cases.compaction import Compactor
-from application.use_cases.context_meter import CompactionPolicy, ContextMeter
-from application.use_cases.context_room import ContextRoom
-from application.use_cases.lifecycle import CancelTurn, CloseSession
-from application.use_cases.load_session import LoadSession, StoredSessions
-from application.use_cases.model_request import RequestBuilder, TurnLimits
-from application.use_cases.model_turn import ModelTurn
-from application.use_cases.new_session import NewSession
-from application.use_cases.permission_desk import PermissionDesk
-from application.use_cases.plan_exit import PlanExit
-from application.use_cases.prompt import Prompt
-from application.use_cases.prompt_preparation import PromptPreparation
-from application.use_cases.provider_retry import ProviderRetry, RetryTerms, Sleep
-from application.use_cases.reply_stream import ReplyStream
-from application.use_cases.session_log import SessionLog
-from application.use_cases.session_opening import OpenWith
-from application.use_cases.session_servers import SessionServers
-from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
-from application.use_cases.sessions import ForkSession, RenameSession, ResumeSession
-from application.use_cases.shared_knowledge import SharedKnowledge
-from application.use_cases.tool_call_log import ToolCallLog
-from application.use_cases.tool_catalogue import ToolCatalogue
-from application.use_cases.tool_execution import ToolExecution
-from application.use_cases.tool_permissions import PermissionFlow
-from application.use_cases.tool_phase import DEFAULT_MAX_SUBAGENTS, ToolPhase
-from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
-from application.use_cases.turn_ownership import TurnOwnership
-from application.use_cases.turn_parts import ModelSide, TurnOutput
+from application.agent_loop.context_room import ContextRoom
+from application.agent_loop.model_request import RequestBuilder, TurnLimits
+from application.agent_loop.model_turn import ModelTurn
+from application.agent_loop.parts import ModelSide, TurnOutput
+from application.agent_loop.provider_retry import ProviderRetry, RetryTerms, Sleep
+from application.agent_loop.reply_stream import ReplyStream
+from application.agent_loop.system_prompts import SessionPrompt
+from application.checkpoints.file_checkpoints import FileCheckpoints
+from application.commands.context import ClearCommand, CompactCommand
+from application.commands.dispatch import BuiltInCommands
+from application.commands.info import HelpCommand, UsageCommand
+from application.commands.run import RunCommand
+from application.commands.settings import ModeCommand, ModelCommand, RenameCommand
+from application.compaction.compactor import Compactor
+from application.compaction.context_meter import CompactionPolicy, ContextMeter
+from application.history.session_log import SessionLog
+from application.knowledge.briefing import Briefer
+from application.knowledge.shared import SharedKnowledge
+from application.mcp.session_servers import SessionServers
+from application.notices.session_notices import SessionNotices
+from application.ports.tracing import NO_TRACING
+from application.runtime.command_registry import CommandRegistry
+from application.runtime.registry import SessionRegistry
+from application.runtime.subagent_runs import SubagentRuns
+from application.sessions.fork import ForkSession
+from application.sessions.lifecycle import CancelTurn, CloseSession
+from application.sessions.load_session import LoadSession, StoredSessions
+from application.sessions.new_session import Fresh, ModelAccess, NewSession
+from application.sessions.opening import OpenWith
+from application.sessions.rename import RenameSession
+from application.sessions.resume import ResumeSession
+from application.sessions.settings import ChangeSettings, SetConfigOption, SetMode
+from application.sessions.turn_lease import LeaseTerms, TurnLeasing
+from application.tasks.background_tasks import BackgroundTasks
+from application.tools.ask_user import AskUser
+from application.tools.call_log import ToolCallLog
+from application.tools.call_watch import SessionWatch
+from application.tools.catalogue import ToolCatalogue
+from application.tools.execution import ToolExecution
+from application.tools.gate import SessionGate
+from application.tools.own_tools import SessionOwnTools
+from application.tools.permission_desk import PermissionDesk
+from application.tools.permissions import PermissionFlow
+from application.tools.phase import DEFAULT_MAX_SUBAGENTS, ToolPhase
+from application.tools.plan_exit import PlanExit
+from application.turn.announce import AnnounceSession
+from application.turn.ownership import TurnOwnership
+from application.turn.preparation import PromptPreparation
+from application.turn.prompt import Prompt
 from domain.config import Catalog
 from domain.models import ModelInfo
 from domain.modes import offered_modes
+from tests.fakes.briefing import UnbriefedBriefer
 from tests.fakes.elicitation import FakeElicitor
 from tests.fakes.knowledge import FakeKnowledge
 from tests.fakes.ports import (
@@ -60,6 +71,8 @@ from tests.fakes.ports import (
     SequentialIds,
     StoppedClock,
 )
+from tests.fakes.workspace import FakeWorkspaces
+from tests.fakes.workspace_files import InMemoryWorkspaceFiles, ScriptedScanner
 
 CATALOG = Catalog(
     modes=offered_modes(allow_bypass=True),
@@ -92,36 +105,52 @@ class World:
     lease_terms: LeaseTerms = field(default_factory=lambda: LeaseTerms(holder="here"))
     lease_clock: StoppedClock = field(default_factory=StoppedClock)  # the leases' time
     presence: FakePresence = field(default_factory=FakePresence)
-    # The turn's provider retries (None: each request asked once) and the sleep its waits
-    # take (a test's own, that need not pass any time).
-    retry_terms: RetryTerms | None = None
+    # The turn's provider retries (by default each request is asked once) and the sleep
+    # its waits take (a test's own, that need not pass any time).
+    retry_terms: RetryTerms = field(default_factory=lambda: RetryTerms(max_retries=0))
     sleep: Sleep | None = None
-    # Questions for the user (ask_user, MCP elicitation); None: the client shows none.
-    elicitor: FakeElicitor | None = None
-    tasks: BackgroundTasks | None = None  # background tasks, where a test runs them
+    # Questions for the user (ask_user, MCP elicitation); by default the client shows none.
+    elicitor: FakeElicitor = field(default_factory=lambda: FakeElicitor(modes=set()))
+    workspaces: FakeWorkspaces = field(default_factory=FakeWorkspaces)
+    files: InMemoryWorkspaceFiles = field(default_factory=InMemoryWorkspaceFiles)  # checkpoints'
+    tasks: BackgroundTasks = field(init=False)  # background tasks, where a test runs them
+    children: SubagentRuns = field(default_factory=SubagentRuns)  # sub-agents running here
+
+    def __post_init__(self) -> None:
+        notices = SessionNotices(sink=self.sink, ids=self.ids)
+        self.tasks = BackgroundTasks(
+            sink=self.sink, uow=self.uow, clock=self.clock, notices=notices, registry=self.registry
+        )
 
     def tool_phase(self, max_subagents: int = DEFAULT_MAX_SUBAGENTS) -> ToolPhase:
         catalogue, calls = self.tool_catalogue(), self.tool_calls()
         desk = PermissionDesk(
             asker=self.asker, uow=self.uow, clock=self.clock, timeout=self.permission_timeout
         )
+        permissions = PermissionFlow(
+            desk=desk, catalog=self.catalog, clock=self.clock, sink=self.sink
+        )
+        plan_exit = PlanExit(desk=desk, settings=self.settings(), catalog=self.catalog, calls=calls)
         return ToolPhase(
-            catalogue=catalogue,
+            tools=catalogue,
             calls=calls,
-            permissions=PermissionFlow(
-                desk=desk, catalogue=catalogue, clock=self.clock, sink=self.sink
-            ),
-            plan_exit=PlanExit(
-                desk=desk, settings=self.settings(), catalogue=catalogue, calls=calls
-            ),
+            gate=SessionGate(permissions=permissions, plan_exit=plan_exit, calls=calls),
             execution=ToolExecution(
-                catalogue=catalogue,
+                tools=catalogue,
                 calls=calls,
-                registry=self.registry,
-                briefer=self.briefer(),
-                ask_user=self.ask_user(calls),
-                tasks=self.tasks,
+                own=SessionOwnTools(
+                    calls=calls,
+                    ask_user=self.ask_user(calls),
+                    tasks=self.tasks,
+                    workspaces=self.workspaces,
+                ),
+                watch=SessionWatch(
+                    checkpoints=self.checkpoints(),
+                    registry=self.registry,
+                    briefer=Briefer(knowledge=self.knowledge, shared=self.shared),
+                ),
             ),
+            tracer=NO_TRACING,
             max_subagents=max_subagents,
         )
 
@@ -130,34 +159,44 @@ class World:
             runner=self.tools,
             catalog=self.catalog,
             registry=self.registry,
-            knowledge=self.knowledge if self.briefed else None,
+            workspaces=self.workspaces,
+            knowledge=self.knowledge,
             elicitor=self.elicitor,
+            sink=self.sink,
         )
 
-    def ask_user(self, calls: ToolCallLog) -> AskUser | None:
-        if self.elicitor is None:
-            return None
+    def ask_user(self, calls: ToolCallLog) -> AskUser:
         return AskUser(elicitor=self.elicitor, calls=calls, timeout=self.permission_timeout)
+
+    def checkpoints(self) -> FileCheckpoints:
+        notices = SessionNotices(sink=self.sink, ids=self.ids)
+        return FileCheckpoints(
+            uow=self.uow,
+            files=self.files,
+            notices=notices,
+            max_bytes=1 << 20,
+            scanner=ScriptedScanner(),
+        )
 
     def tool_calls(self) -> ToolCallLog:
         return ToolCallLog(sink=self.sink, uow=self.uow)
 
-    def briefer(self) -> Briefer | None:
-        return Briefer(knowledge=self.knowledge, shared=self.shared) if self.briefed else None
+    def briefer(self) -> Briefer:
+        if not self.briefed:
+            return UnbriefedBriefer()
+        return Briefer(knowledge=self.knowledge, shared=self.shared)
 
     def settings(self) -> ChangeSettings:
         return ChangeSettings(uow=self.uow, sink=self.sink, clock=self.clock, catalog=self.catalog)
 
     def new_session(self) -> NewSession:
+        fresh = Fresh(ids=self.ids, clock=self.clock, catalog=self.catalog, default_model="m1")
         return NewSession(
             uow=self.uow,
             registry=self.registry,
-            llm=self.llm,
-            clock=self.clock,
-            ids=self.ids,
-            catalog=self.catalog,
             open_with=self.open_with(),
-            default_model="m1",
+            fresh=fresh,
+            access=ModelAccess(llm=self.llm),
         )
 
     def fork(self) -> ForkSession:
@@ -180,13 +219,13 @@ class World:
     async def connector_now(self) -> FakeMcpConnector:
         return self.connector
 
-    def servers(self) -> SessionServers:
+    def servers(self, commands: CommandRegistry | None = None) -> SessionServers:
         return SessionServers(
             connector=self.connector_now,
-            commands=self.commands(),
+            commands=commands or self.commands(),
             sink=self.sink,
             ids=self.ids,
-            project_commands=briefer.offered if (briefer := self.briefer()) else None,
+            project_commands=self.briefer().offered,
             elicitor=self.elicitor,
             elicitation_timeout=self.permission_timeout,
         )
@@ -195,7 +234,10 @@ class World:
     def requests(self) -> RequestBuilder:
         limits = TurnLimits(max_turn_requests=self.max_turn_requests, max_tokens=1000)
         return RequestBuilder(
-            catalog=self.catalog, tools=self.tool_catalogue(), limits=limits, registry=self.registry
+            catalog=self.catalog,
+            tools=self.tool_catalogue(),
+            limits=limits,
+            prompt=SessionPrompt(catalog=self.catalog, registry=self.registry),
         )
 
     def log(self) -> SessionLog:
@@ -249,7 +291,12 @@ class World:
             registry=self.registry,
             commands=BuiltInCommands(registry=commands, runner=runner, servers=servers),
             preparation=PromptPreparation(
-                commands=commands, output=output, servers=servers, briefer=self.briefer()
+                commands=commands,
+                output=output,
+                servers=servers,
+                briefer=self.briefer(),
+                tasks=self.background_tasks(),
+                clock=self.clock,
             ),
             turn=ModelTurn(
                 model=model,
@@ -257,15 +304,17 @@ class World:
                 tools=self.tool_phase(),
                 room=ContextRoom(model=model, compactor=self.compactor(), output=output),
                 replies=ReplyStream(
-                    model=model, output=output, calls=self.tool_calls(), retry=self.retry()
+                    model=model,
+                    output=output,
+                    calls=self.tool_calls(),
+                    tracer=NO_TRACING,
+                    retry=self.retry(),
                 ),
             ),
             ownership=self.ownership(),
         )
 
-    def retry(self) -> ProviderRetry | None:
-        if self.retry_terms is None:
-            return None
+    def retry(self) -> ProviderRetry:
         return ProviderRetry(
             terms=self.retry_terms,
             sink=self.sink,
@@ -277,9 +326,9 @@ class World:
     def output(self) -> TurnOutput:
         return TurnOutput(log=self.log(), sink=self.sink, clock=self.clock, ids=self.ids)
 
-    def leasing(self) -> TurnLeasing | None:
-        if self.leases is None:
-            return None
+    def leasing(self) -> TurnLeasing:
+        if self.leases is None:  # the store's only process: its leases are never contended
+            self.leases = InMemoryTurnLeases(self.uow.sessions)
         return TurnLeasing(
             leases=self.leases,
             clock=self.lease_clock,
@@ -287,25 +336,33 @@ class World:
             presence=self.presence,
         )
 
-    def ownership(self) -> TurnOwnership | None:
-        leasing = self.leasing()
-        return None if leasing is None else TurnOwnership(leasing=leasing, stored=self.stored())
+    def ownership(self) -> TurnOwnership:
+        return TurnOwnership(leasing=self.leasing(), stored=self.stored())
 
     def announce(self) -> AnnounceSession:
         return AnnounceSession(
             sessions=self.registry,
-            commands=self.commands(),
             sink=self.sink,
-            meter=self.meter(),
-            requests=self.requests(),
+            model=self.model_side(),
             servers=self.servers(),
             briefer=self.briefer(),
             catalog=self.catalog,
+            tasks=self.background_tasks(),
         )
+
+    def model_side(self) -> ModelSide:
+        return ModelSide(llm=self.llm, requests=self.requests(), meter=self.meter())
+
+    def background_tasks(self) -> BackgroundTasks:
+        return self.tasks
 
     def load(self) -> LoadSession:
         return LoadSession(
-            stored=self.stored(), sink=self.sink, catalog=self.catalog, open_with=self.open_with()
+            stored=self.stored(),
+            sink=self.sink,
+            catalog=self.catalog,
+            open_with=self.open_with(),
+            tasks=self.background_tasks(),
         )
 
     def stored(self) -> StoredSessions:
@@ -318,10 +375,10 @@ class World:
         return SetMode(registry=self.registry, settings=self.settings())
 
     def cancel(self) -> CancelTurn:
-        return CancelTurn(registry=self.registry, leasing=self.leasing())
+        return CancelTurn(registry=self.registry, leasing=self.leasing(), children=self.children)
 
     def close(self) -> CloseSession:
-        return CloseSession(registry=self.registry)
+        return CloseSession(registry=self.registry, tasks=self.background_tasks())
 
 
 @pytest.fixture

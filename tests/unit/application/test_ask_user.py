@@ -5,9 +5,9 @@ model), never asking permission, and ended by the turn's cancel."""
 import asyncio
 
 from application.ports.elicitation import ElicitationAnswer, ElicitationUnavailable
-from application.use_cases.ask_user import ASK_USER_TOOL
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.prompt import PromptRequest
+from application.sessions.new_session import NewSessionRequest
+from application.tools.ask_user import ASK_USER_TOOL
+from application.turn.prompt import PromptRequest
 from domain.content import TextBlock
 from domain.events import ToolCallStarted, ToolCallUpdated
 from domain.questions import ElicitationAction

@@ -4,25 +4,17 @@ kill, the cap, a deleted session, the model's tools and /tasks."""
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import pytest
 
-from application.commands import CommandInput
-from application.ports.workspace import (
-    Chunk,
-    CommandRun,
-    Excerpt,
-    PathKind,
-    Show,
-    Window,
-    Workspace,
-)
-from application.runtime import SessionRegistry, TurnControl
-from application.use_cases.background_tasks import BackgroundTasks, TaskLimitReached
-from application.use_cases.commands.tasks import TasksCommand
-from application.use_cases.session_notices import SessionNotices
-from application.use_cases.task_tools import TaskTools, check_task_call
+from application.commands.tasks import TasksCommand
+from application.notices.session_notices import SessionNotices
+from application.runtime.command_registry import CommandInput
+from application.runtime.registry import SessionRegistry
+from application.runtime.turn_control import TurnControl
+from application.tasks.background_tasks import BackgroundTasks, TaskLimitReached
+from application.tasks.task_tools import TaskTools, check_task_call
 from domain.events import SessionNotice, TasksChanged, ToolCallUpdated
 from domain.ids import MessageId, ToolCallId
 from domain.session import Session
@@ -31,6 +23,7 @@ from domain.tool_call import ToolCallRecord, ToolCallStatus, ToolKind
 from domain.turn import Turn
 from tests.factories import T0, SessionFactory
 from tests.fakes.ports import FakeUnitOfWork, FixedClock, RecordingSink, SequentialIds
+from tests.fakes.workspace import ScriptedWorkspace
 from tests.support.patience import PATIENCE
 
 
@@ -52,51 +45,6 @@ def command_input(session: Session, argument: str) -> CommandInput:
         reply_id=MessageId("msg_1"),
         offered=(),
     )
-
-
-@dataclass
-class _Command:
-    chunk: Chunk
-    show: Show
-    exit: "asyncio.Future[CommandRun]" = field(default_factory=asyncio.Future)
-    stopped: bool = False
-
-
-class ScriptedWorkspace(Workspace):
-    """Commands that run until the test ends them (`finish`); a cancelled one is stopped."""
-
-    def __init__(self) -> None:
-        self.commands: dict[str, _Command] = {}
-
-    async def run(
-        self, command: str, *, cwd: str, seconds: float, output_limit: int, chunk: Chunk, show: Show
-    ) -> CommandRun:
-        running = self.commands[command] = _Command(chunk, show)
-        try:
-            return await running.exit
-        except asyncio.CancelledError:
-            running.stopped = True
-            raise
-
-    async def finish(self, command: str, output: str, exit_code: int) -> None:
-        running = self.commands[command]
-        await running.chunk(output)
-        running.exit.set_result(CommandRun(output=output, exit_code=exit_code))
-
-    async def kind(self, path: str) -> PathKind:
-        raise NotImplementedError
-
-    async def read_lines(self, path: str, start: int, end: int | None, window: Window) -> Excerpt:
-        raise NotImplementedError
-
-    async def read_text(self, path: str) -> str | None:
-        raise NotImplementedError
-
-    async def write_text(self, path: str, text: str) -> None:
-        raise NotImplementedError
-
-    async def list_dir(self, path: str) -> tuple[str, ...]:
-        raise NotImplementedError
 
 
 @dataclass

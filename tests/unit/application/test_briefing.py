@@ -2,10 +2,9 @@
 
 from dataclasses import replace
 
-from application.use_cases.load_session import LoadSessionRequest
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.prompt import PromptRequest
-from application.use_cases.subagent import SubAgentTools
+from application.sessions.load_session import LoadSessionRequest
+from application.sessions.new_session import NewSessionRequest
+from application.turn.prompt import PromptRequest
 from domain.content import TextBlock
 from domain.events import CommandsAvailable, Notice, UserContentReplayed
 from domain.knowledge import Briefing, InstructionFile, InstructionScope, Skill
@@ -13,6 +12,7 @@ from domain.message import Role
 from domain.permission import PermissionOption
 from domain.stop_reason import StopReason
 from tests.unit.application.conftest import World
+from tests.unit.application.test_subagent import make
 from tests.unit.application.test_tools import final, ok, uses
 
 PROJECT = InstructionFile(
@@ -99,13 +99,8 @@ async def test_load_skill_runs_without_asking(briefed: World) -> None:
 
 async def test_the_sub_agent_is_told_the_same(briefed: World) -> None:
     sid = await opened(briefed)
-    briefed.tools = SubAgentTools(  # type: ignore[assignment]
-        inner=briefed.tools,
-        llm=briefed.llm,
-        clock=briefed.clock,
-        ids=briefed.ids,
-        max_requests=3,
-        max_tokens=100,
+    briefed.tools = make(  # type: ignore[assignment]
+        briefed.llm, briefed.tools, max_requests=3, uow=briefed.uow, ids=briefed.ids
     )
     briefed.asker.answers = [PermissionOption.ALLOW_ONCE]
     briefed.llm.scripts = [uses(("agent", {"prompt": "research"})), final("found"), final()]

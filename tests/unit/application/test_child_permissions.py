@@ -3,8 +3,8 @@ same remembered project rules, the same clients; the request names the child; a
 cancelled request refuses the child's call (its parent's turn decides for itself)."""
 
 from application.ports.tools import ChildCall, ToolPlan
-from application.runtime import TurnControl
-from application.use_cases.tool_permissions import DENIED, PLANNING
+from application.runtime.turn_control import TurnControl
+from application.tools.permissions import DENIED, PLANNING
 from domain.permission import Decider, PermissionOption
 from tests.fakes.ports import ScriptedAsker
 from tests.unit.application.test_permission_flow import Fakes, call

@@ -1,13 +1,14 @@
 """A sub-agent run stored as a child session as it goes: its origin, each message and each
 finished tool call, so a run that fails midway keeps what it had completed."""
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import AsyncIterator, Mapping
 
 from application.errors import ModelUnavailable
-from application.ports.llm import ModelResponse
+from application.ports.llm import ModelEvent, ModelRequest, ModelResponse, TextChunk
 from application.ports.tools import ToolContext, ToolResult
-from application.use_cases.child_sessions import ChildSessions
-from application.use_cases.subagent import SubAgentTools
+from application.runtime.subagent_runs import SubagentRuns
+from application.subagents.subagent import SubAgentTools
 from domain.content import TextBlock, ToolUseBlock
 from domain.ids import SessionId, ToolCallId
 from domain.message import Role
@@ -15,14 +16,9 @@ from domain.spawn import Spawn
 from domain.stop_reason import ModelStop
 from domain.tool_call import ToolCallStatus
 from domain.usage import Usage
-from tests.fakes.ports import (
-    FakeTools,
-    FakeUnitOfWork,
-    FixedClock,
-    InMemorySessionRepository,
-    ScriptedLLM,
-    SequentialIds,
-)
+from tests.fakes.ports import FakeTools, FakeUnitOfWork, InMemorySessionRepository, ScriptedLLM
+from tests.support.patience import PATIENCE
+from tests.unit.application.test_subagent import make
 
 CONTEXT = ToolContext(cwd="/work", model="m-sub", session_id="sess_parent", call_id="toolu_a")
 
@@ -42,15 +38,7 @@ def reads(path: str) -> list[ModelResponse]:
 
 def stored_child(llm: ScriptedLLM) -> tuple[SubAgentTools, InMemorySessionRepository]:
     repository = InMemorySessionRepository()
-    tools = SubAgentTools(
-        inner=FakeTools(read_file=ok),
-        llm=llm,
-        clock=FixedClock(),
-        ids=SequentialIds(),
-        max_requests=5,
-        max_tokens=100,
-        children=ChildSessions(uow=lambda: FakeUnitOfWork(repository)),
-    )
+    tools = make(llm, FakeTools(read_file=ok), uow=FakeUnitOfWork(repository))
     return tools, repository
 
 
@@ -86,3 +74,44 @@ async def test_a_run_that_fails_midway_keeps_what_it_completed() -> None:
     assert child is not None
     assert [m.role for m in child.messages] == [Role.USER, Role.ASSISTANT, Role.USER]
     assert list(await repository.tool_calls(child_id)) == ["s0"]
+
+
+async def test_a_run_is_stored_with_its_turn_and_what_it_used() -> None:
+    spent = Usage(input_tokens=4, output_tokens=3)
+    answer = ModelResponse(content=(TextBlock(text="done"),), stop=ModelStop.END_TURN, usage=spent)
+    tools, repository = stored_child(ScriptedLLM(reads("a.py"), [answer]))
+    await tools.run("agent", {"prompt": "look"}, CONTEXT, nothing)
+
+    [child_id] = repository.stored
+    [turn] = await repository.turn_records(child_id)
+    assert (turn.stop_reason, turn.requests, turn.usage) == ("end_turn", 2, spent)
+
+
+async def test_a_child_cancelled_alone_keeps_what_it_had_said() -> None:
+    shown = asyncio.Event()
+
+    async def says_then_hangs(_: ModelRequest) -> AsyncIterator[ModelEvent]:
+        yield TextChunk(text="So far: a.py")
+        shown.set()  # the chunk was taken (and shown) before the next one is asked for
+        await asyncio.Event().wait()
+        raise AssertionError("never answered")
+
+    runs, repository = SubagentRuns(), InMemorySessionRepository()
+    tools = make(
+        ScriptedLLM(says_then_hangs), FakeTools(), runs=runs, uow=FakeUnitOfWork(repository)
+    )
+    running = asyncio.ensure_future(tools.run("agent", {"prompt": "look"}, CONTEXT, nothing))
+    await asyncio.wait_for(shown.wait(), PATIENCE)
+    [child_id] = repository.stored
+    assert runs.cancel(child_id)
+    result = await running
+
+    assert result.is_error and "cancelled this sub-agent" in result.text
+    child = await repository.get(child_id)
+    assert child is not None
+    task, said = child.messages  # the reply as far as it came, as a cancelled turn keeps it
+    assert task.visible_text() == "look"
+    assert said.role is Role.ASSISTANT and said.interrupted
+    assert said.visible_text() == "So far: a.py"
+    [turn] = await repository.turn_records(child_id)
+    assert turn.stop_reason == "cancelled"

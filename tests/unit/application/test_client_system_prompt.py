@@ -5,8 +5,8 @@ import pytest
 
 from application.dto import SessionOpening
 from application.errors import SessionBusy
-from application.use_cases.load_session import LoadSessionRequest
-from application.use_cases.new_session import NewSessionRequest
+from application.sessions.load_session import LoadSessionRequest
+from application.sessions.new_session import NewSessionRequest
 from domain.client_prompt import ClientPrompt, ClientPromptMode
 from tests.unit.application.conftest import World
 from tests.unit.application.test_session_servers import say

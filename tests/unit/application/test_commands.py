@@ -3,13 +3,13 @@ on load, and how clients learn which commands there are."""
 
 import pytest
 
-from application.commands import CommandInput, CommandRegistry
-from application.runtime import TurnControl
-from application.use_cases.announce import AnnounceSession
-from application.use_cases.commands.context import CLEARED
-from application.use_cases.commands.run import RunCommand
-from application.use_cases.load_session import LoadSessionRequest, replay_events
-from application.use_cases.prompt import PromptRequest
+from application.commands.context import CLEARED
+from application.commands.run import RunCommand
+from application.runtime.command_registry import CommandInput, CommandRegistry
+from application.runtime.turn_control import TurnControl
+from application.sessions.load_session import LoadSessionRequest, replay_events
+from application.turn.announce import AnnounceSession
+from application.turn.prompt import PromptRequest
 from domain.commands import CommandCall, CommandSpec
 from domain.config import Catalog
 from domain.content import ImageBlock, TextBlock
@@ -438,10 +438,12 @@ async def test_adding_a_command_tells_every_open_session(world: World) -> None:
     registry = world.commands()
     announce = AnnounceSession(
         sessions=world.registry,
-        commands=registry,
         sink=world.sink,
-        meter=world.meter(),
-        requests=world.requests(),
+        model=world.model_side(),
+        servers=world.servers(registry),
+        briefer=world.briefer(),
+        catalog=world.catalog,
+        tasks=world.background_tasks(),
     )
     registry.subscribe(announce.commands_changed)  # as bootstrap/container.py wires it
 

@@ -9,13 +9,13 @@ from dataclasses import replace
 
 import pytest
 
+from application.compaction.compactor import SUMMARY_MAX_TOKENS
+from application.compaction.context_meter import CompactionPolicy
 from application.errors import ContextOverflow, ModelRequestRejected, ModelUnavailable
 from application.ports.llm import ModelRequest, ModelResponse, TextChunk, ThinkingChunk
 from application.ports.tools import ToolResult
-from application.use_cases.compaction import SUMMARY_MAX_TOKENS
-from application.use_cases.context_meter import CompactionPolicy
-from application.use_cases.load_session import LoadSessionRequest
-from application.use_cases.prompt import PromptRequest
+from application.sessions.load_session import LoadSessionRequest
+from application.turn.prompt import PromptRequest
 from domain.compaction import SUMMARY_SYSTEM, instruction
 from domain.config import Catalog
 from domain.content import TextBlock, ToolUseBlock
@@ -35,6 +35,7 @@ from domain.modes import offered_modes
 from domain.permission import PermissionOption
 from domain.stop_reason import ModelStop, StopReason
 from domain.usage import Usage
+from tests.factories import T0
 from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session
 
@@ -490,7 +491,7 @@ async def test_each_request_is_followed_by_its_usage_and_the_session_cost(small:
 
 async def test_a_model_without_prices_reports_no_cost(small: World) -> None:
     sid = await open_session(small)
-    small.registry.require(sid).session.model = "m2"
+    small.registry.require(sid).session.choose_model("m2", at=T0)
     small.llm.scripts = [answer("ok", 1_000)]
     await small.prompt().execute(ask(sid))
     (update,) = small.sink.of_type(UsageUpdated)

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator, Mapping
 
 from application.ports.llm import ModelEvent, ModelRequest, ModelResponse, ToolUseStarted
 from application.ports.tools import ToolResult
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.prompt import PromptRequest
+from application.sessions.new_session import NewSessionRequest
+from application.turn.prompt import PromptRequest
 from domain.content import TextBlock, ToolUseBlock
 from domain.events import AgentEvent, ToolCallStarted, ToolCallUpdated
 from domain.stop_reason import ModelStop, StopReason

@@ -3,31 +3,44 @@ with in-memory fakes: the store, the files on disk, the clients."""
 
 import pytest
 
+from application.checkpoints.file_checkpoints import FileCheckpoints
+from application.checkpoints.restoring import FileRestorer
 from application.errors import RestoreDeclined, RestoreRefused, RewindConflict
-from application.ports.checkpoints import FileScanner, ScannedChange, ScanWatch
-from application.use_cases.file_checkpoints import FileCheckpoints
-from application.use_cases.restore_permission import RestorePermission
-from application.use_cases.rewind import OnConflict, RestoreFiles, RewindSession
-from application.use_cases.session_notices import SessionNotices
+from application.notices.session_notices import SessionNotices
+from application.ports.checkpoints import ScannedChange
+from application.rewind.restore_permission import RestorePermission
+from application.rewind.rewind import OnConflict, RestoreFiles, RewindSession
 from domain.checkpoints import Unrestorable, state_of
 from domain.events import SessionNotice
 from domain.permission import PermissionOption
 from domain.session import Session
 from domain.tool_call import DiffOutput
-from tests.factories import MessageFactory, SessionFactory
-from tests.fakes.ports import InMemoryFiles, ScriptedAsker
+from tests.factories import T0, MessageFactory, SessionFactory
+from tests.fakes.ports import ScriptedAsker
+from tests.fakes.workspace_files import InMemoryWorkspaceFiles, ScriptedScanner
 from tests.unit.application.conftest import World
 
 A, B, C = "/p/a.txt", "/p/b.txt", "/p/c.txt"
 
 
-def checkpoints(world: World, files: InMemoryFiles, max_bytes: int = 10_000) -> FileCheckpoints:
+def checkpoints(
+    world: World,
+    files: InMemoryWorkspaceFiles,
+    max_bytes: int = 10_000,
+    scanner: ScriptedScanner | None = None,
+) -> FileCheckpoints:
     notices = SessionNotices(sink=world.sink, ids=world.ids)
-    return FileCheckpoints(uow=world.uow, files=files, notices=notices, max_bytes=max_bytes)
+    return FileCheckpoints(
+        uow=world.uow,
+        files=files,
+        notices=notices,
+        max_bytes=max_bytes,
+        scanner=scanner or ScriptedScanner(),
+    )
 
 
 async def opened(world: World) -> Session:
-    session = SessionFactory(messages=[])
+    session = SessionFactory(messages=[], cwd="/p")
     async with world.uow as uow:
         await uow.sessions.add(session)
         await uow.commit()
@@ -35,7 +48,11 @@ async def opened(world: World) -> Session:
 
 
 async def agent_turn(
-    session: Session, taken: FileCheckpoints, files: InMemoryFiles, prompt: str, **writes: bytes
+    session: Session,
+    taken: FileCheckpoints,
+    files: InMemoryWorkspaceFiles,
+    prompt: str,
+    **writes: bytes,
 ) -> None:
     """A prompt, then the agent writing files (name: content; b"" for none: a removal)."""
     session.add_message(MessageFactory(id=prompt))
@@ -50,21 +67,37 @@ async def agent_turn(
     session.add_message(MessageFactory(id=f"re-{prompt}", reply=True))
 
 
-def rewind(world: World, taken: FileCheckpoints) -> RewindSession:
-    return RewindSession(uow=world.uow, registry=world.registry, sink=world.sink, checkpoints=taken)
+def rewind(
+    world: World, files: InMemoryWorkspaceFiles, asker: ScriptedAsker | None = None
+) -> RewindSession:
+    """A rewind whose restores the user allows, unless `asker` says otherwise."""
+    permission = RestorePermission(
+        asker=asker or ScriptedAsker(*[PermissionOption.ALLOW_ONCE] * 10),
+        uow=world.uow,
+        clock=world.clock,
+        catalog=world.catalog,
+        timeout=5.0,
+    )
+    return RewindSession(
+        uow=world.uow,
+        registry=world.registry,
+        sink=world.sink,
+        restorer=FileRestorer(uow=world.uow, files=files),
+        permission=permission,
+    )
 
 
-async def three_turns(world: World, files: InMemoryFiles) -> tuple[Session, FileCheckpoints]:
+async def three_turns(world: World, files: InMemoryWorkspaceFiles) -> Session:
     taken = checkpoints(world, files)
     session = await opened(world)
     await agent_turn(session, taken, files, "u1", a=b"a1")
     await agent_turn(session, taken, files, "u2", a=b"a2", b=b"b2")
     await agent_turn(session, taken, files, "u3", a=b"a3", c=b"c3", b=b"")
-    return session, taken
+    return session
 
 
 async def test_only_the_first_change_of_a_file_in_a_turn_is_checkpointed(world: World) -> None:
-    files = InMemoryFiles({A: b"before"})
+    files = InMemoryWorkspaceFiles({A: b"before"})
     taken = checkpoints(world, files)
     session = await opened(world)
     session.add_message(MessageFactory(id="u1"))
@@ -82,7 +115,7 @@ async def test_only_the_first_change_of_a_file_in_a_turn_is_checkpointed(world: 
 
 
 async def test_same_content_is_kept_once(world: World) -> None:
-    files = InMemoryFiles({A: b"same", B: b"same"})
+    files = InMemoryWorkspaceFiles({A: b"same", B: b"same"})
     taken = checkpoints(world, files)
     session = await opened(world)
     session.add_message(MessageFactory(id="u1"))
@@ -92,7 +125,7 @@ async def test_same_content_is_kept_once(world: World) -> None:
 
 
 async def test_binary_and_oversized_files_are_recorded_as_not_restorable(world: World) -> None:
-    files = InMemoryFiles({A: b"\0\1binary", B: b"x" * 200})
+    files = InMemoryWorkspaceFiles({A: b"\0\1binary", B: b"x" * 200})
     taken = checkpoints(world, files, max_bytes=100)
     session = await opened(world)
     session.add_message(MessageFactory(id="u1"))
@@ -105,7 +138,7 @@ async def test_binary_and_oversized_files_are_recorded_as_not_restorable(world: 
 async def test_the_oldest_checkpoints_are_dropped_to_stay_within_the_limit_with_a_notice(
     world: World,
 ) -> None:
-    files = InMemoryFiles({A: b"a" * 40, B: b"b" * 40, C: b"c" * 40})
+    files = InMemoryWorkspaceFiles({A: b"a" * 40, B: b"b" * 40, C: b"c" * 40})
     taken = checkpoints(world, files, max_bytes=100)
     session = await opened(world)
     for prompt, path in (("u1", A), ("u2", B)):
@@ -126,9 +159,9 @@ async def test_the_oldest_checkpoints_are_dropped_to_stay_within_the_limit_with_
 async def test_a_restoring_rewind_puts_back_the_files_as_they_were_before_the_prompt(
     world: World,
 ) -> None:
-    files = InMemoryFiles({B: b"b0"})
-    session, taken = await three_turns(world, files)
-    rewound = await rewind(world, taken).execute(session.id, "u2", files=RestoreFiles())
+    files = InMemoryWorkspaceFiles({B: b"b0"})
+    session = await three_turns(world, files)
+    rewound = await rewind(world, files).execute(session.id, "u2", files=RestoreFiles())
     assert files.files == {A: b"a1", B: b"b0"}  # c.txt (created) removed, b.txt recreated
     assert rewound.files is not None
     assert sorted(rewound.files.restored) == [A, B, C]
@@ -136,95 +169,72 @@ async def test_a_restoring_rewind_puts_back_the_files_as_they_were_before_the_pr
 
 
 async def test_undo_writes_the_files_back_as_the_agent_left_them(world: World) -> None:
-    files = InMemoryFiles({B: b"b0"})
-    session, taken = await three_turns(world, files)
+    files = InMemoryWorkspaceFiles({B: b"b0"})
+    session = await three_turns(world, files)
     left = dict(files.files)
-    rewound = await rewind(world, taken).execute(session.id, "u2", files=RestoreFiles())
-    await rewind(world, taken).undo(session.id, rewound.undo_token)
+    rewound = await rewind(world, files).execute(session.id, "u2", files=RestoreFiles())
+    await rewind(world, files).undo(session.id, rewound.undo_token)
     assert files.files == left
 
 
 async def test_a_file_the_user_changed_is_reported_and_left_unless_forced(world: World) -> None:
-    files = InMemoryFiles()
-    session, taken = await three_turns(world, files)
+    files = InMemoryWorkspaceFiles()
+    session = await three_turns(world, files)
     files.files[A] = b"the user's"
     with pytest.raises(RewindConflict) as refused:
-        await rewind(world, taken).execute(session.id, "u2", files=RestoreFiles())
+        await rewind(world, files).execute(session.id, "u2", files=RestoreFiles())
     assert refused.value.details["conflicts"] == [A]
     assert files.files[A] == b"the user's" and len(session.messages) == 6  # nothing done
 
     skipping = RestoreFiles(OnConflict.SKIP)
-    rewound = await rewind(world, taken).execute(session.id, "u3", files=skipping)
+    rewound = await rewind(world, files).execute(session.id, "u3", files=skipping)
     assert rewound.files is not None and rewound.files.skipped == (A,)
     assert files.files == {A: b"the user's", B: b"b2"}
 
 
 async def test_a_forced_restore_overwrites_the_users_change(world: World) -> None:
-    files = InMemoryFiles()
-    session, taken = await three_turns(world, files)
+    files = InMemoryWorkspaceFiles()
+    session = await three_turns(world, files)
     files.files[C] = b"the user's"
     forcing = RestoreFiles(OnConflict.FORCE)
-    await rewind(world, taken).execute(session.id, "u3", files=forcing)
+    await rewind(world, files).execute(session.id, "u3", files=forcing)
     assert files.files == {A: b"a2", B: b"b2"}
 
 
 async def test_a_file_without_kept_content_is_reported_not_restored(world: World) -> None:
-    files = InMemoryFiles({A: b"\0binary"})
+    files = InMemoryWorkspaceFiles({A: b"\0binary"})
     taken = checkpoints(world, files)
     session = await opened(world)
     await agent_turn(session, taken, files, "u1", a=b"text now")
-    rewound = await rewind(world, taken).execute(session.id, "u1", files=RestoreFiles())
+    rewound = await rewind(world, files).execute(session.id, "u1", files=RestoreFiles())
     assert rewound.files is not None
     assert rewound.files.unrestorable == ((A, Unrestorable.BINARY),)
     assert files.files == {A: b"text now"}
 
 
 async def test_plan_mode_refuses_to_restore_files(world: World) -> None:
-    files = InMemoryFiles()
-    session, taken = await three_turns(world, files)
-    session.mode_id = "plan"
+    files = InMemoryWorkspaceFiles()
+    session = await three_turns(world, files)
+    session.set_mode("plan", at=T0)
     with pytest.raises(RestoreRefused):
-        await rewind(world, taken).execute(session.id, "u2", files=RestoreFiles())
+        await rewind(world, files).execute(session.id, "u2", files=RestoreFiles())
     assert len(session.messages) == 6 and C in files.files
 
 
 async def test_a_rewind_that_keeps_files_leaves_them(world: World) -> None:
-    files = InMemoryFiles()
-    session, taken = await three_turns(world, files)
+    files = InMemoryWorkspaceFiles()
+    session = await three_turns(world, files)
     left = dict(files.files)
-    rewound = await rewind(world, taken).execute(session.id, "u2")
+    rewound = await rewind(world, files).execute(session.id, "u2")
     assert rewound.files is None and files.files == left
-
-
-class ScriptedScan(ScanWatch):
-    def __init__(self, changes: tuple[ScannedChange, ...]) -> None:
-        self._changes = changes
-
-    async def changes(self) -> tuple[ScannedChange, ...]:
-        return self._changes
-
-
-class ScriptedScanner(FileScanner):
-    """What 'the command' changed: set before the command runs."""
-
-    def __init__(self) -> None:
-        self.next: tuple[ScannedChange, ...] = ()
-        self.watched: list[tuple[str, ...]] = []
-
-    async def watch(self, directories: tuple[str, ...]) -> ScanWatch:
-        self.watched.append(directories)
-        return ScriptedScan(self.next)
 
 
 async def test_a_commands_changes_are_checkpointed_and_an_unknown_prior_is_reported(
     world: World,
 ) -> None:
-    files = InMemoryFiles({A: b"a0", B: b"b0"})
+    files = InMemoryWorkspaceFiles({A: b"a0", B: b"b0"})
     scanner = ScriptedScanner()
-    notices = SessionNotices(sink=world.sink, ids=world.ids)
-    taken = FileCheckpoints(
-        uow=world.uow, files=files, notices=notices, max_bytes=10_000, scanner=scanner
-    )
+    taken = checkpoints(world, files, scanner=scanner)
     session = await opened(world)
     session.add_message(MessageFactory(id="u1"))
     scanner.next = (
@@ -237,27 +247,17 @@ async def test_a_commands_changes_are_checkpointed_and_an_unknown_prior_is_repor
     await taken.after_command(session, watch)
     assert scanner.watched == [(session.cwd, *session.additional_directories)]
 
-    rewound = await rewind(world, taken).execute(session.id, "u1", files=RestoreFiles())
+    rewound = await rewind(world, files).execute(session.id, "u1", files=RestoreFiles())
     assert files.files == {A: b"a0", B: b"b1"}
     assert rewound.files is not None
     assert rewound.files.unrestorable == ((B, Unrestorable.PRIOR_UNKNOWN),)
 
 
-def asking(world: World, taken: FileCheckpoints, asker: ScriptedAsker) -> RewindSession:
-    return RewindSession(
-        uow=world.uow,
-        registry=world.registry,
-        sink=world.sink,
-        checkpoints=taken,
-        permission=RestorePermission(asker=asker, timeout=5.0),
-    )
-
-
 async def test_the_default_mode_asks_with_the_files_and_a_diff_each(world: World) -> None:
-    files = InMemoryFiles({B: b"b0"})
-    session, taken = await three_turns(world, files)
+    files = InMemoryWorkspaceFiles({B: b"b0"})
+    session = await three_turns(world, files)
     asker = ScriptedAsker(PermissionOption.ALLOW_ONCE)
-    await asking(world, taken, asker).execute(session.id, "u3", files=RestoreFiles())
+    await rewind(world, files, asker).execute(session.id, "u3", files=RestoreFiles())
     (request,) = asker.requests
     assert request.tool_name == "rewind_restore_files"
     assert sorted(request.locations) == [A, B, C]
@@ -270,12 +270,12 @@ async def test_the_default_mode_asks_with_the_files_and_a_diff_each(world: World
 
 
 async def test_a_declined_restore_does_nothing(world: World) -> None:
-    files = InMemoryFiles()
-    session, taken = await three_turns(world, files)
+    files = InMemoryWorkspaceFiles()
+    session = await three_turns(world, files)
     left = dict(files.files)
     for answer in (PermissionOption.REJECT_ONCE, None):
         with pytest.raises(RestoreDeclined):
-            await asking(world, taken, ScriptedAsker(answer)).execute(
+            await rewind(world, files, ScriptedAsker(answer)).execute(
                 session.id, "u2", files=RestoreFiles()
             )
     assert files.files == left and len(session.messages) == 6
@@ -283,28 +283,28 @@ async def test_a_declined_restore_does_nothing(world: World) -> None:
 
 
 async def test_accept_edits_restores_without_asking(world: World) -> None:
-    files = InMemoryFiles()
-    session, taken = await three_turns(world, files)
-    session.mode_id = "accept_edits"
+    files = InMemoryWorkspaceFiles()
+    session = await three_turns(world, files)
+    session.set_mode("accept_edits", at=T0)
     asker = ScriptedAsker()
-    await asking(world, taken, asker).execute(session.id, "u2", files=RestoreFiles())
+    await rewind(world, files, asker).execute(session.id, "u2", files=RestoreFiles())
     assert asker.requests == [] and files.files == {A: b"a1"}
 
 
 async def test_a_fork_at_a_prompt_carries_the_checkpoints_of_the_turns_it_holds(
     world: World,
 ) -> None:
-    files = InMemoryFiles({B: b"b0"})
-    session, taken = await three_turns(world, files)
+    files = InMemoryWorkspaceFiles({B: b"b0"})
+    session = await three_turns(world, files)
     forked = await world.fork().execute(session.id, session.cwd, at_message_id="u3")
     carried = await world.uow.checkpoints.checkpoints(forked.session_id)
     assert {(c.message_id, c.path) for c in carried} == {("u1", A), ("u2", A), ("u2", B)}
 
     # The source's third turn changed the files since the fork's last change: conflicts.
     with pytest.raises(RewindConflict) as refused:
-        await rewind(world, taken).execute(forked.session_id, "u2", files=RestoreFiles())
+        await rewind(world, files).execute(forked.session_id, "u2", files=RestoreFiles())
     assert refused.value.details["conflicts"] == sorted([A, B])
     forcing = RestoreFiles(OnConflict.FORCE)
-    rewound = await rewind(world, taken).execute(forked.session_id, "u2", files=forcing)
+    rewound = await rewind(world, files).execute(forked.session_id, "u2", files=forcing)
     assert rewound.files is not None and sorted(rewound.files.restored) == [A, B]
     assert files.files == {A: b"a1", B: b"b0", C: b"c3"}

@@ -3,13 +3,14 @@ it, cancelled when nobody answers in time or the session's turn is cancelled."""
 
 import asyncio
 
+from application.mcp.elicitations import SessionElicitations
 from application.ports.elicitation import (
     Elicitation,
     ElicitationAnswer,
     ElicitationUnavailable,
 )
-from application.runtime import ActiveSession, TurnControl
-from application.use_cases.mcp_elicitations import SessionElicitations
+from application.runtime.registry import ActiveSession
+from application.runtime.turn_control import TurnControl
 from domain.questions import ElicitationAction
 from tests.factories import SessionFactory
 from tests.fakes.elicitation import FakeElicitor

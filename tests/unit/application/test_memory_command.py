@@ -1,9 +1,10 @@
 """/memory: the instruction files and skills the next turn loads, and the subdirectory files
 the session added, or where they are looked for when there are none."""
 
-from application.commands import CommandInput
-from application.runtime import SessionRegistry, TurnControl
-from application.use_cases.commands.memory import MemoryCommand
+from application.commands.memory import MemoryCommand
+from application.runtime.command_registry import CommandInput
+from application.runtime.registry import SessionRegistry
+from application.runtime.turn_control import TurnControl
 from domain.ids import MessageId
 from domain.knowledge import INSTRUCTION_CAP, InstructionFile, InstructionScope, Skill
 from domain.session import Session
@@ -29,7 +30,7 @@ async def memory(
     *,
     nested: set[str] | None = None,
     open_session: bool = True,
-    config_dir: str | None = None,
+    config_dir: str = "/home/dev/.iac-code",
 ) -> str:
     session: Session = SessionFactory(cwd=CWD)
     registry = SessionRegistry()
@@ -73,10 +74,13 @@ async def test_says_there_are_none_and_where_files_are_looked_for() -> None:
     assert f"AGENTS.md and IAC-CODE.md in `{CWD}` and each parent up to the repository root" in (
         text
     )
-    assert "`$IAC_CODE_CONFIG_DIR/AGENTS.md`" in text
+    assert "`/home/dev/.iac-code/AGENTS.md` ($IAC_CODE_CONFIG_DIR)" in text
     assert "**Subdirectory instructions:** none added yet." in text
     assert "**Skills:** none." in text
-    assert "`.iac-code/skills/`" in text and "`$IAC_CODE_CONFIG_DIR/skills/`" in text
+    assert (
+        "`.iac-code/skills/`" in text
+        and "`/home/dev/.iac-code/skills/` ($IAC_CODE_CONFIG_DIR)" in text
+    )
 
 
 async def test_shows_where_the_config_dir_is_when_known() -> None:

@@ -4,14 +4,14 @@ from collections.abc import Mapping
 
 import pytest
 
+from application.notices.session_notices import SessionNotices
 from application.ports.tools import ToolResult
-from application.use_cases.background_tasks import BackgroundTasks
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.plan_exit import KEEP_PLANNING
-from application.use_cases.prompt import PromptRequest
-from application.use_cases.session_notices import SessionNotices
-from application.use_cases.session_settings import SetConfigOptionRequest, SetModeRequest
-from application.use_cases.tool_permissions import PLANNING
+from application.sessions.new_session import NewSessionRequest
+from application.sessions.settings import SetConfigOptionRequest, SetModeRequest
+from application.tasks.background_tasks import BackgroundTasks
+from application.tools.permissions import PLANNING
+from application.tools.plan_exit import KEEP_PLANNING
+from application.turn.prompt import PromptRequest
 from domain.content import TextBlock
 from domain.errors import InvalidConfigValue, UnknownConfigOption
 from domain.events import ConfigOptionsChanged, ModeChanged

@@ -4,14 +4,14 @@ system prompt, model and tools, announced with their name; listed by /agents."""
 from collections.abc import Mapping
 from dataclasses import replace
 
-from application.commands import CommandInput
+from application.commands.agents import AgentsCommand
+from application.knowledge.named_agents import NamedAgentTools, agent_tool
 from application.ports.llm import ModelResponse
 from application.ports.tools import ChildCall, ToolContext, ToolPlan, ToolResult
-from application.runtime import TurnControl
-from application.use_cases.commands.agents import AgentsCommand
-from application.use_cases.named_agents import NamedAgentTools, agent_tool
-from application.use_cases.subagent import AGENT_TOOL, SubAgentTools
-from domain.content import TextBlock, ToolUseBlock
+from application.runtime.command_registry import CommandInput
+from application.runtime.turn_control import TurnControl
+from application.subagents.subagent import AGENT_TOOL, SubAgentTools
+from domain.content import ToolUseBlock
 from domain.events import AgentEvent, SubagentChanged, SubagentState
 from domain.ids import MessageId
 from domain.knowledge import AgentProfile, Briefing
@@ -20,7 +20,8 @@ from domain.turn import Turn
 from domain.usage import Usage
 from tests.factories import T0, SessionFactory
 from tests.fakes.knowledge import FakeKnowledge
-from tests.fakes.ports import FakeTools, FixedClock, ScriptedLLM, SequentialIds
+from tests.fakes.ports import FakeTools, ScriptedLLM
+from tests.unit.application.test_subagent import answer, make
 
 TESTER = AgentProfile(
     name="tester",
@@ -39,19 +40,13 @@ async def ok(arguments: Mapping[str, object]) -> ToolResult:
     return ToolResult(text=f"did {arguments.get('path')}")
 
 
-def answer(text: str) -> list[ModelResponse]:
-    return [ModelResponse(content=(TextBlock(text=text),), stop=ModelStop.END_TURN, usage=Usage())]
-
-
 def asks(name: str, arguments: dict[str, object]) -> list[ModelResponse]:
     use = ToolUseBlock(id="s0", name=name, input=arguments)
     return [ModelResponse(content=(use,), stop=ModelStop.TOOL_USE, usage=Usage())]
 
 
 def sub_agents(llm: ScriptedLLM, inner: FakeTools) -> SubAgentTools:
-    return SubAgentTools(
-        inner=inner, llm=llm, clock=FixedClock(), ids=SequentialIds(), max_requests=5, max_tokens=9
-    )
+    return make(llm, inner)
 
 
 async def nothing(_: object) -> None:

@@ -8,10 +8,9 @@ import pytest
 
 from application.ports.permissions import PermissionUnavailable
 from application.ports.tools import ToolPlan
-from application.runtime import TurnControl
-from application.use_cases.permission_desk import PermissionDesk
-from application.use_cases.tool_catalogue import ToolCatalogue
-from application.use_cases.tool_permissions import DENIED, PLANNING, Answer, PermissionFlow
+from application.runtime.turn_control import TurnControl
+from application.tools.permission_desk import PermissionDesk
+from application.tools.permissions import DENIED, PLANNING, Answer, PermissionFlow
 from domain.events import NoticeSeverity, SessionNotice
 from domain.ids import ToolCallId
 from domain.permission import Decider, PermissionOption
@@ -20,7 +19,6 @@ from domain.tool_call import ToolCallRecord, ToolCallStatus
 from domain.tools import spec_for
 from tests.factories import SessionFactory
 from tests.fakes.ports import (
-    FakeTools,
     FakeUnitOfWork,
     FixedClock,
     RecordingSink,
@@ -39,8 +37,7 @@ class Fakes:
     def flow(self) -> PermissionFlow:
         clock = FixedClock()
         desk = PermissionDesk(asker=self.asker, uow=self.uow, clock=clock, timeout=self.timeout)
-        catalogue = ToolCatalogue(runner=FakeTools(), catalog=CATALOG)
-        return PermissionFlow(desk=desk, catalogue=catalogue, clock=clock, sink=self.sink)
+        return PermissionFlow(desk=desk, catalog=CATALOG, clock=clock, sink=self.sink)
 
     async def session(self, mode: str = "default") -> Session:
         """A session in `mode`, stored: decisions are recorded against it."""

@@ -6,21 +6,20 @@ from collections.abc import Mapping
 import pytest
 
 from application.ports.llm import ModelResponse
-from application.use_cases.load_session import LoadSessionRequest
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.plan_tool import TODO_WRITE_TOOL
-from application.use_cases.prompt import PromptRequest
-from application.use_cases.session_settings import SetModeRequest
-from application.use_cases.subagent import SubAgentTools
+from application.sessions.load_session import LoadSessionRequest
+from application.sessions.new_session import NewSessionRequest
+from application.sessions.settings import SetModeRequest
+from application.tools.plan_tool import TODO_WRITE_TOOL
+from application.turn.prompt import PromptRequest
 from domain.content import TextBlock, ToolUseBlock
 from domain.events import PlanUpdated, ToolCallStarted, ToolCallUpdated
 from domain.plan import PlanEntry, PlanPriority, PlanStatus, current_plan
 from domain.stop_reason import ModelStop, StopReason
 from domain.tool_call import ToolCallStatus, ToolKind
 from domain.usage import Usage
-from tests.fakes.ports import FakeTools, FixedClock, ScriptedLLM, SequentialIds
+from tests.fakes.ports import FakeTools, ScriptedLLM
 from tests.unit.application.conftest import World
-from tests.unit.application.test_subagent import CONTEXT, answer, asks, nothing
+from tests.unit.application.test_subagent import CONTEXT, answer, asks, make, nothing
 from tests.unit.application.test_tools import final, ok, tool_results, uses
 
 MODES = ("default", "accept_edits", "plan", "bypass")
@@ -223,14 +222,7 @@ async def test_load_replays_each_plan_after_its_call_and_ends_with_the_current_o
 
 async def test_a_sub_agent_is_not_offered_todo_write_and_cannot_call_it() -> None:
     llm = ScriptedLLM(asks(("todo_write", FIRST)), answer("done"))
-    tools = SubAgentTools(
-        inner=FakeTools(read_file=ok),
-        llm=llm,
-        clock=FixedClock(),
-        ids=SequentialIds(),
-        max_requests=5,
-        max_tokens=100,
-    )
+    tools = make(llm, FakeTools(read_file=ok))
     result = await tools.run("agent", {"prompt": "plan"}, CONTEXT, nothing)
     assert result.text == "done"
     assert "todo_write" not in {t.name for t in llm.requests[0].tools}

@@ -6,8 +6,8 @@ import pytest
 from application.errors import AuthRequired, ModelUnavailable, SessionBusy, SessionNotFound
 from application.ports.llm import ModelRequest, ModelResponse, TextChunk, ThinkingChunk
 from application.ports.tools import ToolResult
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.prompt import PromptRequest
+from application.sessions.new_session import NewSessionRequest
+from application.turn.prompt import PromptRequest
 from domain.content import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from domain.events import (
     NoticeSeverity,

@@ -2,8 +2,8 @@
 
 import pytest
 
+from application.mcp.session_servers import prompt_arguments
 from application.ports.mcp import McpPrompt, McpPromptArgument
-from application.use_cases.session_servers import prompt_arguments
 
 REVIEW = McpPrompt(
     name="mcp__s__review",

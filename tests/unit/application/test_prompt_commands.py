@@ -1,6 +1,6 @@
 """Commands that expand into a prompt: a skill's `/<name> [args]` and `/init`."""
 
-from application.use_cases.prompt_commands import INIT, init_prompt, skill_prompt, skill_specs
+from application.knowledge.prompt_commands import INIT, init_prompt, skill_prompt, skill_specs
 from domain.commands import CommandSpec
 from domain.knowledge import InstructionFile, InstructionScope, Skill
 

@@ -1,15 +1,15 @@
-"""Queueing (application.use_cases.prompt_queueing, ActiveSession's hand-over): prompts
+"""Queueing (application.runtime.queueing, ActiveSession's hand-over): prompts
 that wait behind a running turn run in order, each once, and every change is shown."""
 
 import asyncio
 
 import pytest
 
+from application.commands.queue import queue_report
 from application.errors import SessionBusy
-from application.runtime import TurnControl
-from application.use_cases.commands.queue import queue_report
-from application.use_cases.prompt import PromptRequest
-from application.use_cases.prompt_queueing import QueuePrompts, preview
+from application.runtime.queueing import QueuePrompts, preview
+from application.runtime.turn_control import TurnControl
+from application.turn.prompt import PromptRequest
 from domain.content import TextBlock
 from domain.events import PromptQueueChanged
 from domain.stop_reason import StopReason

@@ -1,4 +1,4 @@
-"""The turn's provider retries (application/use_cases/provider_retry.py) with a scripted model
+"""The turn's provider retries (application/agent_loop/provider_retry.py) with a scripted model
 and a sleep that passes no time: what is asked again, how each wait is told, how it ends."""
 
 import asyncio
@@ -7,6 +7,7 @@ from datetime import datetime
 
 import pytest
 
+from application.agent_loop.provider_retry import QuietRetry, RetryTerms
 from application.errors import (
     ModelError,
     ModelRateLimited,
@@ -15,9 +16,8 @@ from application.errors import (
     ModelUsageLimited,
 )
 from application.ports.llm import ModelEvent, ModelRequest, ModelResponse, TextChunk
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.prompt import PromptRequest
-from application.use_cases.provider_retry import QuietRetry, RetryTerms
+from application.sessions.new_session import NewSessionRequest
+from application.turn.prompt import PromptRequest
 from domain.content import TextBlock
 from domain.events import AgentEvent, NoticeSeverity, SessionNotice, TextDelta
 from domain.stop_reason import ModelStop, StopReason

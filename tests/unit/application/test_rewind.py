@@ -1,9 +1,9 @@
 import pytest
 
 from application.errors import RewindNotUndoable, SessionBusy, SessionConflict
-from application.runtime import TurnControl
-from application.use_cases.edit_prompt import EditPrompt
-from application.use_cases.rewind import RewindSession
+from application.rewind.rewind import RewindSession
+from application.runtime.turn_control import TurnControl
+from application.turn.edit_prompt import EditPrompt
 from domain.content import TextBlock
 from domain.errors import UnknownMessage
 from domain.events import SessionRewound, TextDelta, UserContentReplayed
@@ -11,7 +11,10 @@ from domain.message import Message
 from domain.session import Session
 from domain.stop_reason import StopReason
 from tests.factories import MessageFactory, SessionFactory
+from tests.fakes.ports import ScriptedAsker
+from tests.fakes.workspace_files import InMemoryWorkspaceFiles
 from tests.unit.application.conftest import World
+from tests.unit.application.test_file_checkpoints import rewind as restoring
 from tests.unit.application.test_prompt import reply
 
 
@@ -36,7 +39,8 @@ async def opened(world: World) -> Session:
 
 
 def rewind(world: World) -> RewindSession:
-    return RewindSession(uow=world.uow, registry=world.registry, sink=world.sink)
+    """A rewind that keeps the files (no file is on the fake disk; nobody is asked)."""
+    return restoring(world, InMemoryWorkspaceFiles(), ScriptedAsker())
 
 
 def stored_ids(world: World, session: Session) -> list[str]:

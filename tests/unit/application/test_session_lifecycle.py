@@ -4,16 +4,14 @@ from datetime import datetime
 import pytest
 
 from application.errors import InvalidCursor, SessionNotFound
-from application.use_cases.cursor import encode_cursor
-from application.use_cases.listing import ListSessions
-from application.use_cases.load_session import LoadSessionRequest
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.prompt import PromptRequest
-from application.use_cases.sessions import (
-    DeleteSession,
-    RenameSession,
-    ResumeSession,
-)
+from application.sessions.cursor import encode_cursor
+from application.sessions.delete import DeleteSession
+from application.sessions.listing import ListSessions
+from application.sessions.load_session import LoadSessionRequest
+from application.sessions.new_session import NewSessionRequest
+from application.sessions.rename import RenameSession
+from application.sessions.resume import ResumeSession
+from application.turn.prompt import PromptRequest
 from domain.content import TextBlock
 from domain.errors import InvalidTitle
 from domain.events import SessionTitleChanged
@@ -119,7 +117,9 @@ async def test_unknown_sessions(world: World) -> None:
 
 async def test_delete_is_idempotent_and_closes_the_runtime(world: World) -> None:
     sid = await new(world)
-    delete = DeleteSession(uow=world.uow, registry=world.registry, clock=world.clock)
+    delete = DeleteSession(
+        uow=world.uow, registry=world.registry, clock=world.clock, tasks=world.background_tasks()
+    )
     assert await delete.execute(sid)
     assert world.registry.find(sid) is None
     assert not await delete.execute(sid)
@@ -136,9 +136,10 @@ async def test_a_session_without_turns_supports_everything(world: World) -> None
     ).execute(sid, "/p")
     fork = await world.fork().execute(sid, "/p")
     assert world.uow.sessions.messages[fork.session_id] == []
-    assert await DeleteSession(uow=world.uow, registry=world.registry, clock=world.clock).execute(
-        sid
+    delete = DeleteSession(
+        uow=world.uow, registry=world.registry, clock=world.clock, tasks=world.background_tasks()
     )
+    assert await delete.execute(sid)
 
 
 def renamer(world: World) -> RenameSession:

@@ -7,8 +7,8 @@ import pytest
 from application.dto import SessionOpening
 from application.errors import SessionBusy
 from application.ports.tools import Progress, ToolContext, ToolResult
-from application.use_cases.load_session import LoadSessionRequest
-from application.use_cases.new_session import NewSessionRequest
+from application.sessions.load_session import LoadSessionRequest
+from application.sessions.new_session import NewSessionRequest
 from domain.mcp import McpServerSpec, McpTransport
 from domain.permission import PermissionOption
 from tests.fakes.ports import FakeTools

@@ -5,12 +5,12 @@ import asyncio
 import pytest
 
 from application.dto import SessionOpening
+from application.mcp.session_servers import prompt_arguments
 from application.ports.mcp import McpPrompt, McpPromptArgument, McpTool
 from application.ports.tools import ToolDefinition, ToolResult
-from application.use_cases.load_session import LoadSessionRequest
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.prompt import PromptRequest
-from application.use_cases.session_servers import prompt_arguments
+from application.sessions.load_session import LoadSessionRequest
+from application.sessions.new_session import NewSessionRequest
+from application.turn.prompt import PromptRequest
 from domain.content import TextBlock
 from domain.events import (
     CommandsAvailable,

@@ -3,8 +3,8 @@
 import asyncio
 
 from application.dto import SessionOpening
-from application.use_cases.load_session import LoadSessionRequest
-from application.use_cases.new_session import NewSessionRequest
+from application.sessions.load_session import LoadSessionRequest
+from application.sessions.new_session import NewSessionRequest
 from domain.events import McpServersChanged, SessionNotice
 from domain.mcp import McpServerSpec, McpStatus, McpTransport
 from domain.stop_reason import StopReason

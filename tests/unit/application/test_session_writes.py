@@ -5,13 +5,13 @@ replica's, issue 32). Neither may see the other as a change made elsewhere."""
 import asyncio
 from datetime import UTC, datetime
 
-from application.errors import SessionConflict
-from application.use_cases.session_log import SessionLog
-from application.use_cases.session_settings import ChangeSettings
+from application.history.session_log import SessionLog
+from application.sessions.settings import ChangeSettings
 from domain.content import TextBlock
 from domain.ids import MessageId, SessionId
 from domain.message import Message, Role
 from domain.session import Session
+from tests.factories import SessionFactory
 from tests.fakes.ports import FakeUnitOfWork, FixedClock, InMemorySessionRepository, RecordingSink
 from tests.unit.application.conftest import CATALOG
 
@@ -41,20 +41,15 @@ class RowLockingStore(InMemorySessionRepository):
         return self._read_gate
 
     async def save(self, session: Session) -> None:
-        changes = session.take_changes()
-        if not changes:
+        taken = session.take_changes()  # with the version the write's check is built from
+        if not taken.changes:
             return
-        read_at = session.version  # what the write's check is built from
         async with self._row:
             if (gate := self._write_gate) is not None:
                 self._write_gate = None
                 self.write_paused.set()
                 await gate.wait()
-            try:
-                self.write(session, changes, read_at)
-            except SessionConflict:
-                session.version = read_at
-                raise
+            self.write(session, taken)  # a conflict puts the changes and that version back
 
     async def get(self, session_id: SessionId) -> Session | None:
         self.reads += 1
@@ -79,7 +74,7 @@ async def settle() -> None:
 async def test_a_mode_set_while_the_turn_stores_a_message_leaves_the_turn_storing() -> None:
     store = RowLockingStore()
     uow = FakeUnitOfWork(sessions=store)
-    session = Session(id=SessionId("s1"), cwd="/work", created_at=AT, model="m1")
+    session = SessionFactory(id=SessionId("s1"), cwd="/work", created_at=AT, model="m1")
     await store.add(session)
     log = SessionLog(uow=uow, sink=RecordingSink())
     settings = ChangeSettings(uow=uow, sink=RecordingSink(), clock=FixedClock(), catalog=CATALOG)

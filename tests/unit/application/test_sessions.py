@@ -1,9 +1,9 @@
 import pytest
 
 from application.errors import AuthRequired, SessionNotFound
-from application.use_cases.load_session import LoadSessionRequest
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.session_settings import SetConfigOptionRequest, SetModeRequest
+from application.sessions.load_session import LoadSessionRequest
+from application.sessions.new_session import NewSessionRequest
+from application.sessions.settings import SetConfigOptionRequest, SetModeRequest
 from domain.content import ResourceLinkBlock, TextBlock, ThinkingBlock
 from domain.errors import InvalidConfigValue, InvalidWorkingDirectory, UnknownMode
 from domain.events import (

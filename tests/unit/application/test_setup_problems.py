@@ -2,7 +2,7 @@
 opens (the announce), told as warning notices with no agent text (nothing was said of it
 before notices)."""
 
-from application.use_cases.new_session import NewSessionRequest
+from application.sessions.new_session import NewSessionRequest
 from domain.config import Catalog, SessionConfig
 from domain.events import NoticeSeverity, SessionNotice
 from domain.modes import offered_modes

@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from application.use_cases.shared_knowledge import SharedKnowledge
+from application.knowledge.shared import SharedKnowledge
 from domain.knowledge import InstructionFile, InstructionScope, Skill
 
 RULES = InstructionFile(path="/p/AGENTS.md", scope=InstructionScope.PROJECT, text="Be brief.")

@@ -4,7 +4,7 @@ clearly what went wrong otherwise; every other tool goes to the runner it wraps.
 from collections.abc import Mapping
 
 from application.ports.tools import ToolContext, ToolDefinition, ToolResult
-from application.use_cases.skill_tools import LOAD_SKILL_TOOL, SkillTools
+from application.tools.skill_tools import LOAD_SKILL_TOOL, SkillTools
 from domain.knowledge import Skill
 from domain.tool_call import ToolOutput
 from domain.tools import LOAD_SKILL, Category, spec_for

@@ -1,4 +1,4 @@
-"""Steering (application.use_cases.steering, ModelTurn's safe points): a message sent while
+"""Steering (application.turn.steering, ModelTurn's safe points): a message sent while
 the agent works reaches the model's next request, or begins the next turn, and is answered
 truthfully either way."""
 
@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from application.errors import AuthRequired
+from application.history.session_log import SessionLog
 from application.ports.llm import ModelRequest
 from application.ports.tools import ToolResult
-from application.use_cases.prompt import PromptRequest
-from application.use_cases.session_log import SessionLog
-from application.use_cases.steering import (
+from application.turn.prompt import PromptRequest
+from application.turn.steering import (
     CANCELLED_BEFORE_DELIVERY,
     IDLE_REFUSED,
     StartTurn,

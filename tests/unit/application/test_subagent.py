@@ -4,23 +4,38 @@ from dataclasses import replace
 
 import pytest
 
+from application.agent_loop.model_request import TurnLimits
+from application.agent_loop.provider_retry import RetryTerms
+from application.compaction.context_meter import CompactionPolicy, ContextMeter
 from application.errors import ModelUnavailable
-from application.ports.llm import ModelEvent, ModelRequest, ModelResponse
-from application.ports.tools import ToolContext, ToolPlan, ToolResult
-from application.use_cases.subagent import SubAgentTools
-from application.use_cases.subagent_runs import SubagentRuns
+from application.ports.llm import ModelEvent, ModelRequest, ModelResponse, TextChunk
+from application.ports.tools import ToolContext, ToolPlan, ToolResult, ToolRunner
+from application.ports.tracing import NO_TRACING
+from application.runtime.subagent_runs import SubagentRuns
+from application.subagents.child_sessions import ChildSessions
+from application.subagents.child_turns import ChildModel, ChildTurns
+from application.subagents.subagent import SubAgentTools
+from domain.compaction import SUMMARY_SYSTEM
+from domain.config import Catalog
 from domain.content import TextBlock, ToolUseBlock
 from domain.events import (
     AgentEvent,
     ChildEvent,
     SessionMessageSent,
+    SessionNotice,
     SubagentChanged,
     SubagentState,
+    TextDelta,
+    ToolCallUpdated,
 )
+from domain.message import MessageKind
 from domain.stop_reason import ModelStop
+from domain.tool_call import ToolCallStatus
 from domain.usage import Usage
-from tests.fakes.ports import FakeTools, FixedClock, ScriptedLLM, SequentialIds
+from tests.fakes.ports import FakeTools, FakeUnitOfWork, FixedClock, ScriptedLLM, SequentialIds
 from tests.support.patience import PATIENCE
+from tests.unit.application.conftest import CATALOG
+from tests.unit.application.test_compaction import SMALL
 
 
 async def ok(arguments: Mapping[str, object]) -> ToolResult:
@@ -32,21 +47,47 @@ def asks(*calls: tuple[str, dict]) -> list:
     return [ModelResponse(content=blocks, stop=ModelStop.TOOL_USE, usage=Usage())]
 
 
-def answer(text: str) -> list:
-    return [ModelResponse(content=(TextBlock(text=text),), stop=ModelStop.END_TURN, usage=Usage())]
+def answer(text: str, usage: Usage | None = None) -> list:
+    """A reply as a model streams it: its text as it comes, then the whole message."""
+    done = ModelResponse(
+        content=(TextBlock(text=text),), stop=ModelStop.END_TURN, usage=usage or Usage()
+    )
+    return [TextChunk(text=text), done]
 
 
 def make(
-    llm: ScriptedLLM, tools: FakeTools, max_requests: int = 5, runs: SubagentRuns | None = None
+    llm: ScriptedLLM,
+    tools: ToolRunner,
+    max_requests: int = 5,
+    runs: SubagentRuns | None = None,
+    uow: FakeUnitOfWork | None = None,
+    ids: SequentialIds | None = None,
+    retry: RetryTerms | None = None,
+    catalog: Catalog = CATALOG,
+    policy: CompactionPolicy | None = None,
 ) -> SubAgentTools:
-    return SubAgentTools(
-        runs=runs,
-        inner=tools,
+    """The `agent` tool over `tools`, its children's turns on the agent loop as the
+    container wires them: the same model for replies and summaries, each request asked
+    once (unless `retry` says otherwise), each child stored in `uow`."""
+    store, ids = uow or FakeUnitOfWork(), ids or SequentialIds()
+    model = ChildModel(
         llm=llm,
+        summaries=llm,
+        catalog=catalog,
+        limits=TurnLimits(max_turn_requests=max_requests, max_tokens=100),
+        meter=ContextMeter(catalog=catalog, policy=policy or CompactionPolicy()),
+        retry=retry or RetryTerms(max_retries=0),
+    )
+    turns = ChildTurns(
+        model=model, uow=lambda: store, clock=FixedClock(), ids=ids, tracer=NO_TRACING
+    )
+    return SubAgentTools(
+        inner=tools,
+        turns=turns,
+        children=ChildSessions(uow=lambda: store),
+        runs=runs or SubagentRuns(),
         clock=FixedClock(),
-        ids=SequentialIds(),
-        max_requests=max_requests,
-        max_tokens=100,
+        ids=ids,
     )
 
 
@@ -113,7 +154,7 @@ async def test_a_sub_agents_requests_are_reported_with_its_result() -> None:
                 usage=spent,
             )
         ],
-        [ModelResponse(content=(TextBlock(text="done"),), stop=ModelStop.END_TURN, usage=spent)],
+        answer("done", spent),
     )
     result = await make(llm, FakeTools(read_file=ok)).run(
         "agent", {"prompt": "p"}, CONTEXT, nothing
@@ -140,30 +181,36 @@ class Seen:
 
 async def test_a_sub_agent_is_a_child_session_announced_before_its_traffic() -> None:
     spent = Usage(input_tokens=5, output_tokens=2)
-    llm = ScriptedLLM(
-        asks(("read_file", {"path": "a.py"})),
-        [ModelResponse(content=(TextBlock(text="main"),), stop=ModelStop.END_TURN, usage=spent)],
-    )
+    llm = ScriptedLLM(asks(("read_file", {"path": "a.py"})), answer("main", spent))
     seen = Seen()
     arguments = {"prompt": "What is in a.py?", "description": "look"}
     result = await make(llm, FakeTools(read_file=ok)).run(
         "agent", arguments, seen.context(), seen.progress
     )
 
-    first, *middle, answer, last = seen.events
+    first, *middle, answered, last = seen.events
     assert isinstance(first, SubagentChanged) and first.state is SubagentState.RUNNING
     child = first.child_id
     assert (first.title, first.tool_call_id, first.cancellable) == ("look", "toolu_1", True)
     assert all(isinstance(e, ChildEvent) and e.child_id == child for e in middle)
     inner = [e.event for e in middle if isinstance(e, ChildEvent)]
+    # As a session's turn shows itself: its context's size after each reply, each call
+    # pending, in progress with its live output, then done; its reply as it streams.
     assert [type(e).__name__ for e in inner] == [
         "SessionMessageSent",  # the task
+        "UsageUpdated",
         "ToolCallStarted",
         "ToolCallUpdated",
+        "ToolCallUpdated",
+        "ToolCallUpdated",
         "TextDelta",
+        "UsageUpdated",
     ]
-    assert answer == SessionMessageSent(
-        message_id=answer.message_id, sender=child, recipient="parent", text="main"
+    done = inner[5]
+    assert isinstance(done, ToolCallUpdated) and done.status is ToolCallStatus.COMPLETED
+    assert inner[6] == TextDelta(message_id=inner[6].message_id, text="main")  # type: ignore[union-attr]
+    assert answered == SessionMessageSent(
+        message_id=answered.message_id, sender=child, recipient="parent", text="main"
     )
     assert isinstance(last, SubagentChanged)
     assert (last.state, last.usage) == (SubagentState.DONE, spent)
@@ -204,8 +251,9 @@ async def test_cancelling_the_parent_cancels_the_child() -> None:
 
     seen = Seen()
     llm = ScriptedLLM(hangs)
+    uow = FakeUnitOfWork()
     running = asyncio.ensure_future(
-        make(llm, FakeTools()).run("agent", {"prompt": "p"}, seen.context(), seen.progress)
+        make(llm, FakeTools(), uow=uow).run("agent", {"prompt": "p"}, seen.context(), seen.progress)
     )
     await asyncio.wait_for(llm.started.wait(), PATIENCE)
     running.cancel()
@@ -213,3 +261,52 @@ async def test_cancelling_the_parent_cancels_the_child() -> None:
         await running
     last = seen.events[-1]
     assert isinstance(last, SubagentChanged) and last.state is SubagentState.CANCELLED
+    # Its turn ended through its own control, as a cancelled turn does, and was stored.
+    [child_id] = uow.sessions.stored
+    [turn] = await uow.sessions.turn_records(child_id)
+    assert turn.stop_reason == "cancelled"
+
+
+async def test_a_childs_reply_streams_and_a_failed_request_is_asked_again_as_told() -> None:
+    llm = ScriptedLLM(
+        ModelUnavailable("overloaded", status=529),
+        [TextChunk(text="found "), *answer("it")],
+    )
+    seen = Seen()
+    quick = RetryTerms(max_retries=1, first_backoff=0.01, told_from=0.0)
+    result = await make(llm, FakeTools(), retry=quick).run(
+        "agent", {"prompt": "p"}, seen.context(), seen.progress
+    )
+
+    assert not result.is_error and len(llm.requests) == 2
+    inner = [e.event for e in seen.events if isinstance(e, ChildEvent)]
+    [waited] = [e for e in inner if isinstance(e, SessionNotice)]
+    assert waited.title.startswith("The provider is unavailable: retrying in")
+    said = [e.text for e in inner if isinstance(e, TextDelta)]
+    assert said == ["found ", "it"]  # as the model streamed it, not once it was done
+
+
+async def test_a_child_past_the_compaction_threshold_compacts_and_goes_on() -> None:
+    async def long_file(_: Mapping[str, object]) -> ToolResult:
+        return ToolResult(text="x" * 12_000)  # ~3,000 tokens: more than may stay verbatim
+
+    read = ToolUseBlock(id="s0", name="read_file", input={"path": "a"})
+    # Its first request counted 6,000 tokens of SMALL's 10,000: past half the window.
+    first = ModelResponse(content=(read,), stop=ModelStop.TOOL_USE, usage=Usage(input_tokens=6_000))
+    summary = ModelResponse(
+        content=(TextBlock(text="SUMMARY: asked to read a."),),
+        stop=ModelStop.END_TURN,
+        usage=Usage(input_tokens=300),
+    )
+    llm = ScriptedLLM([first], [summary], answer("a is long"))
+    uow = FakeUnitOfWork()
+    policy = CompactionPolicy(compact_at=0.5, keep_turns=2)
+    tools = make(llm, FakeTools(read_file=long_file), uow=uow, catalog=SMALL, policy=policy)
+    on_m1 = replace(CONTEXT, model="m1")  # SMALL's, with a window of 10,000
+    result = await tools.run("agent", {"prompt": "read a"}, on_m1, nothing)
+
+    assert result.text == "a is long"
+    assert llm.requests[1].system == SUMMARY_SYSTEM  # compacted before its second request
+    [child_id] = uow.sessions.stored
+    kinds = [m.kind for m in uow.sessions.messages[child_id]]
+    assert kinds.count(MessageKind.COMPACTION) == 1

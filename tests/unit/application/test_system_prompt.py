@@ -2,7 +2,7 @@
 
 import pytest
 
-from application.system_prompt import (
+from application.knowledge.system_prompt import (
     LINE_CAP,
     environment_context,
     subagent_system_prompt,

@@ -8,16 +8,17 @@ import pytest
 
 from application.ports.permissions import PermissionUnavailable
 from application.ports.tools import ToolResult
-from application.runtime import TurnControl
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.plan_exit import KEEP_PLANNING
-from application.use_cases.tool_call_log import NOT_RUN
+from application.runtime.turn_control import TurnControl
+from application.sessions.new_session import NewSessionRequest
+from application.tools.call_log import NOT_RUN
+from application.tools.plan_exit import KEEP_PLANNING
 from domain.content import ToolResultBlock, ToolUseBlock
 from domain.events import ToolCallUpdated
 from domain.modes import ModeId
 from domain.session import Session
 from domain.tool_call import ToolCallStatus
 from domain.usage import Usage
+from tests.factories import T0
 from tests.support.patience import PATIENCE
 from tests.unit.application.conftest import World
 
@@ -33,7 +34,7 @@ def use(name: str, index: int = 0, **arguments: object) -> ToolUseBlock:
 async def open_session(world: World, mode: ModeId = ModeId.DEFAULT) -> Session:
     state = await world.new_session().execute(NewSessionRequest(cwd="/work"))
     session = world.registry.require(state.session_id).session
-    session.mode_id = mode
+    session.set_mode(mode, at=T0)
     return session
 
 

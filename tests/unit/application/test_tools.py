@@ -5,9 +5,9 @@ from collections.abc import AsyncIterator, Mapping
 from application.ports.llm import ModelRequest, ModelResponse, TextChunk
 from application.ports.permissions import PermissionUnavailable
 from application.ports.tools import ToolPlan, ToolResult
-from application.use_cases.new_session import NewSessionRequest
-from application.use_cases.prompt import PromptRequest
-from application.use_cases.tool_permissions import DENIED
+from application.sessions.new_session import NewSessionRequest
+from application.tools.permissions import DENIED
+from application.turn.prompt import PromptRequest
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
 from domain.events import ToolCallStarted, ToolCallUpdated
 from domain.history import provider_view
@@ -277,8 +277,15 @@ async def test_progress_is_streamed_as_tool_call_content(world: World) -> None:
 async def test_the_model_sees_the_tool_definitions(world: World) -> None:
     world.tools.tools = {"read_file": ok, "bash": ok}
     await run_turn(world, final())
-    # the runner's tools, then ours (todo_write is offered in every mode)
-    assert [t.name for t in world.llm.requests[0].tools] == ["read_file", "bash", "todo_write"]
+    # the runner's tools, then ours (todo_write and the background tasks' tools are offered
+    # in every mode)
+    assert [t.name for t in world.llm.requests[0].tools] == [
+        "read_file",
+        "bash",
+        "todo_write",
+        "task_output",
+        "task_kill",
+    ]
 
 
 async def test_tool_results_are_stored_before_the_next_model_call(world: World) -> None:

@@ -10,10 +10,10 @@ import pytest
 from application.errors import ModelUnavailable, SessionBusy, SessionNotFound, StorageError
 from application.ports.leases import LeaseState
 from application.ports.llm import ModelRequest, TextChunk
-from application.runtime import TurnControl
-from application.use_cases.load_session import LoadSessionRequest
-from application.use_cases.session_settings import SetModeRequest
-from application.use_cases.turn_lease import UNSAVED_REPAIR, LeaseTerms, TurnLeasing
+from application.runtime.turn_control import TurnControl
+from application.sessions.load_session import LoadSessionRequest
+from application.sessions.settings import SetModeRequest
+from application.sessions.turn_lease import LeaseTerms, TurnLeasing
 from domain.content import TextBlock
 from domain.events import TextDelta
 from domain.ids import SessionId, ToolCallId
@@ -248,9 +248,9 @@ async def test_load_and_resume_of_an_open_session_show_what_is_stored(leased: Wo
     assert texts[-2:] == ["from the other replica", "and another"]
 
 
-def interrupted_session(cwd: str = "/p"):  # type: ignore[no-untyped-def]
+def interrupted_session(cwd: str = "/p", spawn: Spawn | None = None):  # type: ignore[no-untyped-def]
     """A turn cut off by a crash while its tool ran: the tool use has no result."""
-    session = SessionFactory(cwd=cwd)
+    session = SessionFactory(cwd=cwd, spawn=spawn)
     session.add_message(MessageFactory())
     session.add_message(MessageFactory(asking_tool=True))
     return session
@@ -264,7 +264,7 @@ async def test_load_while_the_turn_runs_elsewhere_repairs_only_in_memory(leased:
     assert len(leased.uow.sessions.messages[session.id]) == 2  # nothing stored
     opened = leased.registry.require(session.id).session
     assert len(opened.messages) == 3 and opened.messages[-1].tool_results[0].is_error
-    assert opened.version == UNSAVED_REPAIR
+    assert opened.version is None  # repaired in memory only: no stored version holds it
     # The other process finishes its turn: the next turn here reads what it stored.
     stored_elsewhere(leased, session.id, MessageFactory(tool_answer=True))
     await leases_of(leased).release(session.id, ELSEWHERE)
@@ -276,15 +276,18 @@ async def test_load_while_the_turn_runs_elsewhere_repairs_only_in_memory(leased:
 
 async def test_a_sub_agents_session_is_repaired_only_in_memory(leased: World) -> None:
     """Its run alone writes it, and may still be appending: a load never stores over it."""
-    session = interrupted_session()
-    session.spawn = Spawn(
-        parent_id=SessionId("sess_parent"), tool_call_id=ToolCallId("toolu_a"), agent="researcher"
+    session = interrupted_session(
+        spawn=Spawn(
+            parent_id=SessionId("sess_parent"),
+            tool_call_id=ToolCallId("toolu_a"),
+            agent="researcher",
+        )
     )
     await leased.uow.sessions.add(session)
     await leased.load().execute(LoadSessionRequest(session_id=session.id, cwd="/p"))
     assert len(leased.uow.sessions.messages[session.id]) == 2  # nothing stored
     opened = leased.registry.require(session.id).session
-    assert len(opened.messages) == 3 and opened.version == UNSAVED_REPAIR
+    assert len(opened.messages) == 3 and opened.version is None
 
 
 async def test_load_after_the_lease_lapsed_stores_the_repair(leased: World) -> None:
@@ -450,7 +453,9 @@ async def test_a_poke_makes_the_holder_see_a_cancel_before_its_next_poll(leased:
     leases = leases_of(leased)
     # Polls far apart: within the test's bound, only the poke can make it look.
     terms = LeaseTerms(holder="here", seconds=3_000, poll=1_000)
-    leasing = TurnLeasing(leases=leases, clock=leased.lease_clock, terms=terms)
+    leasing = TurnLeasing(
+        leases=leases, clock=leased.lease_clock, terms=terms, presence=leased.presence
+    )
     control = TurnControl()
     held = await leasing.hold(sid, control)
     assert await leases.request_cancel(sid, leased.lease_clock.now())
