@@ -11,27 +11,24 @@ the room's: application.attachments.room).
   wait in its own buffer; `Attaching.go_live` sends that buffer, then the peer is live.
 - The first update a newly attached peer receives carries the session's turn state in
   `_meta.iac_code.turn` (`idle`, `running`, or `awaiting_permission` with the tool call).
-- A notice is shaped per peer as it is delivered (adapters.protocol.notices): the notice
-  to a peer that takes notices, its agent-text fallback (or nothing) to any other.
+- Each update is rendered once for all of a session's peers, and shaped per peer as it is
+  delivered (e.g. a notice to a peer that takes notices, its agent-text fallback, or
+  nothing, to any other): both are the face's (`UpdateRendering`), handed in.
 """
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from adapters.protocol.journal import seq_of, with_meta
-from adapters.protocol.shaping import for_client
-from adapters.protocol.wire import notification_for
+from adapters.protocol.rendering import UpdateRendering
+from adapters.protocol.replicas import Replicas
 from application.attachments.room import Attachments
 from application.attachments.turn_state import TurnPhase, TurnState
 from application.ports.clients import Client
 from application.ports.event_sink import EventSink
 from domain.events import AgentEvent, ChildEvent
 from domain.ids import SessionId
-
-if TYPE_CHECKING:
-    from adapters.protocol.relay import ClusterRelay
-    from adapters.protocol.relay_routes import Route
 
 
 class UpdateLog(Protocol):
@@ -59,34 +56,30 @@ def turn_meta(state: TurnState) -> dict[str, Any]:
 
 
 class SessionChannels(EventSink):
-    def __init__(self, room: Attachments, *, update_log: UpdateLog | None = None) -> None:
+    def __init__(
+        self,
+        room: Attachments,
+        rendering: UpdateRendering,
+        *,
+        update_log: UpdateLog | None = None,
+    ) -> None:
         self._room = room
         self._log = update_log
+        self.rendering = rendering
+        # Looked up once: each is called per update (and per peer) of a streaming turn.
+        self._notification = rendering.notification
+        self._for_client = rendering.for_client
+        self._method = rendering.method
         self._feeds: dict[tuple[str, Client], _Feed] = {}  # made at a peer's first update
-        # The sessions other replicas follow or this one follows for them (ClusterRelay):
-        # empty unless replicas share PostgreSQL, so a single replica pays one dict miss.
-        self._routes: dict[str, Route] = {}
-        self._relay: ClusterRelay | None = None
+        # Other replicas whose clients may follow this one's sessions: None unless they
+        # share PostgreSQL (the cluster registers itself as it starts), so a single replica
+        # pays nothing for them per update.
+        self._replicas: Replicas | None = None
         room.on_left(self._left)
 
-    def relay_through(self, relay: "ClusterRelay") -> None:
-        """Updates of sessions followed on other replicas go through `relay` too."""
-        self._relay, self._routes = relay, relay.routes
-        room = self._room
-        room.on_joined(lambda session_id, _: relay.joined(session_id))
-        room.on_left(lambda session_id, _: relay.left(session_id, len(room.peers_of(session_id))))
-        room.followed_elsewhere_by(relay.followed_elsewhere)
-
-    async def nobody_elsewhere(self, session_id: str) -> None:
-        await self._room.nobody_elsewhere(session_id)
-
-    async def follow(self, session_id: str) -> TurnState | None:
-        """Before a client's replay is read: follow the session's updates numbered on other
-        replicas from the journal's head on; the turn another replica runs, if one does."""
-        return None if self._relay is None else await self._relay.watch(session_id)
-
-    def attached_here(self, session_id: str) -> bool:
-        return bool(self._room.peers_of(session_id))
+    def replicate_through(self, replicas: Replicas) -> None:
+        """Numbered updates also go to `replicas`, for the clients attached there."""
+        self._replicas = replicas
 
     def begin_attach(
         self,
@@ -124,14 +117,13 @@ class SessionChannels(EventSink):
     # -- sending -------------------------------------------------------------------------
 
     async def emit(self, session_id: SessionId, event: AgentEvent) -> None:
-        params = notification_for(session_id, event)
+        params = self._notification(session_id, event)
         # A child's own traffic is live only: the journal numbers each session's updates,
         # and these are addressed to another (the child's announcement and end are kept).
         if self._log is not None and not isinstance(event, ChildEvent):
             params = await self._log.record(session_id, params)
-            route = self._routes.get(session_id)
-            if route is not None and self._relay is not None:
-                self._relay.forward(route, session_id, params)
+            if self._replicas is not None:
+                self._replicas.forward(session_id, params)
         await self._fan_out(session_id, params)
 
     async def deliver_relayed(self, session_id: str, params: dict[str, Any]) -> None:
@@ -152,7 +144,7 @@ class SessionChannels(EventSink):
             await asyncio.gather(*sends)
 
     async def deliver(self, session_id: str, feed: _Feed, params: dict[str, Any]) -> None:
-        shaped = for_client(params, feed.peer.client_capabilities)
+        shaped = self._for_client(params, feed.peer.client_capabilities)
         if shaped is None:
             return  # nothing of it for this client (e.g. a notice without a fallback)
         params = shaped
@@ -162,7 +154,7 @@ class SessionChannels(EventSink):
             if state.phase is TurnPhase.IDLE and feed.elsewhere is not None:
                 state = feed.elsewhere
             params = with_meta(params, turn=turn_meta(state))
-        await feed.peer.send_notification("session/update", params)
+        await feed.peer.send_notification(self._method, params)
 
 
 @dataclass(slots=True)
@@ -185,7 +177,8 @@ class Attaching(EventSink):
             self._sent_through = max(self._sent_through, seq_of(params) or 0)
 
     async def emit(self, session_id: SessionId, event: AgentEvent) -> None:
-        await self.channels.deliver(session_id, self.feed, notification_for(session_id, event))
+        params = self.channels.rendering.notification(session_id, event)
+        await self.channels.deliver(session_id, self.feed, params)
 
     async def go_live(self) -> None:
         """Send what was emitted meanwhile, in order, then live. Idempotent."""
@@ -201,8 +194,7 @@ class Attaching(EventSink):
             await self.channels.deliver(self.session_id, feed, params)
         feed.buffer = None
         if not feed.told_state:  # nothing was sent: the state still reaches it
-            update = {"sessionUpdate": "session_info_update"}
-            info = {"sessionId": self.session_id, "update": update}
+            info = self.channels.rendering.state_only(self.session_id)
             await self.channels.deliver(self.session_id, feed, info)
         await self.room.went_live(self.session_id, feed.peer)
 

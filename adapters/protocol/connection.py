@@ -37,9 +37,6 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 YIELD_SECONDS = 0.002
 
 CANCEL_REQUEST = "$/cancel_request"
-# Requests a `$/cancel_request` ends the way their own cancel does (a prompt answers with
-# stopReason "cancelled"), through that notification, which names the session.
-_CANCELLED_BY = {"session/prompt": "session/cancel"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +68,13 @@ class Dispatcher(Protocol):
         (the same params object): True when the dispatcher ended it its own way (a queued
         prompt leaves the queue); False: it is cancelled the usual way."""
         return False
+
+    def cancelled_by(self, method: str) -> str | None:
+        """The notification that ends `method`'s requests their own way when they are
+        cancelled (`$/cancel_request`, or the client's input ending), sent with their
+        `sessionId`: e.g. a prompt answers stopReason "cancelled" through its session's
+        cancel. None: they are cancelled as any request is."""
+        return None
 
     @abstractmethod
     async def handle_notification(
@@ -292,7 +296,7 @@ class Connection(Client):
         """A request that ends through its own cancel (a prompt: `session/cancel` of its
         session) is cancelled that way; False for any other."""
         request = serving.request
-        own_cancel = _CANCELLED_BY.get(request.method)
+        own_cancel = self._dispatcher.cancelled_by(request.method)
         session_id = (request.params or {}).get("sessionId")
         if own_cancel is None or not isinstance(session_id, str):
             return False

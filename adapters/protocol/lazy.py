@@ -1,10 +1,11 @@
-"""A dispatcher that answers `initialize` at once and hands everything else to the full
-protocol agent as soon as it has loaded (in the background, right after start). Until
-then, `early` answers may serve some requests from light modules; one that returns None
-leaves its request to the agent. An agent that could not start because its session store
-failed (a StorageError) is told as that store's error, and, given `restart`, started again
-at the next request (the database may answer by then). `when_idle` runs work that may wait
-(e.g. warming the model SDK) once no request is being served, so none waits for it.
+"""A dispatcher that answers `initialize` at once (with the face's answer, handed in) and
+hands everything else to the full protocol agent as soon as it has loaded (in the
+background, right after start). Until then, `early` answers may serve some requests from
+light modules; one that returns None leaves its request to the agent. An agent that could
+not start because its session store failed (a StorageError) is told as that store's error,
+and, given `restart`, started again at the next request (the database may answer by then).
+`when_idle` runs work that may wait (e.g. warming the model SDK) once no request is being
+served, so none waits for it.
 
 An early answer may be `Provisional`: something made before the agent (a session) that the
 agent must take over once loaded. Until every take-over has run, nothing reaches the agent:
@@ -18,14 +19,14 @@ from typing import Any
 
 from adapters.protocol.connection import AnswerThen, Connection, Dispatcher
 from adapters.protocol.errors import to_rpc_error
-from adapters.protocol.handshake import handle_initialize
 from application.errors import ApplicationError, StorageError
-from application.use_cases.initialize import Initialize
 
 log = logging.getLogger(__name__)
 
 # An early answer: the result (or a Provisional), or None to leave the request to the agent.
 EarlyAnswer = Callable[[dict[str, Any] | None, Connection], Awaitable[Any | None]]
+# The `initialize` answer, from light modules (raises RpcError for params it refuses).
+InitializeAnswer = Callable[[dict[str, Any] | None, Connection], dict[str, Any]]
 AgentStep = Callable[[Dispatcher], Awaitable[None]]
 
 
@@ -43,12 +44,15 @@ class Provisional:
 class LazyDispatcher(Dispatcher):
     def __init__(
         self,
-        initialize: Initialize,
+        initialize: InitializeAnswer,
         agent: "asyncio.Future[Dispatcher]",
         early: Mapping[str, EarlyAnswer] | None = None,
         restart: "Callable[[], asyncio.Future[Dispatcher]] | None" = None,
+        *,
+        cancelled_by: Mapping[str, str] | None = None,
     ) -> None:
         self._initialize = initialize
+        self._cancelled_by = cancelled_by or {}  # the face's, until the agent has loaded
         self._agent = agent
         self._early = early or {}
         self._restart = restart
@@ -90,6 +94,11 @@ class LazyDispatcher(Dispatcher):
     def withdraw(self, method: str, params: dict[str, Any] | None, peer: Connection) -> bool:
         return self._loaded() and self._agent.result().withdraw(method, params, peer)
 
+    def cancelled_by(self, method: str) -> str | None:
+        if self._loaded():
+            return self._agent.result().cancelled_by(method)
+        return self._cancelled_by.get(method)
+
     def _loaded(self) -> bool:
         """Loaded, and every early-made session taken over: the agent serves directly."""
         agent = self._agent
@@ -100,7 +109,7 @@ class LazyDispatcher(Dispatcher):
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Any:
         if method == "initialize":
-            return handle_initialize(self._initialize, params, peer)
+            return self._initialize(params, peer)
         early = self._early.get(method)
         if early is not None and not self._agent.done():
             answer = await early(params, peer)

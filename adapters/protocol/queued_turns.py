@@ -8,15 +8,14 @@ from typing import Any
 
 from adapters.protocol.connection import Connection
 from adapters.protocol.journal import UpdateJournal
-from adapters.protocol.queueing import queues_prompts
 from adapters.protocol.received import ReceivedPrompt
 from adapters.protocol.use_cases import UseCases
 from application.attachments.room import Attachments
+from application.commands.queue import queue_report
 from application.dto import PromptResult
-from application.runtime import TurnControl
-from application.use_cases.commands.queue import queue_report
-from application.use_cases.prompt import PromptRequest
-from application.use_cases.telling import Severity
+from application.notices.telling import Severity
+from application.runtime.turn_control import TurnControl
+from application.turn.prompt import PromptRequest
 from domain.content import UserInputBlock
 from domain.stop_reason import StopReason
 from domain.usage import Usage
@@ -36,10 +35,6 @@ class QueuedTurns:
         self._room = room
         self._keep = keep
         self._journal = journal
-
-    def applies(self, peer: Connection, session_id: str) -> bool:
-        """The client queues, and a prompt sent now would wait."""
-        return queues_prompts(peer.client_capabilities) and self._uc.queue().holds(session_id)
 
     async def run(
         self, peer: Connection, received: ReceivedPrompt, content: tuple[UserInputBlock, ...]

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from application.prompt_queue import QueuedPrompt
-from application.runtime import TurnControl
+from application.runtime.prompt_queue import QueuedPrompt
+from application.runtime.turn_control import TurnControl
 
 
 @dataclass(slots=True)

@@ -2,35 +2,35 @@
 the journaled updates it missed, as the transport's Revival asks for them. (Which state a
 reconnecting client is told is the room's: application.attachments.turn_state.)"""
 
+from abc import abstractmethod
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
-from adapters.protocol.agent import AcpAgent
 from adapters.protocol.connection import Connection
 from adapters.protocol.journal import UpdateJournal, with_meta
+from adapters.protocol.rendering import UpdateRendering
+from application.attachments.ownership import Role
 from application.ports.update_journal import ConnectionRecord, ConnectionRecords
 
 TurnStateOf = Callable[[str], Awaitable[str]]  # "idle" | "running" | "awaiting_permission"
 
 
-def turn_message(session_id: str, state: str) -> dict[str, Any]:
-    """A `session_info_update` that changes nothing but says the turn's state in `_meta`:
-    the first event a reconnected client gets for the session. Not journaled: it is this
-    connection's news, not the session's."""
-    params = {"sessionId": session_id, "update": {"sessionUpdate": "session_info_update"}}
-    return notification(with_meta(params, turn={"state": state}))
+class Restores(Protocol):
+    """The dispatcher's side of it: attach a restored connection without a replay."""
 
-
-def notification(params: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": "session/update", "params": params}
+    @abstractmethod
+    async def restore_attachment(
+        self, peer: Connection, session_id: str, cwd: str | None = None, *, tell_state: bool = True
+    ) -> Role: ...
 
 
 class ConnectionRevival:
     def __init__(
         self,
         *,
-        agent: AcpAgent,
+        agent: Restores,
+        rendering: UpdateRendering,
         journal: UpdateJournal,
         records: ConnectionRecords,
         turn_state: TurnStateOf,
@@ -38,6 +38,7 @@ class ConnectionRevival:
         keep_seconds: float,
     ) -> None:
         self._agent = agent
+        self._rendering = rendering
         self._journal = journal
         self._records = records
         self._turn_state = turn_state
@@ -63,4 +64,14 @@ class ConnectionRevival:
     async def catch_up(self, session_id: str, after: int) -> list[dict[str, Any]]:
         missed = await self._journal.missed(session_id, after)
         state = await self._turn_state(session_id)
-        return [turn_message(session_id, state), *(notification(p) for p in missed)]
+        return [self._turn_message(session_id, state), *(self._notification(p) for p in missed)]
+
+    def _turn_message(self, session_id: str, state: str) -> dict[str, Any]:
+        """An update that changes nothing but says the turn's state in `_meta`: the first
+        event a reconnected client gets for the session. Not journaled: it is this
+        connection's news, not the session's."""
+        params = self._rendering.state_only(session_id)
+        return self._notification(with_meta(params, turn={"state": state}))
+
+    def _notification(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "method": self._rendering.method, "params": params}

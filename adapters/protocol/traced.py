@@ -49,6 +49,9 @@ class TracedDispatcher(Dispatcher):
     def withdraw(self, method: str, params: dict[str, Any] | None, peer: Connection) -> bool:
         return self._inner.withdraw(method, params, peer)
 
+    def cancelled_by(self, method: str) -> str | None:
+        return self._inner.cancelled_by(method)
+
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Any:

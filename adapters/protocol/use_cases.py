@@ -4,20 +4,23 @@ they are built)."""
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from application.use_cases.announce import AnnounceSession
-from application.use_cases.edit_prompt import EditPrompt
-from application.use_cases.initialize import Initialize
-from application.use_cases.lifecycle import CancelTurn, CloseSession
-from application.use_cases.listing import ListSessions
-from application.use_cases.load_session import LoadSession
-from application.use_cases.new_session import NewSession
-from application.use_cases.prompt import Prompt
-from application.use_cases.prompt_queueing import QueuePrompts
-from application.use_cases.rewind import RewindSession
-from application.use_cases.session_settings import SetConfigOption, SetMode
-from application.use_cases.sessions import DeleteSession, ForkSession, RenameSession, ResumeSession
-from application.use_cases.steering import SteerSession
-from application.use_cases.telling import TellSession
+from application.handshake.initialize import Initialize
+from application.notices.telling import TellSession
+from application.rewind.rewind import RewindSession
+from application.runtime.queueing import QueuePrompts
+from application.sessions.delete import DeleteSession
+from application.sessions.fork import ForkSession
+from application.sessions.lifecycle import CancelTurn, CloseSession
+from application.sessions.listing import ListSessions
+from application.sessions.load_session import LoadSession
+from application.sessions.new_session import NewSession
+from application.sessions.rename import RenameSession
+from application.sessions.resume import ResumeSession
+from application.sessions.settings import SetConfigOption, SetMode
+from application.turn.announce import AnnounceSession
+from application.turn.edit_prompt import EditPrompt
+from application.turn.prompt import Prompt
+from application.turn.steering import SteerSession
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapters.llm.demo import DEMO_MODEL, DemoLLMClient, tokens
-from adapters.llm.demo_script import HELP, HELP_ORDER, INTENTS, MAX_REQUEST, Step, next_step
+from adapters.llm.demo_script import HELP, HELP_ORDER, INTENTS, MAX_REQUEST, next_step
+from adapters.llm.demo_steps import Step
 from adapters.tools.runner import LocalToolRunner
 from adapters.workspace.local import LocalWorkspace
 from application.ports.llm import (
@@ -22,7 +23,7 @@ from application.ports.llm import (
     ToolUseStarted,
 )
 from application.ports.tools import ToolContext
-from application.use_cases.tool_permissions import DENIED
+from application.tools.permissions import DENIED
 from domain.content import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from domain.context import model_view
 from domain.message import Message

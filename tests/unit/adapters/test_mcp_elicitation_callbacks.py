@@ -12,31 +12,16 @@ from mcp_types import (
 )
 
 from adapters.mcp.elicitation import ServerElicitations
-from application.ports.elicitation import Elicitation, ElicitationAnswer
-from application.ports.mcp import McpElicitations
+from application.ports.elicitation import ElicitationAnswer
 from domain.questions import ElicitationAction
-
-
-class Answering(McpElicitations):
-    def __init__(self, *answers: ElicitationAnswer) -> None:
-        self.answers = list(answers)
-        self.asked: list[Elicitation] = []
-        self.completed: list[str] = []
-
-    async def ask(self, elicitation: Elicitation) -> ElicitationAnswer:
-        self.asked.append(elicitation)
-        return self.answers.pop(0)
-
-    async def complete(self, elicitation_id: str) -> None:
-        self.completed.append(elicitation_id)
-
+from tests.fakes.mcp import AnsweringElicitations
 
 ACCEPT = ElicitationAnswer(action=ElicitationAction.ACCEPT)
 CONTEXT: Any = None  # the callbacks never read the SDK's request context
 
 
 async def test_a_url_step_with_the_servers_id_is_done_when_the_server_says() -> None:
-    answering = Answering(ACCEPT)
+    answering = AnsweringElicitations(ACCEPT)
     callbacks = ServerElicitations(answering, lambda: "call-1")
     step = ElicitRequestURLParams(message="Sign in", url="https://x.test/", elicitation_id="s-1")
     assert await callbacks.elicit(CONTEXT, step) == ElicitResult(action="accept")
@@ -49,7 +34,7 @@ async def test_a_url_step_with_the_servers_id_is_done_when_the_server_says() -> 
 
 
 async def test_a_declined_step_of_ours_is_never_told_done() -> None:
-    answering = Answering(ElicitationAnswer(action=ElicitationAction.DECLINE))
+    answering = AnsweringElicitations(ElicitationAnswer(action=ElicitationAction.DECLINE))
     callbacks = ServerElicitations(answering, lambda: None)
     step = ElicitRequestURLParams(message="Sign in", url="https://x.test/")
     assert await callbacks.elicit(CONTEXT, step) == ElicitResult(action="decline")
@@ -58,7 +43,7 @@ async def test_a_declined_step_of_ours_is_never_told_done() -> None:
 
 
 async def test_a_form_answer_goes_back_with_its_content() -> None:
-    answering = Answering(
+    answering = AnsweringElicitations(
         ElicitationAnswer(action=ElicitationAction.ACCEPT, content={"name": "Ada", "n": 3})
     )
     callbacks = ServerElicitations(answering, lambda: "call-2")

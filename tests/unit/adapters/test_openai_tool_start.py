@@ -4,7 +4,7 @@ its id and its name have come, and never for a call whose id the stream leaves o
 from types import SimpleNamespace
 from typing import Any
 
-from adapters.llm.openai_chat import _Answer
+from adapters.llm.openai_replies import StreamedAnswer
 from application.ports.llm import ToolUseStarted
 from domain.content import ToolUseBlock
 
@@ -23,7 +23,7 @@ def chunk(*calls: dict[str, Any]) -> SimpleNamespace:
 
 
 def test_a_call_is_reported_once_when_its_id_and_name_have_come() -> None:
-    answer = _Answer()
+    answer = StreamedAnswer()
     assert answer.take(chunk({"index": 0, "id": "c1"})) == []  # no name yet
     assert answer.take(chunk({"index": 0, "name": "read_file", "arguments": '{"pa'})) == [
         ToolUseStarted(id="c1", name="read_file")
@@ -36,7 +36,7 @@ def test_a_call_is_reported_once_when_its_id_and_name_have_come() -> None:
 
 def test_a_call_without_an_id_is_not_reported_early() -> None:
     """Its id is made up when the stream ends: an early report would name another call."""
-    answer = _Answer()
+    answer = StreamedAnswer()
     started = answer.take(
         chunk({"index": 0, "name": "read_file", "arguments": "{}"}, {"index": 1, "id": "c2"})
     )
