@@ -27,20 +27,6 @@ def migrated_container(settings: Settings, version: str) -> Container:
     return container
 
 
-async def start_routing(container: Container) -> None:
-    """Replicas on PostgreSQL: listen for the requests other replicas route to this one's
-    turns, and for the permission requests of theirs to show this one's clients."""
-    router = container.acp.router()
-    if router is None:
-        return
-    leasing = container.sessions.leasing()
-    await router.start(container.agent().apply_routed, leasing.poke)
-    leasing.nudge_with(router.nudge_cancel)
-    relayed = container.acp.relayed()
-    if relayed is not None:
-        await relayed.start()
-
-
 def warm_model(container: Container) -> None:
     """Import the model SDK now (it takes ~1.3 s and holds the GIL), so that no prompt
     or stream waits for it later."""
@@ -50,15 +36,22 @@ def warm_model(container: Container) -> None:
 
 
 async def start_cluster(container: Container) -> None:
-    """Replicas sharing PostgreSQL follow each other's sessions for their own clients
-    (adapters/protocol/relay.py) and route requests to each other's turns. SQLite's
-    replicas share one machine and no signals: each delivers only the turns it runs and
-    routes nothing (docs/deploy.md)."""
+    """Replicas sharing PostgreSQL follow each other's sessions for their own clients,
+    route requests to each other's turns and show each other's permission requests
+    (adapters/cluster). SQLite's replicas share one machine and no signals: each delivers
+    only the turns it runs and routes nothing (docs/deploy.md)."""
+    if not _is_cluster(container):
+        return
+    cluster = container.clients.cluster()
+    leasing = container.sessions.leasing()
+    await cluster.start(container.agent().apply_routed, leasing.poke)
+    leasing.nudge_with(cluster.nudge_cancel)
+
+
+def _is_cluster(container: Container) -> bool:
     from bootstrap.containers.storage import is_postgresql
 
-    if is_postgresql(container.core.settings().database_url):
-        await container.clients.relay().start()
-    await start_routing(container)
+    return is_postgresql(container.core.settings().database_url)
 
 
 async def release(container: Container) -> None:
@@ -67,7 +60,8 @@ async def release(container: Container) -> None:
     container ends it this way, so no write is left running against a closed pool."""
     await container.clients.tasks().end_all()  # background tasks: their process trees
     await container.core.registry().close_all()
-    await container.clients.relay().aclose()  # leaves the registry: no lease to wait out
+    if _is_cluster(container):
+        await container.clients.cluster().aclose()  # leaves the registry: no lease to wait out
     await container.clients.journal().aclose()
     await container.storage.signals().close()
     await container.storage.engine().dispose()

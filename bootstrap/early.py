@@ -55,7 +55,7 @@ def early_answers(database_url: str) -> Early:
     async def session_list(params: dict[str, Any] | None, peer: Connection) -> Any | None:
         return await reads.session_list(params)
 
-    # `sessions/list` is the agent's alias of `session/list` (adapters/protocol/agent.py).
+    # `sessions/list` is the agent's alias of `session/list` (adapters/acp_v1/agent.py).
     return Early({"session/list": session_list, "sessions/list": session_list}, reads.settled)
 
 
@@ -82,11 +82,11 @@ def _signed_in(settings: "Settings") -> bool:
 
 
 def _early_new(settings: "Settings") -> EarlyAnswer:
+    from adapters.acp_v1.early_new import EarlyNewSession
     from adapters.clock import SystemClock
     from adapters.ids import UuidIds
     from adapters.persistence.early_reads import NotReadableEarly, database_file
     from adapters.persistence.early_writes import EarlySessionWriter
-    from adapters.protocol.early_new import EarlyNewSession
     from bootstrap.offered_models import build_catalog
 
     database = database_file(settings.database_url)  # None: a URL only the agent opens
@@ -183,10 +183,10 @@ class _EarlyReads:
             # Its imports, then its connection, not a second one of our own; awaited, not
             # met as a held import lock that stops the event loop.
             await asyncio.wait([self._connecting])
+        from adapters.acp_v1.listing import plain_list_params, plain_list_result
         from adapters.persistence.early_reads import NotReadableEarly
-        from adapters.protocol.listing import plain_list_params, plain_list_result
         from application.errors import ApplicationError
-        from application.use_cases.listing import read_page
+        from application.sessions.listing import read_page
 
         request = plain_list_params(params)
         pages = self.pages()

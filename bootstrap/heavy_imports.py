@@ -92,17 +92,17 @@ def import_early_modules(database_url: str, *, early_new: bool = False) -> None:
     it arrives; HTTP never answers it early). asyncpg
     only for PostgreSQL (~30 ms), which the agent then loads anyway. (On PostgreSQL
     bootstrap/early.py imports these first, on a thread of their own.)"""
+    import adapters.acp_v1.listing
     import adapters.persistence.early_reads
-    import adapters.protocol.listing
-    import application.use_cases.listing  # noqa: F401
+    import application.sessions.listing  # noqa: F401
 
     if database_url.startswith("postgresql"):
         import adapters.persistence.early_postgres
     elif early_new:  # SQLite only: the session/new an editor sends first
+        import adapters.acp_v1.early_new
         import adapters.clock
         import adapters.ids
-        import adapters.persistence.early_writes
-        import adapters.protocol.early_new  # noqa: F401
+        import adapters.persistence.early_writes  # noqa: F401
 
 
 @contextmanager

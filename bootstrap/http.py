@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from adapters.acp_v1.handshake import initialize_answer
+from adapters.acp_v1.methods import CANCELLED_BY
 from adapters.http.app import create_app
 from adapters.http.config import HttpConfig
 from adapters.http.health import ReadinessCheck
@@ -162,7 +164,12 @@ async def serve(
     ready = agent_ready(agent, database_ready(settings.database_url))
     early = early_answers(settings.database_url)
     dispatcher = traced(
-        LazyDispatcher(make_initialize(settings, version), agent, early.answers),
+        LazyDispatcher(
+            initialize_answer(make_initialize(settings, version)),
+            agent,
+            early.answers,
+            cancelled_by=CANCELLED_BY,
+        ),
         settings.traces_exporters,
     )
     app = create_app(dispatcher, config, ready, revival=revival_once_loaded(agent, containers))

@@ -3,7 +3,7 @@ modules only (no model client, no port), so they serve on the path to `initializ
 
 from adapters.llm.catalogue import catalogue
 from adapters.llm.providers import Adapter
-from application.use_cases.initialize import Initialize
+from application.handshake.initialize import Initialize
 from bootstrap.provider_settings import Endpoint, ProviderConfig
 from bootstrap.settings import Settings
 from domain.config import Catalog

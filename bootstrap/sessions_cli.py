@@ -9,8 +9,8 @@ from typing import Any, TextIO
 
 from adapters.legacy.flat_files import FlatFileSessions
 from application.errors import SessionNotFound
-from application.use_cases.import_sessions import ImportSessions
-from application.use_cases.load_session import replay_events
+from application.sessions.import_sessions import ImportSessions
+from application.sessions.load_session import replay_events
 from bootstrap.container import Container, migrated_container, release
 from bootstrap.session_usage import currency_of, session_usage_json, turn_rows
 from bootstrap.settings import Settings

@@ -9,6 +9,8 @@ import threading
 import time
 from typing import Any, BinaryIO
 
+from adapters.acp_v1.handshake import initialize_answer
+from adapters.acp_v1.methods import CANCELLED_BY
 from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from adapters.stdio.transport import serve
@@ -98,7 +100,13 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
     )
     stop = _stop_on_signals(loop)
     answers = {**early.answers, **early_new_session(settings)}
-    lazy = LazyDispatcher(initialize, first, answers, restart=start_agent)
+    lazy = LazyDispatcher(
+        initialize_answer(initialize),
+        first,
+        answers,
+        restart=start_agent,
+        cancelled_by=CANCELLED_BY,
+    )
     try:
         await serve(
             traced(lazy, settings.traces_exporters),

@@ -6,13 +6,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any
 
+from adapters.acp_v1.shaping import message_for_client
 from adapters.http.config import HttpConfig
 from adapters.http.event_ids import cursor_tag
 from adapters.http.outbox import EventTooLarge, Outbox
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.journal import seq_of
 from adapters.protocol.jsonrpc import INTERNAL_ERROR, RequestId, RpcError
-from adapters.protocol.shaping import message_for_client
 from application.ports.update_journal import ConnectionRecord
 
 SKIP = ("", 0)  # _numbered: not to be sent

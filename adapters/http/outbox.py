@@ -4,8 +4,8 @@ import asyncio
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
+from adapters.acp_v1.coalesce import merged
 from adapters.http.frames import error_frame, message_frame
-from adapters.protocol.coalesce import merged
 from adapters.protocol.jsonrpc import INTERNAL_ERROR
 
 # One write to the socket carries at most this much: a burst costs a few sends, not one each.
@@ -35,7 +35,7 @@ class Outbox:
     - `written` is the position of the newest stream, so eviction never reaches an event
       that stream has still to send.
     - The newest event, while no stream has taken it yet, absorbs the next one when both
-      can be one (adapters.protocol.coalesce): a client that reads slowly gets fewer,
+      can be one (adapters.acp_v1.coalesce): a client that reads slowly gets fewer,
       larger chunks under the same number. A taken event is never changed, so a replay
       re-sends exactly what was sent.
     """

@@ -11,11 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from application.ports.legacy import LegacySession, LegacySessionSource
+from domain.choices import Choices
 from domain.content import ContentBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from domain.errors import DomainError
 from domain.ids import MessageId, SessionId
 from domain.message import Message, Role
 from domain.session import Session
+from domain.timestamps import Timestamps
+from domain.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -130,13 +133,15 @@ class FlatFileSessions(LegacySessionSource):
         created = _time(meta.get("created_at"), modified)
         messages, skipped, row_cwd = _read_jsonl(jsonl, created)
         cwd = meta.get("cwd") or row_cwd or _project_path(project)
-        session = Session(
+        session = Session.as_stored(
             id=SessionId(str(meta.get("session_id") or name)),
-            cwd=str(cwd),
+            workspace=Workspace(cwd=str(cwd)),
+            choices=Choices(model=str(meta.get("model") or self._model)),
             title=meta.get("name") or None,
-            created_at=created,
-            updated_at=_time(meta.get("updated_at"), modified),
-            model=str(meta.get("model") or self._model),
-            messages=messages,
+            timestamps=Timestamps(
+                created_at=created, updated_at=_time(meta.get("updated_at"), modified)
+            ),
+            history=messages,
+            version=0,  # a legacy file knows no versions
         )
         return LegacySession(session=session, skipped_lines=skipped, source=str(jsonl))

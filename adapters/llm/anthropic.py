@@ -176,7 +176,7 @@ def _error_body(exc: anthropic.APIError) -> tuple[str | None, str]:
 class AnthropicLLMClient(LLMClient):
     """Sends with the SDK and reads the event stream itself (adapters.llm.anthropic_stream).
     Asks once when its SDK client's retries are off, as the server makes it (the turn asks
-    again: application.use_cases.provider_retry); the SDK's errors become ours, with the
+    again: application.agent_loop.provider_retry); the SDK's errors become ours, with the
     provider's retry-after and x-should-retry."""
 
     def __init__(self, *, client: AsyncAnthropic | None) -> None:

@@ -8,7 +8,8 @@ import asyncio
 import re
 from collections.abc import AsyncIterator, Iterable
 
-from adapters.llm.demo_script import Step, next_step
+from adapters.llm.demo_script import next_step
+from adapters.llm.demo_steps import Step
 from application.ports.llm import (
     LLMClient,
     ModelEvent,

@@ -8,21 +8,13 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
-from application.system_prompt import ENVIRONMENT_OPEN
-from domain.content import ContentBlock, TextBlock, ToolResultBlock, ToolUseBlock, plain_text
+from adapters.llm.demo_follow_ups import after_tools
+from adapters.llm.demo_steps import Step, clip
+from application.knowledge.system_prompt import ENVIRONMENT_OPEN
+from domain.content import ContentBlock, TextBlock, ToolUseBlock, plain_text
 from domain.message import Message, Role
 from domain.questions import ASK_USER
-from domain.tools import EXIT_PLAN_MODE, title_for
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Step:
-    """One model response: a thought, a reply, and at most one tool call."""
-
-    thinking: str
-    text: str
-    tool: ToolUseBlock | None = None
-
+from domain.tools import EXIT_PLAN_MODE
 
 # A request's wording becomes a step; `call_id` names the tool call it may make.
 Answer = Callable[[re.Match[str], str], Step]
@@ -284,120 +276,6 @@ HELP = (
 
 # ---- after a tool ran: describe its result --------------------------------------------
 
-DENIED = "Permission denied."  # the tool phase's answer when the user rejects a call
-
-
-def _follow_list(use: ToolUseBlock, result: str) -> str:
-    entries = [line for line in result.splitlines() if not line.startswith("[...")]
-    where = use.input.get("path") or "."
-    if entries == ["(empty directory)"]:
-        return f"`{where}` is empty."
-    shown = ", ".join(f"`{e}`" for e in entries[:8])
-    more = f" and {len(entries) - 8} more" if len(entries) > 8 else ""
-    return f"`{where}` holds {_count(len(entries), 'entry', 'entries')}: {shown}{more}."
-
-
-def _follow_read(use: ToolUseBlock, result: str) -> str:
-    path = use.input.get("path")
-    if result == "(empty file)":
-        return f"`{path}` is empty."
-    lines = [line.partition("\t")[2] for line in result.splitlines() if "\t" in line]
-    first = next((line.strip() for line in lines if line.strip()), "")
-    return f"I read {_count(len(lines), 'line', 'lines')} of `{path}`. It begins: “{_clip(first)}”."
-
-
-def _follow_grep(use: ToolUseBlock, result: str) -> str:
-    if result == "No matches.":
-        return "I found no matches."
-    rows = [line for line in result.splitlines() if not line.startswith("[...")]
-    listed = "\n".join(f"- {_clip(row)}" for row in rows[:5])
-    return f"I found {_count(len(rows), 'matching line', 'matching lines')}:\n{listed}"
-
-
-def _follow_bash(use: ToolUseBlock, result: str) -> str:
-    body, ran, status = result.rpartition("\n\n")  # output, blank line, exit status
-    if not ran:
-        return f"The command did not run: {_clip(result)}"
-    lines = body.splitlines()
-    # Verbatim inside the block (columns, indentation, runs of spaces), only very long lines
-    # cut; the fence is longer than any run of backticks in the output, so none closes it.
-    shown = "\n".join(line if len(line) <= 200 else line[:199] + "…" for line in lines[:10])
-    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", shown)), default=0))
-    more = f"\n({len(lines) - 10} more lines)" if len(lines) > 10 else ""
-    return f"The command finished. {status}\n{fence}\n{shown}\n{fence}{more}"
-
-
-def _follow_fetch(use: ToolUseBlock, result: str) -> str:
-    return (
-        f"I fetched {use.input.get('url')}: {len(result)} characters. It begins: “{_clip(result)}”."
-    )
-
-
-def _follow_change(use: ToolUseBlock, result: str) -> str:
-    return f"Done. {result}"
-
-
-def _follow_ask(use: ToolUseBlock, result: str) -> str:
-    if result.startswith("The user answered"):
-        answer = result.removeprefix("The user answered").lstrip(":").strip()
-        return f"Thanks: you answered {answer}."
-    if result.startswith("The user declined"):
-        return "You declined to answer, so I'll go on without it."
-    return "You dismissed the question; ask me again whenever you like."
-
-
-def _follow_plan(use: ToolUseBlock, result: str) -> str:
-    if result.startswith("The user approved"):
-        return (
-            "The plan is approved and the session has left plan mode. Ask me for each step "
-            "(write, edit, run), and I'll carry it out."
-        )
-    return "We stay in plan mode: tell me what to change in the plan."
-
-
-_FOLLOW_UPS: dict[str, Callable[[ToolUseBlock, str], str]] = {
-    "list_files": _follow_list,
-    "read_file": _follow_read,
-    "grep": _follow_grep,
-    "bash": _follow_bash,
-    "web_fetch": _follow_fetch,
-    "write_file": _follow_change,
-    "edit_file": _follow_change,
-    EXIT_PLAN_MODE: _follow_plan,
-    ASK_USER: _follow_ask,
-}
-
-
-def _describe(use: ToolUseBlock | None, result: ToolResultBlock) -> str:
-    if use is None:
-        return f"The tool answered: “{_clip(result.content)}”."
-    action = _lower_first(title_for(use.name, use.input))
-    if result.content == DENIED:
-        return (
-            f"Understood: you declined, so I did not {action}, and nothing was changed. "
-            "Tell me if you would like something else."
-        )
-    if result.content.startswith(DENIED):  # a timeout, or a client that could not ask
-        return f"I did not {action}, and nothing was changed. {_clip(result.content, 200)}"
-    if result.is_error and use.name != "bash":  # bash reports its exit code either way
-        return f"I could not {action}: {_clip(result.content)}"
-    return _FOLLOW_UPS.get(use.name, _follow_change)(use, result.content)
-
-
-def _after_tools(messages: Sequence[Message]) -> Step:
-    asked = messages[-2] if len(messages) > 1 and messages[-2].role is Role.ASSISTANT else None
-    uses = {u.id: u for u in asked.tool_uses} if asked else {}
-    results = messages[-1].tool_results
-    if any(r.content.startswith(DENIED[:-1]) for r in results):
-        thinking = "The user declined the permission request. I won't retry; I'll say so."
-    else:
-        lines = _count(sum(len(r.content.splitlines()) for r in results), "line", "lines")
-        thinking = f"The result is back ({lines}). I'll tell the user what it shows."
-    return Step(
-        thinking=thinking,
-        text="\n\n".join(_describe(uses.get(r.tool_use_id), r) for r in results),
-    )
-
 
 # ---- the entry point ------------------------------------------------------------------
 
@@ -406,11 +284,11 @@ def next_step(messages: Sequence[Message], tools: Collection[str]) -> Step:
     """What the demo model answers to this conversation, offered these tools."""
     last = messages[-1] if messages else None
     if last is not None and last.role is Role.USER and last.is_tool_results_only:
-        return _after_tools(messages)
+        return after_tools(messages)
     said = _user_words(last.content) if last is not None else ""
     if last is not None and last.tool_results:
         # Tool results and words in one message: the user steered while the tool ran.
-        return _steered(_after_tools(messages), said, _answer(messages, said, tools))
+        return _steered(after_tools(messages), said, _answer(messages, said, tools))
     return _answer(messages, said, tools)
 
 
@@ -432,9 +310,9 @@ def _answer(messages: Sequence[Message], said: str, tools: Collection[str]) -> S
 def _steered(described: Step, said: str, next_one: Step) -> Step:
     """What the tool did, then the request the user added while it ran."""
     return Step(
-        thinking=f"{described.thinking} While it ran, the user added: “{_clip(said)}”. "
+        thinking=f"{described.thinking} While it ran, the user added: “{clip(said)}”. "
         "I'll take that up next.",
-        text=f"{described.text}\n\nYou added: “{_clip(said)}”. {next_one.text}",
+        text=f"{described.text}\n\nYou added: “{clip(said)}”. {next_one.text}",
         tool=next_one.tool,
     )
 
@@ -480,16 +358,3 @@ def _unquote(text: str) -> str:
     if len(text) > 1 and text[0] == text[-1] and text[0] in "`'\"":
         return text[1:-1]
     return text
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]

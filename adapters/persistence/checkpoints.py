@@ -1,5 +1,6 @@
 """File checkpoints in the session store (tables file_checkpoints and checkpoint_blobs), and
-the last rewind's undo (rewind_undos)."""
+the last rewind's undo (rewind_undos: its files are JSON `[path, base64 or null, state the
+restore left]`, so no migration was needed to add the third)."""
 
 import base64
 from datetime import datetime
@@ -14,6 +15,7 @@ from adapters.persistence.mappers import message_from_row, message_to_row
 from application.ports.checkpoints import CheckpointStore, StoredUndo
 from domain.checkpoints import FileCheckpoint, Unrestorable
 from domain.message import Message
+from domain.restore import UndoFile
 
 C = tables.file_checkpoints
 B = tables.checkpoint_blobs
@@ -107,7 +109,7 @@ class SqlAlchemyCheckpointStore(CheckpointStore):
                 position=undo.position,
                 to_message_id=undo.to_message_id,
                 messages=[_message_json(session_id, m) for m in undo.messages],
-                files=[[path, _b64(content)] for path, content in undo.files],
+                files=[[f.path, _b64(f.content), f.left] for f in undo.files],
             )
         )
 
@@ -120,7 +122,7 @@ class SqlAlchemyCheckpointStore(CheckpointStore):
             position=row.position,
             to_message_id=row.to_message_id,
             messages=tuple(_message_from_json(m) for m in row.messages),
-            files=tuple((path, _unb64(content)) for path, content in row.files),
+            files=tuple(_undo_file(*kept) for kept in row.files),
         )
 
     async def drop_undo(self, session_id: str) -> None:
@@ -140,6 +142,12 @@ def _message_json(session_id: str, message: Message) -> dict[str, Any]:
 
 def _message_from_json(data: dict[str, Any]) -> Message:
     return message_from_row({**data, "created_at": datetime.fromisoformat(data["created_at"])})
+
+
+def _undo_file(path: str, content: str | None, left: str | None = None) -> UndoFile:
+    """A file of the undo: `[path, base64 or null, left]`; an undo stored before the state
+    the restore left was kept has no `left` (any change since is then a conflict)."""
+    return UndoFile(path=path, content=_unb64(content), left=left)
 
 
 def _b64(content: bytes | None) -> str | None:

@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.persistence.tables import session_leases, sessions
-from adapters.persistence.transactions import Transactions
+from adapters.persistence.transactions import CONTENTION_PATIENCE, Transactions
 from application.ports.leases import LeaseState, TurnLeases
 from domain.ids import SessionId
 
@@ -40,8 +40,15 @@ class SqlAlchemyTurnLeases(Transactions, TurnLeases):
         reader: AsyncEngine | None = None,
         *,
         database_clock: bool = False,
+        patience: float = CONTENTION_PATIENCE,
     ) -> None:
-        super().__init__(engine, reader, "session's turn lease", database_clock=database_clock)
+        super().__init__(
+            engine,
+            reader,
+            "session's turn lease",
+            database_clock=database_clock,
+            patience=patience,
+        )
 
     async def acquire(
         self,
@@ -51,6 +58,13 @@ class SqlAlchemyTurnLeases(Transactions, TurnLeases):
         until: datetime,
         *,
         gone: str | None = None,
+    ) -> bool:
+        # A turn waits for a busy database rather than failing its prompt (so do the other
+        # writes below: a lease renewed late is better than a turn stopped for nothing).
+        return await self._patiently(lambda: self._acquire(session_id, holder, now, until, gone))
+
+    async def _acquire(
+        self, session_id: SessionId, holder: str, now: datetime, until: datetime, gone: str | None
     ) -> bool:
         holders = [holder] if gone is None else [holder, gone]
         try:
@@ -84,6 +98,11 @@ class SqlAlchemyTurnLeases(Transactions, TurnLeases):
     async def renew(
         self, session_id: SessionId, holder: str, now: datetime, until: datetime
     ) -> LeaseState:
+        return await self._patiently(lambda: self._renew(session_id, holder, now, until))
+
+    async def _renew(
+        self, session_id: SessionId, holder: str, now: datetime, until: datetime
+    ) -> LeaseState:
         async with self._transaction() as db:
             moment = await self._moment(db, now)
             now, until = moment, until + (moment - now)
@@ -107,6 +126,9 @@ class SqlAlchemyTurnLeases(Transactions, TurnLeases):
         return LeaseState(held=False) if row is None else LeaseState(True, bool(row[0]))
 
     async def release(self, session_id: SessionId, holder: str) -> None:
+        await self._patiently(lambda: self._release(session_id, holder))
+
+    async def _release(self, session_id: SessionId, holder: str) -> None:
         async with self._transaction() as db:
             await db.execute(
                 delete(session_leases).where(
@@ -115,6 +137,9 @@ class SqlAlchemyTurnLeases(Transactions, TurnLeases):
             )
 
     async def request_cancel(self, session_id: SessionId, now: datetime) -> bool:
+        return await self._patiently(lambda: self._request_cancel(session_id, now))
+
+    async def _request_cancel(self, session_id: SessionId, now: datetime) -> bool:
         async with self._transaction() as db:
             now = await self._moment(db, now)
             asked = await db.execute(

@@ -1,10 +1,11 @@
 """Rows and JSON to domain objects and back. The domain classes stay unmapped."""
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from application.ports.session_store import TurnRecord
 from domain.block_dicts import turn_block_dict
+from domain.choices import Choices
 from domain.client_prompt import ClientPrompt, ClientPromptMode
 from domain.content import (
     AudioBlock,
@@ -20,9 +21,10 @@ from domain.content import (
 )
 from domain.ids import MessageId, SessionId, ToolCallId
 from domain.message import Compaction, Message, MessageKind, Role
-from domain.permission import PermissionDecision, PermissionRules
+from domain.permission import PermissionDecision
 from domain.session import Session
 from domain.spawn import Spawn
+from domain.timestamps import Timestamps
 from domain.tool_call import (
     DiffOutput,
     TerminalOutput,
@@ -32,7 +34,9 @@ from domain.tool_call import (
     ToolKind,
     ToolOutput,
 )
+from domain.totals import Totals
 from domain.usage import Usage
+from domain.workspace import Workspace
 
 
 def block_to_json(block: ContentBlock) -> dict[str, Any]:
@@ -231,26 +235,24 @@ def client_prompt_from_json(data: Mapping[str, Any] | None) -> ClientPrompt | No
 def session_from_row(
     row: Mapping[Any, Any],
     messages: list[Message],
-    rules: PermissionRules | None = None,
-    spent: tuple[Usage, float | None] = (Usage(), None),
+    rejected_tools: Iterable[str],
+    totals: Totals,
 ) -> Session:
-    return Session(
+    return Session.as_stored(
         id=SessionId(row["id"]),
-        cwd=row["cwd"],
+        workspace=Workspace(
+            cwd=row["cwd"],
+            additional_directories=tuple(row["additional_directories"] or ()),
+            mcp_servers=tuple(row["mcp_servers"] or ()),
+            system_prompt=client_prompt_from_json(row["system_prompt"]),
+        ),
+        choices=Choices(model=row["model"], mode_id=row["mode_id"], config=row["config"] or {}),
         title=row["title"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        mode_id=row["mode_id"],
-        model=row["model"],
-        config=dict(row["config"] or {}),
-        messages=messages,
-        permissions=rules,
-        spent=spent[0],
-        cost=spent[1],
-        additional_directories=tuple(row["additional_directories"] or ()),
-        mcp_servers=tuple(row["mcp_servers"] or ()),
-        system_prompt=client_prompt_from_json(row["system_prompt"]),
+        timestamps=Timestamps(created_at=row["created_at"], updated_at=row["updated_at"]),
+        history=messages,
         version=row["version"],
+        totals=totals,
+        rejected_tools=rejected_tools,
         spawn=spawn_from_row(row),
     )
 

@@ -17,16 +17,17 @@ from adapters.persistence.mappers import (
 from application.errors import SessionConflict
 from application.ports.session_store import SessionStore
 from domain.ids import SessionId
-from domain.permission import PermissionOption, PermissionRules
+from domain.permission import PermissionOption
 from domain.session import Session
 from domain.session_changes import (
     MessageAdded,
     SessionChange,
     Setting,
     SettingChanged,
+    TakenChanges,
     TitleGiven,
 )
-from domain.usage import Usage
+from domain.totals import Totals
 
 _REMEMBERED = (PermissionOption.ALLOW_ALWAYS.value, PermissionOption.REJECT_ALWAYS.value)
 S, M = tables.sessions, tables.messages
@@ -40,7 +41,7 @@ class SqlAlchemySessionStore(SessionStore):
         self._db = db
         self._lineages = lineages
         # What `save` wrote in this unit of work, to record again if it is not committed.
-        self.saved: list[tuple[Session, list[SessionChange], int, str | None]] = []
+        self.saved: list[tuple[Session, TakenChanges]] = []
 
     async def get(self, session_id: SessionId) -> Session | None:
         row = (
@@ -62,10 +63,10 @@ class SqlAlchemySessionStore(SessionStore):
         )
         messages = [message_from_row(r) for r in rows]
         return session_from_row(
-            row, messages, await self._rules(session_id), await self._spent(session_id)
+            row, messages, await self._rejected(session_id), await self._totals(session_id)
         )
 
-    async def _spent(self, session_id: SessionId) -> tuple[Usage, float | None]:
+    async def _totals(self, session_id: SessionId) -> Totals:
         """What the session's recorded turns used and cost, summed by the database."""
         t = tables.turns
         sums = [func.sum(t.c[name]).label(name) for name in USAGE_COLUMNS]
@@ -80,17 +81,19 @@ class SqlAlchemySessionStore(SessionStore):
             .mappings()
             .one()
         )
-        return usage_from_row(row), None if row["cost"] is None else float(row["cost"])
+        cost = None if row["cost"] is None else float(row["cost"])
+        return Totals(spent=usage_from_row(row), cost=cost)
 
-    async def _rules(self, session_id: SessionId) -> PermissionRules:
-        """The session's "always reject" answers ("always allow" is kept per project)."""
+    async def _rejected(self, session_id: SessionId) -> set[str]:
+        """The tools of the session's "always reject" answers ("always allow" is kept per
+        project)."""
         d = tables.permission_decisions
         rows = await self._db.execute(
             select(d.c.tool_name).where(
                 d.c.session_id == session_id, d.c.option == PermissionOption.REJECT_ALWAYS.value
             )
         )
-        return PermissionRules(rejected={name for (name,) in rows})
+        return {name for (name,) in rows}
 
     async def add(self, session: Session) -> None:
         session.take_changes()  # the row holds them all
@@ -102,19 +105,17 @@ class SqlAlchemySessionStore(SessionStore):
             )
 
     async def save(self, session: Session) -> None:
-        changes = session.take_changes()
-        if not changes:
+        taken = session.take_changes()
+        if not taken.changes:
             return
-        before = (session.version, session.title)
         try:
-            await self._write(session, changes)
+            await self._write(session, taken.changes)
         except BaseException:
-            session.restore_changes(changes)
-            session.version, session.title = before
+            session.restore_changes(taken)
             raise
-        self.saved.append((session, changes, *before))
+        self.saved.append((session, taken))
 
-    async def _write(self, session: Session, changes: list[SessionChange]) -> None:
+    async def _write(self, session: Session, changes: tuple[SessionChange, ...]) -> None:
         added = [c for c in changes if isinstance(c, MessageAdded)]
         settings = {c.setting for c in changes if isinstance(c, SettingChanged)}
         given = [c.title for c in changes if isinstance(c, TitleGiven)]
@@ -131,7 +132,7 @@ class SqlAlchemySessionStore(SessionStore):
         # An overwritten setting is checked against the version this copy knew; appends
         # only against the history's length (a rename elsewhere does not stop a turn).
         check = (
-            S.c.version == session.version
+            S.c.version == _known_version(session)
             if settings or not added
             else S.c.message_count == added[0].position
         )
@@ -156,13 +157,13 @@ class SqlAlchemySessionStore(SessionStore):
             await self._db.execute(
                 insert(M), [message_to_row(session.id, c.position, c.message) for c in added]
             )
-        session.version, session.title = stored.version, stored.title
+        session.stored_as(stored.version, stored.title)
 
     async def fork(self, source: Session, fork: Session) -> None:
         fork.take_changes()  # the row holds them all
-        # A copy read at another version than stored (or repaired in memory only), or with
-        # appends not stored yet, holds another history than the stored rows: the fork then
-        # stores its own, as a repair does.
+        # A copy read at another version than stored (or repaired in memory only: no
+        # version), or with appends not stored yet, holds another history than the stored
+        # rows: the fork then stores its own, as a repair does.
         shared = await self._db.scalar(select(S.c.version).where(S.c.id == source.id))
         own = shared != source.version or any(isinstance(c, MessageAdded) for c in source.changes)
         row = session_to_row(fork)
@@ -186,7 +187,11 @@ class SqlAlchemySessionStore(SessionStore):
         # First, checked: a copy read before another writer's change must not undo it.
         version = await self._db.scalar(
             update(S)
-            .where(S.c.id == session.id, S.c.deleted_at.is_(None), S.c.version == session.version)
+            .where(
+                S.c.id == session.id,
+                S.c.deleted_at.is_(None),
+                S.c.version == _known_version(session),
+            )
             .values(message_count=session.message_count, version=S.c.version + 1)
             .returning(S.c.version)
         )
@@ -205,7 +210,7 @@ class SqlAlchemySessionStore(SessionStore):
         ]
         if rows:
             await self._db.execute(insert(M), rows)
-        session.version = version
+        session.stored_as(version, session.title)
 
     async def _detach_children(self, session_id: str, start: int) -> None:
         """Forks that read this session's messages from `start` on copy them first."""
@@ -261,6 +266,14 @@ class SqlAlchemySessionStore(SessionStore):
                 return
             await self._db.execute(delete(S).where(S.c.id == session_id))
             session_id = row.parent_id
+
+
+def _known_version(session: Session) -> int:
+    """The version a checked write of `session` expects: a copy repaired in memory only
+    matches none, so its write is a conflict, as one read before another writer's."""
+    if session.version is None:
+        raise _conflict(session)
+    return session.version
 
 
 def _conflict(session: Session) -> SessionConflict:

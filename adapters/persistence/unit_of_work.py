@@ -75,9 +75,8 @@ class SqlAlchemyUnitOfWork(UnitOfWork):
                 await self._db.rollback()
             finally:
                 await self._db.close()
-                for session, changes, version, title in reversed(self._store.saved):
-                    session.restore_changes(changes)
-                    session.version, session.title = version, title
+                for session, taken in reversed(self._store.saved):
+                    session.restore_changes(taken)
                 self._store.saved.clear()
         except Exception as ending:  # the database went away, say: told unless already failing
             if failed is None and is_database_failure(ending):

@@ -3,7 +3,7 @@
 Reading and writing happen on threads: that works for pipes, files and terminals alike,
 never blocks the event loop on a slow reader, and keeps message order. The writer takes
 everything that waits at once and writes it with one call; while the client is behind,
-waiting updates are merged (adapters.protocol.coalesce), so it gets fewer, larger chunks
+waiting updates are merged (adapters.acp_v1.coalesce), so it gets fewer, larger chunks
 and the agent holds no growing queue.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from adapters.protocol.coalesce import merged
+from adapters.acp_v1.coalesce import merged
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import encode
 

@@ -1,56 +1,64 @@
-"""What a shell command changed in a session's directories: an mtime+size scan before and
-after it, with git's index for the prior bytes of the files it changed.
+"""What a shell command changed in a session's directories, and what those files held
+before it: a snapshot taken before the command, compared with a scan after it.
 
-- The scan walks the directories (skipping SKIPPED_DIRECTORIES and symlinks), at most
-  MAX_FILES files and MAX_SECONDS per scan: past either bound, what lies beyond is not
-  compared (a change there is not seen).
+- The scan walks the directories without following symlinks (SKIPPED_DIRECTORIES left out),
+  taking each regular file's stamp (inode, size, mtime, ctime), at most MAX_FILES files and
+  MAX_SECONDS per scan: past either bound, what lies beyond is not compared (a change there
+  is not seen). A file whose stamp differs after the command was changed by it.
+- The snapshot also keeps the prior bytes a rewind could put back:
+  - a file git tracks, clean before the command: read from git's index only if the command
+    changed it (and only when their size is the file's size before: a filtered file, e.g.
+    with line endings converted, is not restorable);
+  - any other text file of at most FILE_LIMIT (untracked, modified, or in a directory that
+    is no repository): read before the command, through PriorBytes, which holds what an
+    earlier snapshot read of files unchanged since: a command reads only the files changed
+    since the one before. At most `max_bytes` of content a snapshot, and READ_SECONDS of
+    reading; what lies beyond is `prior_unknown`.
+  - not read: files git ignores (build output, say: `prior_unknown`), binary files
+    (`binary`), files over FILE_LIMIT (`too_large`).
 - A file the command created was absent before: restorable (removed on restore).
-- A file it changed or deleted is restorable when git tracks it and it was clean before
-  the command (`git status` listed it not): its prior bytes are then the index's. Any other
-  (untracked, or already changed before the command) is recorded as not restorable.
-- Git's prior bytes are used only when their size is the file's size before the command
-  (a filtered file, e.g. with line endings converted, is not restorable).
-- A change that keeps both mtime and size (within the clock's resolution) is not seen, nor
-  one made by something else running meanwhile told apart from the command's."""
+- Not seen: a change that keeps the whole stamp; told apart: nothing, so a change made by
+  something else running meanwhile (a background task) is taken for the command's."""
 
 import asyncio
 import os
 import stat
-import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Literal
 
+from adapters.workspace.git_state import Repository, git_bytes, repository_of
+from adapters.workspace.prior_bytes import Held, PriorBytes, Stamp
 from application.ports.checkpoints import FileScanner, ScannedChange, ScanWatch
+from domain.checkpoints import FILE_LIMIT, Unrestorable
+from domain.text import is_binary
 
 MAX_FILES = 20_000
 MAX_SECONDS = 2.0
-GIT_SECONDS = 5.0
+READ_SECONDS = 2.0
 SKIPPED_DIRECTORIES = frozenset({".git", "node_modules", ".venv", "__pycache__"})
-
-Stamp = tuple[int, int]  # (mtime in ns, size)
-
-
-@dataclass(slots=True)
-class _Repository:
-    top: Path
-    clean: frozenset[str]  # tracked files (relative to top) unchanged before the command
+READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 @dataclass(slots=True)
-class _Snapshot:
+class _Before:
+    repositories: list[Repository]
     stamps: dict[str, Stamp] = field(default_factory=dict)
-    repositories: list[_Repository] = field(default_factory=list)
+    held: dict[str, Held] = field(default_factory=dict)  # what was read, or why not
 
 
-class MtimeScanner(FileScanner):
+class SnapshotScanner(FileScanner):
+    def __init__(self, *, max_bytes: int) -> None:
+        self.prior = PriorBytes(max_bytes)
+
     async def watch(self, directories: tuple[str, ...]) -> ScanWatch:
-        snapshot = await asyncio.to_thread(_snapshot, directories)
-        return _Watch(directories, snapshot)
+        before = await asyncio.to_thread(_snapshot, directories, self.prior)
+        return _Watch(directories, before)
 
 
 class _Watch(ScanWatch):
-    def __init__(self, directories: tuple[str, ...], before: _Snapshot) -> None:
+    def __init__(self, directories: tuple[str, ...], before: _Before) -> None:
         self._directories = directories
         self._before = before
 
@@ -59,7 +67,7 @@ class _Watch(ScanWatch):
 
     def _compare(self) -> tuple[ScannedChange, ...]:
         before = self._before.stamps
-        after = _stamps(self._directories)
+        after = {f.path: f.stamp for f in _files(self._directories)}
         changed = sorted(
             path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
         )
@@ -68,70 +76,138 @@ class _Watch(ScanWatch):
     def _change(self, path: str, *, existed: bool) -> ScannedChange:
         if not existed:
             return ScannedChange(path=path, existed=False)
-        prior = self._from_git(Path(os.path.realpath(path)))
+        held = self._before.held.get(path)
+        if isinstance(held, bytes):
+            return ScannedChange(path=path, existed=True, prior=held)
+        if isinstance(held, Unrestorable):
+            return ScannedChange(path=path, existed=True, unknown=held)
+        prior = self._from_git(os.path.realpath(path))
         if prior is not None and len(prior) != self._before.stamps[path][1]:
             prior = None  # not what the file held (git filters it, e.g. line endings)
         return ScannedChange(path=path, existed=True, prior=prior)
 
-    def _from_git(self, path: Path) -> bytes | None:
+    def _from_git(self, real: str) -> bytes | None:
         for repository in self._before.repositories:
-            if not path.is_relative_to(repository.top):
-                continue
-            relative = path.relative_to(repository.top).as_posix()
-            if relative in repository.clean:
-                return _git_bytes(repository.top, "show", f":{relative}")
+            relative = repository.relative(real)
+            if relative is not None and relative in repository.clean:
+                return git_bytes(repository.top, "show", f":{relative}")
         return None
 
 
-def _snapshot(directories: tuple[str, ...]) -> _Snapshot:
-    repositories = [r for r in (_repository(Path(d)) for d in directories) if r is not None]
-    return _Snapshot(stamps=_stamps(directories), repositories=repositories)
+def _snapshot(directories: tuple[str, ...], prior: PriorBytes) -> _Before:
+    repositories = [r for r in (repository_of(d) for d in directories) if r is not None]
+    before = _Before(repositories=repositories)
+    reading = _Reading(prior)
+    for found in _files(directories):
+        before.stamps[found.path] = found.stamp
+        source = _source(repositories, found.real) if repositories else "read"
+        match source:
+            case "read":
+                before.held[found.path] = reading.held(found)
+            case "ignored":
+                before.held[found.path] = Unrestorable.PRIOR_UNKNOWN
+            # "git": its index holds the prior bytes, taken if the command changes the file
+    return before
 
 
-def _stamps(directories: tuple[str, ...]) -> dict[str, Stamp]:
-    stamps: dict[str, Stamp] = {}
+def _source(repositories: list[Repository], real: str) -> Literal["git", "ignored", "read"]:
+    """Where a file's prior bytes come from: git's index (a clean tracked file), nowhere
+    (a file git ignores), or a read before the command."""
+    for repository in repositories:
+        relative = repository.relative(real)
+        if relative is None:
+            continue
+        if relative in repository.clean:
+            return "git"
+        if repository.ignores(relative):
+            return "ignored"
+    return "read"
+
+
+class _Reading:
+    """The reads of one snapshot: within its byte budget and its time."""
+
+    def __init__(self, prior: PriorBytes) -> None:
+        self._prior = prior
+        self._budget = prior.max_bytes
+        self._deadline = time.monotonic() + READ_SECONDS
+
+    def held(self, found: "_Found") -> Held:
+        path, stamp, size = found.path, found.stamp, found.stamp[1]
+        if size > FILE_LIMIT:
+            return Unrestorable.TOO_LARGE
+        if size > self._budget:
+            return Unrestorable.PRIOR_UNKNOWN
+        held = self._prior.get(path, stamp)
+        if held is None:
+            if time.monotonic() > self._deadline:
+                return Unrestorable.PRIOR_UNKNOWN
+            held = _read(found.name, found.parent, stamp)
+            if held is None:
+                return Unrestorable.PRIOR_UNKNOWN  # gone or changed while read
+            self._prior.put(path, stamp, held)
+        if isinstance(held, bytes):
+            self._budget -= len(held)
+        return held
+
+
+def _read(name: str, parent: int, stamp: Stamp) -> Held | None:
+    """The file's bytes (a binary file's: BINARY), if it still has the stamp it was seen
+    with."""
+    try:
+        descriptor = os.open(name, READ, dir_fd=parent)
+    except OSError:
+        return None
+    try:
+        if _stamp(os.fstat(descriptor)) != stamp:  # not the regular file the walk saw
+            return None
+        with open(descriptor, "rb", closefd=False) as file:
+            content = file.read(FILE_LIMIT + 1)
+    finally:
+        os.close(descriptor)
+    if len(content) != stamp[1]:
+        return None
+    return Unrestorable.BINARY if is_binary(content[:8192]) else content
+
+
+@dataclass(slots=True)  # not frozen: made for every file of every scan, at half the cost
+class _Found:
+    """A regular file the walk found: its path (under the directory as given), the
+    directory holding it (its real path; opened: valid until the next file), its name and
+    stamp."""
+
+    path: str
+    real_root: str
+    parent: int
+    name: str
+    stamp: Stamp
+
+    @property
+    def real(self) -> str:
+        return os.path.join(self.real_root, self.name)
+
+
+def _files(directories: tuple[str, ...]) -> Iterator[_Found]:
+    """Each regular file below the directories, not through symlinks, within the bounds."""
     deadline = time.monotonic() + MAX_SECONDS
+    seen = 0
     for directory in directories:
-        for root, subdirectories, files in os.walk(directory):
+        real_top = os.path.realpath(directory)
+        for root, subdirectories, files, descriptor in os.fwalk(directory):
             subdirectories[:] = [d for d in subdirectories if d not in SKIPPED_DIRECTORIES]
+            real_root = os.path.normpath(os.path.join(real_top, os.path.relpath(root, directory)))
             for name in files:
-                if len(stamps) >= MAX_FILES or time.monotonic() > deadline:
-                    return stamps
-                path = os.path.join(root, name)
+                if seen >= MAX_FILES or time.monotonic() > deadline:
+                    return
                 try:
-                    status = os.lstat(path)
+                    status = os.stat(name, dir_fd=descriptor, follow_symlinks=False)
                 except OSError:
                     continue
                 if stat.S_ISREG(status.st_mode):  # not symlinks, FIFOs, devices
-                    stamps[path] = (status.st_mtime_ns, status.st_size)
-    return stamps
+                    seen += 1
+                    path = os.path.join(root, name)
+                    yield _Found(path, real_root, descriptor, name, _stamp(status))
 
 
-def _repository(directory: Path) -> _Repository | None:
-    top = _git_bytes(directory, "rev-parse", "--show-toplevel")
-    if top is None:
-        return None
-    root = Path(top.decode().strip())
-    tracked = _git_bytes(root, "ls-files", "-z")
-    dirty = _git_bytes(
-        root, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"
-    )
-    if tracked is None or dirty is None:
-        return None
-    changed = {entry[3:] for entry in dirty.decode(errors="surrogateescape").split("\0") if entry}
-    files = {name for name in tracked.decode(errors="surrogateescape").split("\0") if name}
-    return _Repository(top=root, clean=frozenset(files - changed))
-
-
-def _git_bytes(directory: Path, *arguments: str) -> bytes | None:
-    """git's stdout, or None when it fails (not a repository, no git, too slow)."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(directory), *arguments],
-            capture_output=True,
-            timeout=GIT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
+def _stamp(status: os.stat_result) -> Stamp:
+    return (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)

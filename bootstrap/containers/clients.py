@@ -1,19 +1,34 @@
 """What reaches the connected clients: the room of the shared sessions, every
-session/update journaled and delivered, permission asks and questions for the user, the
-editor's files and terminals where it lends them."""
+session/update journaled and delivered (to the clients attached on other replicas too),
+permission asks and questions for the user, the editor's files and terminals where it
+lends them."""
 
 from dependency_injector import containers, providers
 
+from adapters.acp_v1.elicitation import AcpElicitor
+from adapters.acp_v1.permissions import AcpPermissionAsker
+from adapters.acp_v1.rendering import V1Rendering
+from adapters.cluster.questions import RelayedQuestions
+from adapters.cluster.relay import ClusterRelay
+from adapters.cluster.relaying import Relaying
+from adapters.cluster.replicas import ClusterReplicas
+from adapters.cluster.routes import RelayTerms
+from adapters.cluster.routing import RequestRouter, RoutingTerms
 from adapters.protocol.channels import SessionChannels
-from adapters.protocol.elicitation import AcpElicitor
 from adapters.protocol.journal import JournalTerms, UpdateJournal
-from adapters.protocol.permissions import AcpPermissionAsker
-from adapters.protocol.relay import ClusterRelay, RelayTerms
+from adapters.protocol.replicas import OneProcess, live_elsewhere
 from adapters.workspace.client import AcpWorkspaces
 from application.attachments.room import Attachments
-from application.use_cases.background_tasks import BackgroundTasks
-from application.use_cases.lifecycle import CloseSession
-from application.use_cases.session_notices import SessionNotices
+from application.notices.session_notices import SessionNotices
+from application.sessions.lifecycle import CloseSession
+from application.tasks.background_tasks import BackgroundTasks
+from bootstrap.containers.storage import is_postgresql
+
+
+def replicas_kind(database_url: str) -> str:
+    """Replicas on PostgreSQL signal each other (the cluster); on SQLite (one process, or
+    one machine's) they share leases only."""
+    return "cluster" if is_postgresql(database_url) else "one_process"
 
 
 class Clients(containers.DeclarativeContainer):
@@ -33,21 +48,32 @@ class Clients(containers.DeclarativeContainer):
             keep_seconds=core.settings.provided.journal_keep_seconds,
         ),
     )
-    # Here, not with the other session use cases: the room closes a session its last
-    # client left, and the use cases' event sink (the channels) needs the room.
-    close = providers.Factory(CloseSession, registry=core.registry)
     # The shared sessions' room: who is attached, who controls, what follows as they go.
+    # A session its last client's connection left is only dropped from memory (its
+    # background tasks go on: a client attaching again finds them).
     room = providers.Singleton(
         Attachments,
-        close=close.provided.execute,
+        close=core.registry.provided.close,
         busy=core.registry.provided.is_busy,
         detached_timeout=core.settings.provided.detached_turn_timeout,
     )
-    channels = providers.Singleton(SessionChannels, room, update_log=journal)
-    # Updates of sessions followed on other replicas (PostgreSQL; started by the server).
-    relay = providers.Singleton(
-        ClusterRelay,
+    # Updates rendered as ACP v1 says them, once for all of a session's clients.
+    rendering = providers.Singleton(V1Rendering)
+    channels = providers.Singleton(SessionChannels, room, rendering, update_log=journal)
+    # Whether another live process holds a session's turn: the leases, and (on one
+    # machine) whether the holder's process still runs.
+    held_elsewhere = providers.Callable(
+        live_elsewhere,
+        storage.leases,
+        storage.presence,
+        core.now,
+        core.settings.provided.replica_id,
+    )
+    # The other replicas (adapters/cluster, PostgreSQL; started by the HTTP server).
+    relaying = providers.Singleton(
+        Relaying,
         replica_id=core.settings.provided.replica_id,
+        room=room,
         channels=channels,
         journal=journal,
         store=storage.journal_store,
@@ -56,6 +82,39 @@ class Clients(containers.DeclarativeContainer):
         leases=storage.leases,
         now=core.now,
         terms=providers.Singleton(RelayTerms, lease_seconds=core.settings.provided.lease_seconds),
+    )
+    router = providers.Singleton(
+        RequestRouter,
+        store=storage.routed_requests,
+        signals=storage.signals,
+        leases=storage.leases,
+        clock=core.clock,
+        terms=providers.Singleton(
+            RoutingTerms,
+            replica_id=core.settings.provided.replica_id,
+            grace=core.settings.provided.lease_seconds,
+        ),
+    )
+    cluster = providers.Singleton(
+        ClusterReplicas,
+        relay=providers.Singleton(ClusterRelay, relaying),
+        router=router,
+        questions=providers.Singleton(
+            RelayedQuestions,
+            room=room,
+            store=storage.routed_requests,
+            signals=storage.signals,
+            router=router,
+            clock=core.clock,
+            replica_id=core.settings.provided.replica_id,
+        ),
+        channels=channels,
+        held_elsewhere=held_elsewhere,
+    )
+    replicas = providers.Selector(
+        providers.Callable(replicas_kind, core.settings.provided.database_url),
+        cluster=cluster,
+        one_process=providers.Singleton(OneProcess, held_elsewhere),
     )
     permissions = providers.Singleton(AcpPermissionAsker, room)
     # Questions for the user (ACP elicitation), to the clients that advertised it.

@@ -4,15 +4,15 @@ from collections.abc import Callable
 
 from dependency_injector import containers, providers
 
-from application.commands import Command, CommandRegistry
-from application.use_cases.commands.agents import AgentsCommand
-from application.use_cases.commands.context import ClearCommand, CompactCommand
-from application.use_cases.commands.info import HelpCommand, UsageCommand
-from application.use_cases.commands.memory import MemoryCommand
-from application.use_cases.commands.queue import QueueCommand
-from application.use_cases.commands.rewind import RewindCommand
-from application.use_cases.commands.settings import ModeCommand, ModelCommand, RenameCommand
-from application.use_cases.commands.tasks import TasksCommand
+from application.commands.agents import AgentsCommand
+from application.commands.context import ClearCommand, CompactCommand
+from application.commands.info import HelpCommand, UsageCommand
+from application.commands.memory import MemoryCommand
+from application.commands.queue import QueueCommand
+from application.commands.rewind import RewindCommand
+from application.commands.settings import ModeCommand, ModelCommand, RenameCommand
+from application.commands.tasks import TasksCommand
+from application.runtime.command_registry import Command, CommandRegistry
 
 
 def build_commands(*makers: Callable[[], Command]) -> CommandRegistry:

@@ -7,7 +7,7 @@ from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
-from application.runtime import SessionRegistry
+from application.runtime.registry import SessionRegistry
 from bootstrap.offered_models import build_catalog
 from bootstrap.settings import Settings
 from bootstrap.tracing import make_tracer

@@ -1,5 +1,5 @@
-"""What a turn calls out to: the model, the tools (and the sub-agent over them), the local
-workspace, the project's knowledge, MCP servers."""
+"""What a turn calls out to: the model (and the terms it is asked again on), the tools, the
+local workspace, the project's knowledge, MCP servers."""
 
 import asyncio
 
@@ -9,11 +9,9 @@ from adapters.knowledge.local import LocalProjectKnowledge
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
 from adapters.workspace.local import LocalWorkspace
+from application.agent_loop.provider_retry import QuietRetry, RetryTerms
 from application.ports.mcp import McpConnector
-from application.use_cases.child_sessions import ChildSessions
-from application.use_cases.provider_retry import QuietRetry, RetryTerms
-from application.use_cases.subagent import SubAgentTools
-from application.use_cases.subagent_runs import SubagentRuns
+from application.runtime.subagent_runs import SubagentRuns
 from bootstrap.model_clients import build_llm
 from bootstrap.settings import Settings
 
@@ -43,17 +41,17 @@ class Gateways(containers.DeclarativeContainer):
     storage = providers.DependenciesContainer()
 
     llm = providers.Singleton(build_llm, core.settings)
-    # The model for requests that are not a turn's reply (a sub-agent's, a compaction's):
-    # asked again quietly by the turn's policy (the SDKs' own retries are off).
-    quiet_llm = providers.Singleton(
-        QuietRetry,
-        llm=llm,
-        terms=providers.Factory(
-            RetryTerms,
-            max_retries=core.settings.provided.max_retries,
-            budget_seconds=core.settings.provided.provider_retry_seconds,
-        ),
+    # A failed model request is asked again by the application, the SDKs' own retries being
+    # off (bootstrap.model_clients): IAC_CODE_MAX_RETRIES tries more, within
+    # IAC_CODE_PROVIDER_RETRY_SECONDS of waiting.
+    retry_terms = providers.Singleton(
+        RetryTerms,
+        max_retries=core.settings.provided.max_retries,
+        budget_seconds=core.settings.provided.provider_retry_seconds,
     )
+    # The model for requests that are not a turn's reply (a compaction's summary): asked
+    # again quietly, on the same terms.
+    quiet_llm = providers.Singleton(QuietRetry, llm=llm, terms=retry_terms)
     tool_limits = providers.Singleton(
         Limits,
         bash_timeout=core.settings.provided.bash_timeout,
@@ -62,17 +60,6 @@ class Gateways(containers.DeclarativeContainer):
     local_workspace = providers.Singleton(LocalWorkspace)
     local_tools = providers.Singleton(LocalToolRunner, tool_limits, local_workspace)
     subagent_runs = providers.Singleton(SubagentRuns)  # running children, to cancel one
-    tools = providers.Singleton(
-        SubAgentTools,
-        inner=local_tools,
-        runs=subagent_runs,
-        children=providers.Factory(ChildSessions, uow=storage.uow.provider),
-        llm=quiet_llm,
-        clock=core.clock,
-        ids=core.ids,
-        max_requests=core.settings.provided.max_turn_requests,
-        max_tokens=core.settings.provided.max_tokens,
-    )
     knowledge = providers.Singleton(
         LocalProjectKnowledge, config_dir=core.settings.provided.config_dir
     )

@@ -4,20 +4,20 @@ which commands it has."""
 
 from dependency_injector import containers, providers
 
-from application.use_cases.announce import AnnounceSession
-from application.use_cases.commands.dispatch import BuiltInCommands
-from application.use_cases.commands.run import RunCommand
-from application.use_cases.context_room import ContextRoom
-from application.use_cases.edit_prompt import EditPrompt
-from application.use_cases.model_turn import ModelTurn
-from application.use_cases.prompt import Prompt
-from application.use_cases.prompt_preparation import PromptPreparation
-from application.use_cases.provider_retry import ProviderRetry, RetryTerms
-from application.use_cases.reply_stream import ReplyStream
-from application.use_cases.session_servers import SessionServers
-from application.use_cases.task_follow_up import TaskFollowUp
-from application.use_cases.turn_ownership import TurnOwnership
-from application.use_cases.turn_parts import ModelSide, TurnOutput
+from application.agent_loop.context_room import ContextRoom
+from application.agent_loop.model_turn import ModelTurn
+from application.agent_loop.parts import ModelSide, TurnOutput
+from application.agent_loop.provider_retry import ProviderRetry
+from application.agent_loop.reply_stream import ReplyStream
+from application.commands.dispatch import BuiltInCommands
+from application.commands.run import RunCommand
+from application.mcp.session_servers import SessionServers
+from application.turn.announce import AnnounceSession
+from application.turn.edit_prompt import EditPrompt
+from application.turn.ownership import TurnOwnership
+from application.turn.preparation import PromptPreparation
+from application.turn.prompt import Prompt
+from application.turn.task_follow_up import TaskFollowUp
 
 
 class Prompting(containers.DeclarativeContainer):
@@ -55,16 +55,10 @@ class Prompting(containers.DeclarativeContainer):
     turn_output = providers.Factory(
         TurnOutput, log=turn.log, sink=clients.channels, clock=core.clock, ids=core.ids
     )
-    # A failed model request is asked again here, the SDKs' own retries being off
-    # (bootstrap.model_clients): IAC_CODE_MAX_RETRIES tries more, within
-    # IAC_CODE_PROVIDER_RETRY_SECONDS of waiting.
+    # A failed model request is asked again here, each wait told (gateways: the terms).
     provider_retry = providers.Factory(
         ProviderRetry,
-        terms=providers.Factory(
-            RetryTerms,
-            max_retries=core.settings.provided.max_retries,
-            budget_seconds=core.settings.provided.provider_retry_seconds,
-        ),
+        terms=gateways.retry_terms,
         sink=clients.channels,
         clock=core.clock,
         ids=core.ids,
@@ -112,10 +106,8 @@ class Prompting(containers.DeclarativeContainer):
     announce = providers.Factory(
         AnnounceSession,
         sessions=core.registry,
-        commands=commands.registry,
         sink=clients.channels,
-        meter=turn.meter,
-        requests=turn.requests,
+        model=model_side,
         servers=servers,
         briefer=turn.briefer,
         catalog=core.catalog,

@@ -4,26 +4,25 @@ settings, cancel (close is with the room, in clients.py); and the turn leases th
 from dependency_injector import containers, providers
 
 from adapters.workspace.disk_files import DiskFiles
-from adapters.workspace.file_scan import MtimeScanner
-from application.use_cases.file_checkpoints import FileCheckpoints
-from application.use_cases.lifecycle import CancelTurn
-from application.use_cases.listing import ListSessions
-from application.use_cases.load_session import LoadSession, StoredSessions
-from application.use_cases.new_session import NewSession
-from application.use_cases.prompt_queueing import QueuePrompts
-from application.use_cases.restore_permission import RestorePermission
-from application.use_cases.rewind import RewindSession
-from application.use_cases.session_opening import OpenWith
-from application.use_cases.session_settings import ChangeSettings, SetConfigOption, SetMode
-from application.use_cases.sessions import (
-    DeleteSession,
-    ForkSession,
-    RenameSession,
-    ResumeSession,
-)
-from application.use_cases.steering import SteerSession
-from application.use_cases.telling import TellSession
-from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
+from adapters.workspace.file_scan import SnapshotScanner
+from application.checkpoints.file_checkpoints import FileCheckpoints
+from application.checkpoints.restoring import FileRestorer
+from application.notices.telling import TellSession
+from application.rewind.restore_permission import RestorePermission
+from application.rewind.rewind import RewindSession
+from application.runtime.queueing import QueuePrompts
+from application.sessions.delete import DeleteSession
+from application.sessions.fork import ForkSession
+from application.sessions.lifecycle import CancelTurn
+from application.sessions.listing import ListSessions
+from application.sessions.load_session import LoadSession, StoredSessions
+from application.sessions.new_session import Fresh, ModelAccess, NewSession
+from application.sessions.opening import OpenWith
+from application.sessions.rename import RenameSession
+from application.sessions.resume import ResumeSession
+from application.sessions.settings import ChangeSettings, SetConfigOption, SetMode
+from application.sessions.turn_lease import LeaseTerms, TurnLeasing
+from application.turn.steering import SteerSession
 
 
 class Sessions(containers.DeclarativeContainer):
@@ -57,13 +56,17 @@ class Sessions(containers.DeclarativeContainer):
         NewSession,
         uow=storage.uow,
         registry=core.registry,
-        llm=gateways.llm,
-        clock=core.clock,
-        ids=core.ids,
-        catalog=core.catalog,
         open_with=open_with,
-        default_model=core.settings.provided.default_model,
-        key_variable=core.settings.provided.key_hint,
+        fresh=providers.Factory(
+            Fresh,
+            ids=core.ids,
+            clock=core.clock,
+            catalog=core.catalog,
+            default_model=core.settings.provided.default_model,
+        ),
+        access=providers.Factory(
+            ModelAccess, llm=gateways.llm, key_variable=core.settings.provided.key_hint
+        ),
     )
     stored = providers.Factory(
         StoredSessions, uow=storage.uow, registry=core.registry, leasing=leasing
@@ -98,23 +101,29 @@ class Sessions(containers.DeclarativeContainer):
         sink=clients.channels,
         clock=core.clock,
     )
+    disk_files = providers.Singleton(DiskFiles)
     file_checkpoints = providers.Factory(
         FileCheckpoints,
         uow=storage.uow,
-        files=providers.Singleton(DiskFiles),
+        files=disk_files,
         notices=clients.notices,
         max_bytes=core.settings.provided.checkpoint_max_bytes,
-        scanner=providers.Singleton(MtimeScanner),
+        scanner=providers.Singleton(
+            SnapshotScanner, max_bytes=core.settings.provided.checkpoint_max_bytes
+        ),
     )
     rewind_session = providers.Factory(
         RewindSession,
         uow=storage.uow,
         registry=core.registry,
         sink=clients.channels,
-        checkpoints=file_checkpoints,
+        restorer=providers.Factory(FileRestorer, uow=storage.uow, files=disk_files),
         permission=providers.Factory(
             RestorePermission,
             asker=clients.permissions,
+            uow=storage.uow,
+            clock=core.clock,
+            catalog=core.catalog,
             timeout=core.settings.provided.permission_timeout,
         ),
     )
