@@ -97,21 +97,13 @@ def project(root: Path) -> Path:
 def seed(home: Path, cwd: str, count: int) -> list[str]:
     """`count` stored sessions in `cwd` of MESSAGES messages each (every other turn a tool
     call), written directly with the persistence mappers."""
-    from bench.stored import T0, history, store
-    from domain.ids import SessionId
-    from domain.session import Session
+    from bench.stored import T0, demo_session, history, store
 
     sessions = []
     for i in range(count):
         messages, records = history(TURNS, prefix=f"{i}_", tool_every=2)
-        session = Session(
-            id=SessionId(f"sess_{i:04d}"),
-            cwd=cwd,
-            created_at=T0,
-            model="demo",
-            title=f"Session {i}",
-            messages=messages,
-            updated_at=T0 + timedelta(minutes=i),
+        session = demo_session(
+            f"sess_{i:04d}", cwd, f"Session {i}", messages, T0 + timedelta(minutes=i)
         )
         sessions.append((session, records))
     store(f"sqlite+aiosqlite:///{home / 'iac-code.db'}", sessions)

@@ -24,23 +24,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import Row, StdioAgent, median, print_table
-from bench.stored import T0, history, store
-from domain.ids import SessionId
-from domain.session import Session
+from bench.stored import demo_session, history, store
 
 SESSION_ID = "sess_replay"
 
 
 def seed(home: Path, cwd: str, turns: int) -> None:
     messages, records = history(turns)
-    session = Session(
-        id=SessionId(SESSION_ID),
-        cwd=cwd,
-        created_at=T0,
-        model="demo",
-        title="Replay",
-        messages=messages,
-    )
+    session = demo_session(SESSION_ID, cwd, "Replay", messages)
     store(f"sqlite+aiosqlite:///{home / 'iac-code.db'}", [(session, records)])
 
 

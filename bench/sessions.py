@@ -19,9 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.stored import T0, Stored, history, one_message, store
-from domain.ids import SessionId
-from domain.session import Session
+from bench.stored import Stored, demo_session, history, one_message, store
 
 IAC_CODE = shutil.which("iac-code", path=str(Path(sys.executable).parent)) or "iac-code"
 
@@ -40,22 +38,8 @@ def seed(url: str, n_sessions: int, shared_cwd: str, other_cwd: str) -> dict[str
         for i in range(n_sessions)
     ]
     messages, records = history(250)
-    big = Session(
-        id=SessionId("sess_big"),
-        cwd=shared_cwd,
-        created_at=T0,
-        model="demo",
-        title="Big",
-        messages=messages,
-    )
-    small = Session(
-        id=SessionId("sess_small"),
-        cwd=shared_cwd,
-        created_at=T0,
-        model="demo",
-        title="Small",
-        messages=messages[:1],
-    )
+    big = demo_session("sess_big", shared_cwd, "Big", messages)
+    small = demo_session("sess_small", shared_cwd, "Small", messages[:1])
     store(url, [*sessions, (big, records), (small, ())])
     return {"big": big.id, "small": small.id}
 

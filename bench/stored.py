@@ -13,11 +13,14 @@ from adapters.persistence import tables
 from adapters.persistence.engine import make_engine
 from adapters.persistence.mappers import message_to_row, session_to_row, tool_call_to_row
 from adapters.persistence.migrate import upgrade_to_head
+from domain.choices import Choices
 from domain.content import TextBlock, ToolResultBlock, ToolUseBlock
 from domain.ids import MessageId, SessionId, ToolCallId
 from domain.message import Message, Role
 from domain.session import Session
+from domain.timestamps import Timestamps
 from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolKind
+from domain.workspace import Workspace
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -68,17 +71,29 @@ def history(
     return messages, records
 
 
+def demo_session(
+    session_id: str,
+    cwd: str,
+    title: str | None,
+    messages: Sequence[Message] = (),
+    updated_at: datetime = T0,
+) -> Session:
+    """A session on the demo model, made at T0, as a store would hold it."""
+    return Session.as_stored(
+        id=SessionId(session_id),
+        workspace=Workspace(cwd=cwd),
+        choices=Choices(model="demo"),
+        title=title,
+        timestamps=Timestamps(created_at=T0, updated_at=updated_at),
+        history=messages,
+        version=0,
+    )
+
+
 def one_message(session_id: str, cwd: str, n: int, title: str | None = None) -> Session:
     """A session holding one user message, updated `n` seconds after T0."""
     stamp = T0 + timedelta(seconds=n)
-    session = Session(
-        id=SessionId(session_id),
-        cwd=cwd,
-        created_at=T0,
-        model="demo",
-        title=title,
-        updated_at=stamp,
-    )
+    session = demo_session(session_id, cwd, title, updated_at=stamp)
     session.add_message(
         Message(
             id=MessageId(f"m_{n}"),

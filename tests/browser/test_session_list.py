@@ -12,7 +12,7 @@ from tests.http.conftest import INITIALIZE
 
 pytestmark = BROWSER_TESTS
 
-PAGE_SIZE = 50  # application/use_cases/listing.py
+PAGE_SIZE = 50  # application/sessions/listing.py
 
 
 async def make_sessions(server: Server, cwd: Path, count: int, title: str | None = None) -> None:

@@ -180,6 +180,7 @@ async def test_the_capability_is_advertised_and_the_proposal_name_is_served(
             "undoMethod": UNDO,
             "editPromptMethod": "_iac_code/session/edit_prompt",
             "files": ["keep", "restore"],
+            "resolve": ["force", "skip"],
             "forkAt": "_meta.iac_code.atMessageId",
         }
         sid = (await raw.call(1, "session/new", {"cwd": str(workdir), "mcpServers": []}))["result"][

@@ -133,8 +133,12 @@ async def test_a_restoring_rewind_puts_the_files_back_and_survives_a_kill(
             "gone.txt": b"tracked\n",
             "keep.txt": "kept\n\u00e9\n".encode(),
         }
+        second.client.answers = ["allow_once"]  # the undo writes files too: asked alike
         await call(second, UNDO, sessionId=sid, undoToken=rewound["undoToken"])
         assert files_of(workdir) == after_three
+        (undo_asked, _) = second.client.permission_requests[-1]
+        assert undo_asked.tool_call_id == f"rewind_undo_{rewound['undoToken']}"
+        assert len(undo_asked.locations) == 5
     valid_on_the_wire(second)
 
 
@@ -158,6 +162,7 @@ async def test_the_undo_of_a_restoring_rewind_survives_a_kill(
     async with spawn(env) as second:
         await second.initialize()
         assert [said for *_, said in await transcript(second, sid, workdir)][-1] == "done: one"
+        second.client.answers = ["allow_once"]
         undone = await call(second, UNDO, sessionId=sid, undoToken=rewound["undoToken"])
         assert undone == {"messageCount": 12}  # three turns: prompt, tool use, result, reply
         assert files_of(workdir) == after_three
@@ -190,6 +195,7 @@ async def test_the_slash_command_restores_the_files_and_undoes_the_restore(
         }
         [(asked, _)] = agent.client.permission_requests[asked_before:]  # one ask, for all
         assert asked.tool_call_id.startswith("rewind_restore_")
+        agent.client.answers = ["allow_once"]
         assert "undone" in await slash(agent, sid, "/rewind undo")
         assert files_of(workdir) == after_three
     valid_on_the_wire(agent)

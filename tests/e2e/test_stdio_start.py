@@ -149,5 +149,5 @@ async def test_initialize_is_answered_without_the_agents_modules(
         os.close(release)
         os.close(released)
     loaded = set(modules_file.read_text().split())
-    assert {"bootstrap.stdio", "adapters.protocol.handshake"} <= loaded  # what answered
+    assert {"bootstrap.stdio", "adapters.acp_v1.handshake"} <= loaded  # what answered
     assert sorted(name for name in NOT_FOR_INITIALIZE if name in loaded) == []

@@ -83,7 +83,7 @@ class Follower(RecordingClient):
 
     def live(self) -> list[Any]:
         """The live updates, consecutive chunks of one message joined: an HTTP outbox may
-        merge chunks its reader has not taken yet (adapters.protocol.coalesce), so how a
+        merge chunks its reader has not taken yet (adapters.acp_v1.coalesce), so how a
         reply is cut differs between clients; what it says and its order do not."""
         joined: list[Any] = []
         for _, update in self.updates:

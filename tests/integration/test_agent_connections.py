@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from dependency_injector import providers
 
+from adapters.acp_v1.agent import AcpAgent
 from adapters.persistence.migrate import upgrade_to_head
-from adapters.protocol.agent import AcpAgent
 from adapters.protocol.connection import Connection
 from application.ports.llm import LLMClient, ModelEvent, ModelRequest, ModelResponse, TextChunk
 from bootstrap.container import Container, release

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from dependency_injector import providers
 
+from adapters.acp_v1.agent import AcpAgent
 from adapters.persistence.migrate import upgrade_to_head
-from adapters.protocol.agent import AcpAgent
 from adapters.protocol.connection import Connection
-from application.use_cases.load_session import LoadSessionRequest
+from application.sessions.load_session import LoadSessionRequest
 from bootstrap.container import Container, release
 from bootstrap.settings import Settings
 from tests.integration.test_agent_connections import (

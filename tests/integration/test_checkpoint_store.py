@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
+from adapters.persistence import tables
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from application.ports.checkpoints import StoredUndo
 from application.ports.unit_of_work import UnitOfWork
@@ -14,6 +15,7 @@ from domain.checkpoints import ABSENT, FileCheckpoint, Unrestorable, state_of
 from domain.content import TextBlock
 from domain.ids import MessageId
 from domain.message import Message, Role
+from domain.restore import UndoFile
 from domain.session import Session
 from tests.factories import SessionFactory
 from tests.fakes.ports import FakeUnitOfWork, InMemoryCheckpoints, InMemorySessionRepository
@@ -119,7 +121,11 @@ async def test_a_rewind_undo_is_kept_as_it_was_replaced_and_dropped(uow: UowFact
             interrupted=True,
         ),
     )
-    first = StoredUndo("t1", 2, "u2", cut, ((LONG_PATH, b"\xff\r\n"), ("/p/new", None)))
+    files = (
+        UndoFile(path=LONG_PATH, content=b"\xff\r\n", left=state_of(b"before")),
+        UndoFile(path="/p/new", content=None, left=state_of(b"made")),
+    )
+    first = StoredUndo("t1", 2, "u2", cut, files)
     async with uow() as u:
         assert await u.checkpoints.undo(session.id) is None
         await u.checkpoints.keep_undo(session.id, first)
@@ -136,3 +142,29 @@ async def test_a_rewind_undo_is_kept_as_it_was_replaced_and_dropped(uow: UowFact
         await u.commit()
     async with uow() as u:
         assert await u.checkpoints.undo(session.id) is None
+
+
+@pytest.mark.backends("sqlite", "postgres")
+async def test_an_undo_stored_before_the_restores_states_were_kept_reads_them_as_unknown(
+    uow: UowFactory,
+    engine,  # type: ignore[no-untyped-def]
+) -> None:
+    """Its files were `[path, base64]`: no `left`, so any change since is a conflict."""
+    session = await stored_session(uow)
+    async with engine.begin() as connection:
+        await connection.execute(
+            tables.rewind_undos.insert().values(
+                session_id=session.id,
+                token="t",
+                position=0,
+                to_message_id="u1",
+                messages=[],
+                files=[["/p/a", "YQ=="], ["/p/b", None]],
+            )
+        )
+    async with uow() as u:
+        undo = await u.checkpoints.undo(session.id)
+    assert undo is not None and undo.files == (
+        UndoFile(path="/p/a", content=b"a", left=None),
+        UndoFile(path="/p/b", content=None, left=None),
+    )

@@ -1,4 +1,5 @@
-"""Two replicas in one process, each with its own room, channels, journal and relay, over one
+"""Two replicas in one process, each with its own room, channels, journal and cluster (its
+relay, router and relayed questions, as bootstrap/containers/clients.py wires them), over one
 real database (SQLite with in-process signals, or a PostgreSQL server of the test's own
 with LISTEN/NOTIFY): a client attached on the second receives the first's updates exactly
 once, in order, with the same numbers; through lost signals, updates too big for one, and a
@@ -13,15 +14,23 @@ from typing import Any
 
 import pytest
 
+from adapters.acp_v1.rendering import V1Rendering
+from adapters.clock import SystemClock
+from adapters.cluster.questions import RelayedQuestions
+from adapters.cluster.relay import ClusterRelay
+from adapters.cluster.relaying import Relaying
+from adapters.cluster.replicas import ClusterReplicas
+from adapters.cluster.routes import RelayTerms, updates_channel
+from adapters.cluster.routing import RequestRouter, RoutingTerms
 from adapters.local_signals import LocalSignals
 from adapters.persistence.cluster_attachments import SqlAlchemyClusterAttachments
 from adapters.persistence.engine import make_engine
 from adapters.persistence.journal_store import SqlAlchemyUpdateJournalStore
 from adapters.persistence.leases import SqlAlchemyTurnLeases
 from adapters.persistence.migrate import upgrade_to_head
+from adapters.persistence.routed_requests import SqlAlchemyRoutedRequests
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.journal import JournalTerms, UpdateJournal, seq_of
-from adapters.protocol.relay import ClusterRelay, RelayTerms, updates_channel
 from application.attachments.room import Attachments
 from application.ports.cluster_signals import ClusterSignals, Unsubscribe
 from domain.events import TextDelta
@@ -75,7 +84,9 @@ class Replica:
     channels: SessionChannels
     room: Attachments
     journal: UpdateJournal
+    relaying: Relaying
     relay: ClusterRelay
+    replicas: ClusterReplicas
     signals: Lossy
     engine: Any
     clients: list[FakeClient] = field(default_factory=list)
@@ -83,7 +94,7 @@ class Replica:
     async def attach(self, session_id: str) -> FakeClient:
         """A client attaching as session/load does: followed first, then live."""
         client = FakeClient(f"{self.id}-client")
-        elsewhere = await self.channels.follow(session_id)
+        elsewhere = await self.replicas.follow(session_id)
         attaching = self.channels.begin_attach(session_id, client, elsewhere=elsewhere)
         await attaching.go_live()
         self.clients.append(client)
@@ -96,7 +107,7 @@ class Replica:
             )
 
     async def close(self) -> None:
-        await self.relay.aclose()
+        await self.replicas.aclose()
         await self.journal.aclose()
         await self.signals.close()
         await self.engine.dispose()
@@ -113,21 +124,47 @@ async def make_replica(
         return None
 
     room = Attachments(close=close, busy=lambda _: False)
-    channels = SessionChannels(room, update_log=journal)
+    channels = SessionChannels(room, V1Rendering(), update_log=journal)
     lossy = signals if isinstance(signals, Lossy) else Lossy(signals)
-    relay = ClusterRelay(
+    leases = SqlAlchemyTurnLeases(engine)
+    relaying = Relaying(
         replica_id=replica_id,
+        room=room,
         channels=channels,
         journal=journal,
         store=store,
         registry=SqlAlchemyClusterAttachments(engine, database_clock=False),
         signals=lossy,
-        leases=SqlAlchemyTurnLeases(engine),
+        leases=leases,
         now=now,
         terms=RelayTerms(lease_seconds=3.0, fill_patience=30.0),
     )
-    await relay.start()
-    return Replica(replica_id, channels, room, journal, relay, lossy, engine)
+    relay = ClusterRelay(relaying)
+    requests = SqlAlchemyRoutedRequests(engine)
+    clock = SystemClock()
+    router = RequestRouter(
+        store=requests,
+        signals=lossy,
+        leases=leases,
+        clock=clock,
+        terms=RoutingTerms(replica_id=replica_id),
+    )
+    questions = RelayedQuestions(
+        room=room, store=requests, signals=lossy, router=router, clock=clock, replica_id=replica_id
+    )
+    replicas = ClusterReplicas(
+        relay=relay, router=router, questions=questions, channels=channels, held_elsewhere=nobody
+    )
+    await replicas.start(apply=nothing_applied, poke=lambda _session_id: None)
+    return Replica(replica_id, channels, room, journal, relaying, relay, replicas, lossy, engine)
+
+
+async def nobody(session_id: str) -> bool:
+    return False
+
+
+async def nothing_applied(method: str, params: dict[str, Any]) -> Any:
+    raise AssertionError(f"nothing is routed in these tests: {method}")
 
 
 def numbered(client: FakeClient) -> list[dict[str, Any]]:
@@ -222,7 +259,7 @@ async def test_numbers_a_dead_replica_never_wrote_are_followed_when_given_again(
         await followed(dying, follower)
         await dying.stream(SESSION, [f"never written {n} " for n in range(5)])
         await until(lambda: len(numbered(there)) == 5, "the dying replica's updates followed")
-        await dying.relay.aclose()  # dead: its journal keeps them unwritten
+        await dying.replicas.aclose()  # dead: its journal keeps them unwritten
 
         await followed(successor, follower)
         await successor.stream(SESSION, ["the turn ended ", "next turn "])
@@ -251,7 +288,7 @@ async def test_a_follower_swept_while_slow_reads_what_it_was_not_sent_meanwhile(
     await followed(one, two)
     # Swept (its row and attachments gone), and dropped from r1's routes as r1's sweep does.
     await SqlAlchemyClusterAttachments(two.engine, database_clock=False).leave("r2")
-    one.relay.routes[SESSION].targets.discard("r2")
+    one.relaying.routes[SESSION].targets.discard("r2")
     await one.stream(SESSION, [f"while r2 was away {n} " for n in range(5)])
     await one.journal.flush()
 

@@ -12,14 +12,14 @@ import pytest
 from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.acp_v1.listing import plain_list_result
 from adapters.persistence import tables
 from adapters.persistence.early_postgres import EarlyPostgresPages
 from adapters.persistence.early_postgres_opening import APP_NAME, EarlyConnections, postgres_dsn
 from adapters.persistence.early_reads import NotReadableEarly
 from adapters.persistence.schema_head import SCHEMA_HEAD
 from adapters.protocol.connection import Connection
-from adapters.protocol.listing import plain_list_result
-from application.use_cases.listing import read_page
+from application.sessions.listing import read_page
 from bootstrap.early import early_answers
 from domain.ids import SessionId
 from tests.factories import T0, SessionFactory

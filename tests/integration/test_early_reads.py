@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from adapters.persistence import tables
 from adapters.persistence.early_reads import EarlySessionPages, NotReadableEarly, database_file
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
-from application.use_cases.listing import read_page
+from application.sessions.listing import read_page
 from domain.ids import SessionId
 from tests.factories import T0, SessionFactory
 
@@ -33,8 +33,8 @@ async def seed(uow_factory: Uows) -> None:
                 cwd="/p/a" if i % 3 else "/p/b",
                 title=None if i % 4 == 0 else f"Session {i}",
                 additional_directories=("/x", "/y") if i % 5 == 0 else (),
+                updated_at=T0 + timedelta(seconds=i // 2, microseconds=7),
             )
-            session.updated_at = T0 + timedelta(seconds=i // 2, microseconds=7)
             await uow.sessions.add(session)
         parent = SessionFactory(id=SessionId("parent"), cwd="/p/a")
         await uow.sessions.add(parent)

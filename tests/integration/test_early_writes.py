@@ -19,7 +19,7 @@ from adapters.persistence.fresh_schema import sqlite_statements
 from adapters.persistence.migrate import upgrade_to_head
 from adapters.persistence.sqlite_schema import STATEMENTS
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
-from application.use_cases.fresh_session import fresh_session
+from application.sessions.fresh_session import fresh_session
 from domain.client_prompt import ClientPrompt, ClientPromptMode
 from domain.config import Catalog
 from domain.ids import SessionId

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adapters.protocol.dropped_queues import queue_in
+from adapters.acp_v1.dropped_queues import queue_in
 from adapters.protocol.journal import JournalTerms, UpdateJournal
 from application.ports.update_journal import UpdateJournalStore
 from tests.fakes.journal import InMemoryJournalStore

@@ -12,10 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from adapters.persistence.leases import SqlAlchemyTurnLeases
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from application.errors import SessionBusy
-from application.runtime import TurnControl
-from application.use_cases.turn_lease import LeaseTerms, TurnLeasing
+from application.runtime.turn_control import TurnControl
+from application.sessions.turn_lease import LeaseTerms, TurnLeasing
 from tests.factories import SessionFactory
-from tests.fakes.ports import StoppedClock
+from tests.fakes.ports import FakePresence, StoppedClock
 
 # Several machines share only a PostgreSQL store (SQLite replicas share one machine's clock).
 pytestmark = [pytest.mark.integration, pytest.mark.backends("postgres")]
@@ -31,8 +31,18 @@ async def test_a_replica_whose_clock_runs_ahead_does_not_take_a_live_lease(
     leases = SqlAlchemyTurnLeases(engine, database_clock=True)
     a_clock = StoppedClock()
     b_clock = StoppedClock(a_clock.current + timedelta(seconds=45))  # 45 s ahead
-    a = TurnLeasing(leases=leases, clock=a_clock, terms=LeaseTerms(holder="a", seconds=30))
-    b = TurnLeasing(leases=leases, clock=b_clock, terms=LeaseTerms(holder="b", seconds=30))
+    a = TurnLeasing(
+        leases=leases,
+        clock=a_clock,
+        terms=LeaseTerms(holder="a", seconds=30),
+        presence=FakePresence(),
+    )
+    b = TurnLeasing(
+        leases=leases,
+        clock=b_clock,
+        terms=LeaseTerms(holder="b", seconds=30),
+        presence=FakePresence(),
+    )
     held = await a.hold(session.id, TurnControl())
     try:
         with pytest.raises(SessionBusy):
@@ -55,7 +65,9 @@ async def test_a_lease_lapses_by_the_databases_clock_whatever_its_holders_says(
     ahead = datetime.now(UTC) + timedelta(hours=1)
     # A takes a 0.3 s lease and never renews it, as a replica that died would.
     assert await leases.acquire(session.id, "a", ahead, ahead + timedelta(seconds=0.3))
-    b = TurnLeasing(leases=leases, clock=StoppedClock(), terms=LeaseTerms(holder="b"))
+    b = TurnLeasing(
+        leases=leases, clock=StoppedClock(), terms=LeaseTerms(holder="b"), presence=FakePresence()
+    )
     deadline = asyncio.get_running_loop().time() + 20
     while True:
         try:

@@ -3,34 +3,20 @@ server over stdio: the request is read into an Elicitation (form or url, with th
 it ran for), the answer goes back to the server, and its completion is passed on."""
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from adapters.mcp.servers import SdkMcpConnector, SdkMcpServers
-from application.ports.elicitation import Elicitation, ElicitationAnswer
+from application.ports.elicitation import ElicitationAnswer
 from application.ports.mcp import McpElicitations
 from domain.mcp import McpServerState
 from domain.questions import ElicitationAction
+from tests.fakes.mcp import AnsweringElicitations
 from tests.integration.test_mcp_servers import GENEROUS, stdio
 from tests.support.mcp_server import SIGN_IN_URL
 
 pytestmark = pytest.mark.integration
-
-
-@dataclass
-class Answering(McpElicitations):
-    answers: list[ElicitationAnswer]
-    asked: list[Elicitation] = field(default_factory=list)
-    completed: list[str] = field(default_factory=list)
-
-    async def ask(self, elicitation: Elicitation) -> ElicitationAnswer:
-        self.asked.append(elicitation)
-        return self.answers.pop(0)
-
-    async def complete(self, elicitation_id: str) -> None:
-        self.completed.append(elicitation_id)
 
 
 async def _ignore(state: McpServerState) -> None:
@@ -63,7 +49,7 @@ async def test_a_form_is_asked_for_the_tool_call_and_the_answer_reaches_the_serv
     accept = ElicitationAnswer(action=ElicitationAction.ACCEPT, content={"name": "Ada"})
     decline = ElicitationAnswer(action=ElicitationAction.DECLINE)
     cancel = ElicitationAnswer(action=ElicitationAction.CANCEL)
-    answering = Answering([accept, decline, cancel])
+    answering = AnsweringElicitations(accept, decline, cancel)
     servers = await open_with(answering, opened, tmp_path)
     results = [
         (await servers.call_tool("mcp__t__ask_name", {}, call_id=f"call-{i}")).text
@@ -78,7 +64,7 @@ async def test_a_form_is_asked_for_the_tool_call_and_the_answer_reaches_the_serv
 async def test_a_url_step_is_asked_and_its_completion_passed_on(
     opened: list[SdkMcpServers], tmp_path: Path
 ) -> None:
-    answering = Answering([ElicitationAnswer(action=ElicitationAction.ACCEPT)])
+    answering = AnsweringElicitations(ElicitationAnswer(action=ElicitationAction.ACCEPT))
     servers = await open_with(answering, opened, tmp_path)
     result = await servers.call_tool("mcp__t__sign_in", {}, call_id="call-9")
     assert result.text == "accept"

@@ -9,12 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from openai import AsyncOpenAI
 
-from adapters.llm.openai_chat import (
-    INVALID_ARGUMENTS,
-    PLACEHOLDER_KEY,
-    OpenAIChatClient,
-    make_openai_client,
-)
+from adapters.llm.openai_chat import PLACEHOLDER_KEY, OpenAIChatClient, make_openai_client
+from adapters.llm.openai_replies import INVALID_ARGUMENTS
 from adapters.llm.providers import Dialect
 from application.errors import (
     ContextOverflow,

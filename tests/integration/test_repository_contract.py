@@ -12,7 +12,6 @@ from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from application.errors import SessionConflict
 from application.ports.session_store import TurnRecord
 from application.ports.unit_of_work import UnitOfWork
-from application.use_cases.turn_lease import UNSAVED_REPAIR
 from domain.client_prompt import ClientPrompt, ClientPromptMode
 from domain.content import TextBlock
 from domain.ids import SessionId, ToolCallId
@@ -211,17 +210,12 @@ async def test_rewrite_history_touches_only_the_session_rewritten(uow: UowFactor
     fork = await fork_of(uow, source)
     await append(uow, fork, "d")
     # the fork's repair reaches into the shared part
-    repaired = Session(
-        id=fork.id,
-        cwd=fork.cwd,
-        created_at=fork.created_at,
-        model=fork.model,
-        version=fork.version,
-        messages=[
+    repaired = fork.with_history(
+        [
             *fork.messages[:1],
             MessageFactory(content=(TextBlock(text="B"),)),
             *fork.messages[2:],
-        ],
+        ]
     )
     async with uow() as u:
         await u.sessions.rewrite_history(repaired, 1)
@@ -229,13 +223,8 @@ async def test_rewrite_history_touches_only_the_session_rewritten(uow: UowFactor
     assert texts(await load(uow, fork.id)) == ["a", "B", "c", "d"]
     assert texts(await load(uow, source.id)) == ["a", "b", "c"]
     # and the source's repair does not leak into the fork either
-    fixed_source = Session(
-        id=source.id,
-        cwd=source.cwd,
-        created_at=source.created_at,
-        model=source.model,
-        version=source.version,
-        messages=[MessageFactory(content=(TextBlock(text="A"),)), *source.messages[1:]],
+    fixed_source = source.with_history(
+        [MessageFactory(content=(TextBlock(text="A"),)), *source.messages[1:]]
     )
     async with uow() as u:
         await u.sessions.rewrite_history(fixed_source, 0)
@@ -386,9 +375,8 @@ async def test_awkward_values_round_trip_identically(uow: UowFactory) -> None:
     at = (T0 + timedelta(microseconds=123456)).astimezone(ELSEWHERE)
     config = {"z": 1, "a": AWKWARD, "m": {"b": [1, 2.5, None, True, "\x00"]}, "\x00k": ""}
     session = SessionFactory(
-        title=f"\uffff{AWKWARD}", cwd=f"/p/{AWKWARD}", created_at=at, config=config
+        title=f"\uffff{AWKWARD}", cwd=f"/p/{AWKWARD}", created_at=at, updated_at=at, config=config
     )
-    session.updated_at = at
     await store(uow, session)
     message = MessageFactory(content=(TextBlock(text=AWKWARD),), created_at=at)
     session.add_message(message)
@@ -485,7 +473,7 @@ async def test_a_fork_of_a_copy_repaired_in_memory_holds_the_repaired_history(
     uow: UowFactory,
 ) -> None:
     # A load on replica B while the turn runs on A repairs B's copy in memory only
-    # (UNSAVED_REPAIR); A then stores more. A fork made on B holds what B showed.
+    # (kept in memory); A then stores more. A fork made on B holds what B showed.
     source = await store(uow, SessionFactory())
     for text in ("a", "b"):
         await append(uow, source, text)
@@ -493,7 +481,7 @@ async def test_a_fork_of_a_copy_repaired_in_memory_holds_the_repaired_history(
     assert stored is not None
     shown = [*stored.messages[:1], MessageFactory(content=(TextBlock(text="b, repaired"),))]
     copy = stored.with_history(shown)
-    copy.version = UNSAVED_REPAIR
+    copy.keep_in_memory()
     await append(uow, source, "c")
     fork = await fork_of(uow, copy)
     assert texts(await load(uow, fork.id)) == ["a", "b, repaired"]

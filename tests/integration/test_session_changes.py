@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from adapters.persistence.sqlite import read_only
 from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from application.errors import SessionConflict
+from application.history.saving import save, save_setting
 from application.ports.unit_of_work import UnitOfWork
-from application.use_cases.saving import save, save_setting
 from domain.content import TextBlock
 from domain.ids import SessionId
 from domain.message import Message, Role
@@ -164,6 +164,65 @@ async def test_changes_of_a_unit_not_committed_are_recorded_again(
 
     await save(uow, session)
     assert (await read(lambda: uow, session.id)).messages == (message,)
+
+
+async def test_a_title_learnt_by_a_write_not_committed_is_forgotten(
+    engine: AsyncEngine,
+) -> None:
+    uow = SqlAlchemyUnitOfWork(async_sessionmaker(engine, expire_on_commit=False))
+    server = await stored(lambda: uow, SessionFactory(title=None))
+    cli = await read(lambda: uow, server.id)
+    cli.rename("Login work", at=T0 + timedelta(days=1))
+    await save(uow, cli)
+    said(server, "Fix the login bug")
+    async with uow as u:
+        await u.sessions.save(server)
+        assert (server.title, server.version) == ("Login work", 2)  # learnt from the write
+        # no commit: rolled back
+    assert (server.title, server.version) == ("Fix the login bug", 0)
+
+    await save(uow, server)
+    assert (server.title, server.version) == ("Login work", 2)
+    assert (await read(lambda: uow, server.id)).title == "Login work"
+
+
+async def test_a_copy_kept_in_memory_conflicts_and_takes_a_setting_on_the_stored_one(
+    uow: UowFactory,
+) -> None:
+    """A load while the turn runs elsewhere repaired this copy in memory only: no stored
+    version holds its history, so a setting is applied to the stored session instead."""
+    session = await stored(uow, SessionFactory())
+    first = said(session, "a")
+    await save(uow(), session)
+    repair = MessageFactory(reply=True, content=(TextBlock(text="interrupted"),))
+    copy = (await read(uow, session.id)).with_history([first, repair])
+    copy.keep_in_memory()
+    copy.set_mode("plan", at=T0 + timedelta(days=1))
+
+    with pytest.raises(SessionConflict):
+        await save(uow(), copy)
+    assert copy.version is None and len(copy.changes) == 1  # nothing was written
+
+    await save_setting(uow(), copy, lambda s: s.set_mode("plan", at=T0 + timedelta(days=1)))
+    now = await read(uow, session.id)
+    assert (now.mode_id, now.messages) == ("plan", (first,))
+    assert (copy.version, copy.messages) == (now.version, now.messages)
+
+
+async def test_a_copy_kept_in_memory_does_not_rewrite_the_stored_history(
+    uow: UowFactory,
+) -> None:
+    session = await stored(uow, SessionFactory())
+    kept = said(session, "a")
+    await save(uow(), session)
+    repair = MessageFactory(content=(TextBlock(text="A, repaired"),))
+    copy = (await read(uow, session.id)).with_history([repair])
+    copy.keep_in_memory()
+    with pytest.raises(SessionConflict):
+        async with uow() as u:
+            await u.sessions.rewrite_history(copy, 0)
+            await u.commit()
+    assert (await read(uow, session.id)).messages == (kept,)
 
 
 async def test_reading_takes_no_write_lock(engine: AsyncEngine) -> None:

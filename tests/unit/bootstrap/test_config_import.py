@@ -6,15 +6,8 @@ from typing import Any
 
 import pytest
 
-from bootstrap.config_import import (
-    MASK,
-    ConfigImportError,
-    import_config,
-    merge,
-    provider_id,
-    read_yaml,
-    translate,
-)
+from bootstrap.config_import import MASK, ConfigImportError, import_config, merge, read_yaml
+from bootstrap.config_translation import provider_id, translate
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "reference_config"
 KEYS = ("sk-fixture-dashscope-0123456789", "sk-fixture-openai-abcdef", "ghp_fixture")

@@ -61,3 +61,39 @@ def test_modules_hidden_from_dependency_injector_can_be_imported_after() -> None
     _import_injector_without((name,))
     assert name not in sys.modules  # no None left behind to fail later imports
     assert importlib.import_module(name).__name__ == name
+
+
+EARLY_MODULES = """
+import json, sys
+from bootstrap.heavy_imports import import_early_modules
+import_early_modules(sys.argv[1], early_new=sys.argv[2] == "new")
+wanted = ["adapters.acp_v1.listing", "adapters.persistence.early_reads",
+          "adapters.acp_v1.early_new", "adapters.persistence.early_writes"]
+print(json.dumps([name for name in wanted if name in sys.modules]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("early_new", "imported"),
+    [
+        ("new", ["listing", "early_reads", "early_new", "early_writes"]),
+        ("list", ["listing", "early_reads"]),
+    ],
+)
+def test_the_early_answers_modules_are_imported_ahead_of_them(
+    early_new: str, imported: list[str]
+) -> None:
+    """What bootstrap/early.py answers with is imported on the loader's thread, so that the
+    first session/list (and, over stdio, session/new) does not import it on the event
+    loop's (a fresh interpreter: nothing imported before)."""
+    import json
+    import subprocess
+
+    found = subprocess.run(
+        [sys.executable, "-c", EARLY_MODULES, "sqlite+aiosqlite:///x.db", early_new],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert [name.rsplit(".", 1)[1] for name in json.loads(found.stdout)] == imported
