@@ -1,8 +1,11 @@
-"""Suite-wide settings: hypothesis profiles for the fuzzing tests."""
+"""Suite-wide settings: hypothesis profiles for the fuzzing tests; no process a test started
+outliving the session."""
 
 import os
 
 from hypothesis import HealthCheck, settings
+
+from tests.support import children
 
 # The normal run is bounded and reproducible (the same examples every run, so a green suite
 # stays green); `IAC_CODE_FUZZ=long` explores fresh random examples for much longer.
@@ -21,3 +24,8 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 settings.load_profile("long" if os.environ.get("IAC_CODE_FUZZ") == "long" else "default")
+
+
+def pytest_sessionfinish() -> None:
+    """However the session ends (Ctrl-C included), no process a test started outlives it."""
+    children.stop_leftovers()

@@ -15,6 +15,7 @@ from sqlalchemy.engine import make_url
 
 from tests.e2e.conftest import IAC_CODE
 from tests.e2e.test_stdio_raw import RawAgent
+from tests.support import children
 from tests.support.postgres import scratch_database
 
 pytestmark = pytest.mark.e2e
@@ -26,9 +27,8 @@ BACKSTOP = 60.0
 async def _agent(tmp_path: Path, workdir: Path, **env: str) -> AsyncIterator[tuple[RawAgent, Path]]:
     stderr = tmp_path / "stderr.log"
     with stderr.open("wb") as log:
-        process = await asyncio.create_subprocess_exec(
-            IAC_CODE,
-            "acp",
+        process = await children.start_async(
+            [IAC_CODE, "acp"],
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=log,

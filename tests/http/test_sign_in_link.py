@@ -21,6 +21,7 @@ import pytest
 from adapters.http.log_redaction import redact
 from bootstrap.sign_in_link import announcement, link_host, sign_in_link
 from tests.e2e.conftest import IAC_CODE
+from tests.support import children
 from tests.support.patience import PATIENCE
 
 TOKEN = "s3cret token/+&#=%é"  # every character a URL would misread
@@ -104,7 +105,7 @@ def server(env: dict[str, str], *, terminal: bool) -> Iterator[tuple[str, Output
     link it printed and its output so far."""
     read_end, write_end = os.openpty() if terminal else os.pipe()
     argv = [IAC_CODE, "acp", "--transport", "http", "--port", "0"]
-    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=write_end)
+    process = children.start(argv, env=env, stdout=subprocess.DEVNULL, stderr=write_end)
     os.close(write_end)
     output = Output(read_end)
     try:

@@ -14,6 +14,8 @@ from pathlib import Path
 import httpx
 
 from tests.e2e.conftest import IAC_CODE
+from tests.support import children
+from tests.support.patience import PATIENCE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,7 +57,7 @@ def server_process(
     and the process. Stopped with SIGTERM, as a container is."""
     port = argv[argv.index("--port") + 1]
     with log.open("wb") as stderr:
-        process = subprocess.Popen(
+        process = children.start(
             [IAC_CODE, *argv], env=env, stdout=subprocess.DEVNULL, stderr=stderr
         )
     base = f"http://127.0.0.1:{port}"
@@ -65,7 +67,7 @@ def server_process(
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
-            process.wait(15)
+            process.wait(PATIENCE)
 
 
 def run_walkthrough(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from adapters.presence import STALE_AFTER, LockFilePresence
+from tests.support import children
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +33,7 @@ def eventually(condition: Callable[[], bool], bound: float = 30.0) -> None:
 
 @pytest.fixture
 def running(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
-    with subprocess.Popen(
+    with children.start(
         [sys.executable, "-c", HOLD, str(tmp_path / "replicas"), "replica-a"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -30,6 +30,7 @@ from deploy.nginx_conf import render
 from tests.e2e.conftest import IAC_CODE
 from tests.http.container import compose
 from tests.http.walkthrough import free_port
+from tests.support import children
 
 ROOT = Path(__file__).resolve().parents[2]
 ENSURE_NGINX = ROOT / "scripts" / "ensure-nginx"
@@ -125,7 +126,8 @@ def start_nginx(binary: str, prefix: Path, replicas: list[Upstream], workers: in
     checked = subprocess.run([*argv, "-t"], capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stderr
     with (prefix / "logs" / "stderr.log").open("wb") as stderr:
-        process = subprocess.Popen([*argv, "-g", "daemon off;"], stderr=stderr)
+        # SIGTERM when the session dies: the master then takes its workers down with it.
+        process = children.start([*argv, "-g", "daemon off;"], signal.SIGTERM, stderr=stderr)
     nginx = Nginx(process, port, prefix)
     _wait_until(
         lambda: _answers(f"{nginx.url}/healthz"),
@@ -207,7 +209,7 @@ def start_replica(
     log = home / "stderr.log"
     env = replica_env(replica_id, home, database_url, token, extra)
     with log.open("wb") as stderr:
-        process = subprocess.Popen(
+        process = children.start(
             [IAC_CODE, *replica_command("127.0.0.1", port)],
             env=env,
             cwd=home,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tests.e2e.conftest import IAC_CODE
 from tests.http.walkthrough import free_port, wait_until_healthy
+from tests.support import children
 
 TOKEN = "browser-token-0123456789"
 
@@ -32,7 +33,7 @@ class Server:
 
     def start(self) -> None:
         with self.log.open("ab") as stderr:
-            self.process = subprocess.Popen(
+            self.process = children.start(
                 [IAC_CODE, "acp", "--transport", "http", "--port", str(self.port)],
                 env=self.env,
                 stdout=subprocess.DEVNULL,

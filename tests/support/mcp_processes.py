@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support import children
+
 ROOT = str(Path(__file__).resolve().parents[2])
 SERVER = ("-m", "tests.support.mcp_server")
 
@@ -16,7 +18,7 @@ class McpServerProcesses:
 
     def start(self, transport: str, *options: str) -> str:
         """Start one; its URL, once it listens."""
-        process = subprocess.Popen(
+        process = children.start(
             [sys.executable, *SERVER, "--transport", transport, *options],
             cwd=ROOT,
             stdout=subprocess.PIPE,

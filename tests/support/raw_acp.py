@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.support import children
 from tests.support.patience import PATIENCE
 from tests.support.schema_file import SchemaFileValidator, Which
 from tests.support.wire_validator import AGENT, CLIENT
@@ -78,9 +79,8 @@ class RawClient:
 async def raw_client(
     env: dict[str, str], workdir: Path, which: Which = "stable"
 ) -> AsyncIterator[RawClient]:
-    process = await asyncio.create_subprocess_exec(
-        IAC_CODE,
-        "acp",
+    process = await children.start_async(
+        [IAC_CODE, "acp"],
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,

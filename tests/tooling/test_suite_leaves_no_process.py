@@ -1,0 +1,82 @@
+"""Finding 8 of issue #42: an aborted run left an `iac-code acp --transport http` test
+server running with no parent. Every child a test starts through tests/support/children.py
+dies with the session, however the session ends: here a real pytest run whose test starts
+a real server is killed (SIGKILL: no Python code runs any more) or interrupted (SIGINT, as
+Ctrl-C), and the server must be gone after."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import IAC_CODE
+from tests.support.patience import PATIENCE
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The inner run's only test: a server started as the suite starts them, then a wait for
+# the outer test to end the run. Its pid goes to a file for the outer test to watch.
+INNER_TEST = f"""
+import os, subprocess, time
+from pathlib import Path
+
+from tests.support import children
+
+
+def test_serves_until_the_run_is_ended(tmp_path):
+    server = children.start(
+        [{IAC_CODE!r}, "acp", "--transport", "http", "--port", "0"],
+        env={{**os.environ, "IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_PROVIDER": "demo"}},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    Path(os.environ["SERVER_PID_FILE"]).write_text(str(server.pid))
+    time.sleep(3600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for init to reap it is gone for our purpose)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z"
+
+
+def _until(condition: object, what: str) -> None:
+    deadline = time.monotonic() + PATIENCE
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("ending", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_finding_8_a_server_a_test_started_dies_with_the_run(
+    tmp_path: Path, ending: signal.Signals
+) -> None:
+    (tmp_path / "test_inner.py").write_text(INNER_TEST)
+    pid_file = tmp_path / "server.pid"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SERVER_PID_FILE": str(pid_file)}
+    inner = ["-p", "no:xdist", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)]
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", *inner, "-c", os.devnull, str(pid_file.parent)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _until(lambda: pid_file.exists() and pid_file.read_text(), "the inner test never ran")
+        server = int(pid_file.read_text())
+        assert _alive(server)
+        run.send_signal(ending)
+        run.wait(PATIENCE)
+        _until(lambda: not _alive(server), f"the server ({server}) outlived the run")
+    finally:
+        run.kill()
+        run.wait()
