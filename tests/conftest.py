@@ -1,11 +1,12 @@
-"""Suite-wide settings: hypothesis profiles for the fuzzing tests; no process a test started
-outliving the session."""
+"""Suite-wide settings: hypothesis profiles for the fuzzing tests; a failure reported even
+when pytest cannot format it; no process a test started outliving the session."""
 
 import os
 
 from hypothesis import HealthCheck, settings
 
 from tests.support import children
+from tests.support.failure_reports import pytest_runtest_makereport  # noqa: F401  (a hook)
 
 # The normal run is bounded and reproducible (the same examples every run, so a green suite
 # stays green); `IAC_CODE_FUZZ=long` explores fresh random examples for much longer.
