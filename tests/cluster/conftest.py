@@ -24,13 +24,17 @@ def nginx() -> str:
 
 def database_kind() -> str:
     """IAC_CODE_CLUSTER_DATABASE (sqlite or postgres) if set; else PostgreSQL when the tests
-    have one (IAC_CODE_TEST_POSTGRES_URL) and the product its driver, else one SQLite file."""
+    have one (tests/support/postgres.py) and the product its driver, else one SQLite file."""
     chosen = os.environ.get("IAC_CODE_CLUSTER_DATABASE", "").strip()
     if chosen:
         assert chosen in ("sqlite", "postgres"), f"IAC_CODE_CLUSTER_DATABASE={chosen!r}"
         return chosen
     has_driver = importlib.util.find_spec("asyncpg") is not None
-    return "postgres" if os.environ.get("IAC_CODE_TEST_POSTGRES_URL") and has_driver else "sqlite"
+    if not has_driver:
+        return "sqlite"
+    from tests.support.postgres import configured_url  # imports the driver
+
+    return "postgres" if configured_url() else "sqlite"
 
 
 @pytest.fixture
@@ -39,8 +43,10 @@ def database_url(tmp_path: Path) -> Iterator[str]:
     if database_kind() == "sqlite":
         yield sqlite_url(tmp_path)
         return
-    admin_url = os.environ.get("IAC_CODE_TEST_POSTGRES_URL", "")
-    assert admin_url, "IAC_CODE_CLUSTER_DATABASE=postgres needs IAC_CODE_TEST_POSTGRES_URL"
+    from tests.support.postgres import configured_url, skip_reason
+
+    admin_url = configured_url()
+    assert admin_url, f"IAC_CODE_CLUSTER_DATABASE=postgres needs PostgreSQL: {skip_reason()}"
     with postgres_database(admin_url) as url:
         yield url
 

@@ -1,9 +1,11 @@
-"""PostgreSQL for the tests: the server is named by IAC_CODE_TEST_POSTGRES_URL; each run (or
-test) works in a database of its own, created here with a unique name and dropped after, so
-parallel runs on one server never meet. Unset: the PostgreSQL tests are skipped, saying so.
-Set but unreachable: they fail, loudly (CI must never skip them silently)."""
+"""PostgreSQL for the tests: the server named by IAC_CODE_TEST_POSTGRES_URL, else the local
+one (LOCAL) when it answers; each run (or test) works in a database of its own, created here
+with a unique name and dropped after, so parallel runs on one server never meet. Unset and
+no local server: the PostgreSQL tests are skipped, saying which URL was tried and how to
+name another. Set but unreachable: they fail, loudly (CI must never skip them silently)."""
 
 import asyncio
+import functools
 import os
 import secrets
 from collections.abc import Coroutine, Iterator
@@ -18,22 +20,46 @@ from sqlalchemy.engine import make_url
 from adapters.persistence import tables
 
 ENV = "IAC_CODE_TEST_POSTGRES_URL"
-SKIP_REASON = (
-    f"set {ENV} (e.g. postgresql+asyncpg://postgres@127.0.0.1:5432/test) "
-    "to run the PostgreSQL tests"
-)
+# The server every machine of this project runs (trust auth, a role allowed to create
+# databases): the default, so a plain `make test` runs the PostgreSQL tests.
+LOCAL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 
 
 class PostgresUnreachable(Exception):
     pass
 
 
-def server_url() -> str:
-    """The server's URL; skips the calling test when none is configured."""
+def configured_url() -> str | None:
+    """IAC_CODE_TEST_POSTGRES_URL if set, else LOCAL if it answers, else None."""
     url = os.environ.get(ENV, "").strip()
-    if not url:
-        pytest.skip(SKIP_REASON)
+    if url:
+        return url
+    return LOCAL if _local_answers() else None
+
+
+def server_url() -> str:
+    """The server's URL; skips the calling test, saying why, when there is none."""
+    url = configured_url()
+    if url is None:
+        pytest.skip(skip_reason())
     return url
+
+
+def skip_reason() -> str:
+    return (
+        f"no PostgreSQL answered at {LOCAL}; start one there, or set {ENV} to another "
+        "server's URL, to run the PostgreSQL tests"
+    )
+
+
+@functools.cache
+def _local_answers() -> bool:
+    """Asked once per test process: one connection, ten seconds at most."""
+    try:
+        _run(_execute(LOCAL, "SELECT 1"))
+    except PostgresUnreachable:
+        return False
+    return True
 
 
 def _run(work: Coroutine[Any, Any, Any]) -> Any:
