@@ -22,6 +22,7 @@ from acp.schema import (
     RequestPermissionResponse,
 )
 
+from tests.support.patience import PATIENCE
 from tests.support.scripted_anthropic import ScriptedAnthropic
 from tests.support.wire_validator import AGENT, CLIENT, WireValidator
 
@@ -179,7 +180,7 @@ def anthropic_env(server: ScriptedAnthropic, **extra: str) -> dict[str, str]:
     }
 
 
-async def until(condition: Callable[[], bool], agent: Agent, bound: float = 60) -> None:
+async def until(condition: Callable[[], bool], agent: Agent, bound: float = PATIENCE) -> None:
     """Poll a condition the client records (the SDK offers no event for an update)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + bound

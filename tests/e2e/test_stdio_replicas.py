@@ -13,6 +13,7 @@ import pytest
 from acp import RequestError, text_block
 
 from tests.e2e.conftest import Agent, RecordingClient, Spawn, anthropic_env, until
+from tests.support.patience import PATIENCE
 from tests.support.scripted_anthropic import (
     HANG,
     ScriptedAnthropic,
@@ -64,7 +65,7 @@ async def test_a_prompt_elsewhere_is_busy_and_a_cancel_elsewhere_stops_it(
             await b.conn.prompt(session_id=sid, prompt=[text_block("me too")])
         assert busy.value.code == BUSY
         await b.conn.cancel(session_id=sid)  # the turn runs in A: B asks through its lease
-        result = await asyncio.wait_for(running, 30)
+        result = await asyncio.wait_for(running, PATIENCE)
         assert result.stop_reason == "cancelled"
         await asyncio.to_thread(server.wait_for_disconnect)  # A really dropped the stream
         # B, which resumed the session before A's turn stored anything, takes the next turn
@@ -114,7 +115,7 @@ async def die_mid_turn(spawn: Spawn, workdir: Path, env: dict[str, str]) -> str:
         cut = asyncio.create_task(a.conn.prompt(session_id=sid, prompt=[text_block("write")]))
         await until(lambda: bool(a.client.permission_requests), a)
         a.kill()
-        await asyncio.wait_for(a.process.wait(), 30)
+        await asyncio.wait_for(a.process.wait(), PATIENCE)
         cut.cancel()  # unanswered: its server is gone
         await asyncio.gather(cut, return_exceptions=True)
     return sid
@@ -205,7 +206,7 @@ async def test_a_turn_cut_while_the_model_streamed_goes_on_elsewhere(
         cut = asyncio.create_task(a.conn.prompt(session_id=sid, prompt=[text_block("lost?")]))
         await asyncio.to_thread(server.wait_for_hang)
         a.kill()
-        await asyncio.wait_for(a.process.wait(), 30)
+        await asyncio.wait_for(a.process.wait(), PATIENCE)
         cut.cancel()
         await asyncio.gather(cut, return_exceptions=True)
     async with spawn(replica(server, "replica-b")) as b:

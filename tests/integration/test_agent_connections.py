@@ -20,6 +20,7 @@ from bootstrap.settings import Settings
 from domain.content import TextBlock
 from domain.stop_reason import ModelStop
 from domain.usage import Usage
+from tests.support.patience import PATIENCE
 
 pytestmark = pytest.mark.integration
 
@@ -68,7 +69,7 @@ class Peer:
         return future
 
     async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        return await asyncio.wait_for(await self.start(method, params), 5)
+        return await asyncio.wait_for(await self.start(method, params), PATIENCE)
 
     def updates(self) -> list[dict[str, Any]]:
         return [m["params"]["update"] for m in self.sent if m.get("method") == "session/update"]
@@ -116,7 +117,7 @@ async def test_finding_11_a_connection_must_attach_before_it_acts(world) -> None
     assert b.updates() == []  # b never saw a's session
 
     llm.gate.set()
-    answer = await asyncio.wait_for(running, 5)
+    answer = await asyncio.wait_for(running, PATIENCE)
     assert answer["result"]["stopReason"] == "end_turn"
     assert [
         u["content"]["text"] for u in a.updates() if u["sessionUpdate"] == "agent_message_chunk"
@@ -149,7 +150,7 @@ async def test_a_second_client_attaches_mid_turn_and_follows_it(world) -> None: 
     a_before = len(a.updates())
 
     llm.gate.set()
-    answer = await asyncio.wait_for(running, 5)
+    answer = await asyncio.wait_for(running, PATIENCE)
     assert answer["result"]["stopReason"] == "end_turn"
     # b: the completed history, then live from its attach: the rest of the reply, once.
     b_chunks = [
@@ -194,7 +195,7 @@ async def test_an_observer_cancels_and_a_busy_prompt_is_refused(world) -> None: 
     await b.connection.receive(
         json.dumps({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}})
     )
-    assert (await asyncio.wait_for(running, 5))["result"]["stopReason"] == "cancelled"
+    assert (await asyncio.wait_for(running, PATIENCE))["result"]["stopReason"] == "cancelled"
     await a.connection.close()
     await b.connection.close()
 
@@ -210,7 +211,7 @@ async def test_close_detaches_and_only_the_last_close_ends_the_turn(world) -> No
     assert container.registry().is_busy(sid)  # b still follows it
     assert container.room().controller_of(sid) is b.connection  # and controls it now
     assert (await b.call("session/close", {"sessionId": sid}))["result"] == {}
-    assert (await asyncio.wait_for(running, 5))["result"]["stopReason"] == "cancelled"
+    assert (await asyncio.wait_for(running, PATIENCE))["result"]["stopReason"] == "cancelled"
     assert container.registry().find(sid) is None
     await a.connection.close()
     await b.connection.close()
@@ -259,7 +260,7 @@ async def test_a_prompt_cannot_slip_into_a_closing_session(world) -> None:  # ty
     await closing_turn.finished.wait()  # the turn is over, close has not resumed yet
     late = await a.call("session/prompt", prompt(sid, "sneaking in"))
     assert late["error"]["code"] == -32602
-    await asyncio.wait_for(closing, 5)
+    await asyncio.wait_for(closing, PATIENCE)
     assert (await running)["result"]["stopReason"] == "cancelled"
     assert registry.find(sid) is None
     await a.connection.close()
@@ -277,7 +278,7 @@ async def test_a_dropped_connection_detaches_and_its_turn_goes_on(world) -> None
     loaded = await b.call("session/load", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []})
     assert loaded["result"]["_meta"]["iac_code"]["role"] == "controller"  # the only one left
     llm.gate.set()
-    await asyncio.wait_for(turn.finished.wait(), 5)
+    await asyncio.wait_for(turn.finished.wait(), PATIENCE)
     assert not running.done()  # a's answer had nowhere to go
     chunks = [
         u["content"]["text"] for u in b.updates() if u["sessionUpdate"] == "agent_message_chunk"
@@ -342,7 +343,7 @@ async def test_a_turn_left_alone_is_cancelled_when_the_detached_timeout_passes(w
     await a.connection.close()
     assert timers.live() == [42.0] and not turn.finished.is_set()
     timers.fire()
-    await asyncio.wait_for(turn.finished.wait(), 5)
+    await asyncio.wait_for(turn.finished.wait(), PATIENCE)
     for _ in range(100):  # the close that cancelled the turn drops it right after
         if container.registry().find(sid) is None:
             break
@@ -364,7 +365,7 @@ async def test_a_client_coming_back_in_time_stops_the_clock(world) -> None:  # t
     timers.fire()  # nothing armed: nothing happens
     llm.gate.set()
     turn = container.registry().find(sid).turn
-    await asyncio.wait_for(turn.finished.wait(), 5)
+    await asyncio.wait_for(turn.finished.wait(), PATIENCE)
     assert not running.done()
     assert [
         u["content"]["text"] for u in b.updates() if u["sessionUpdate"] == "agent_message_chunk"
@@ -393,7 +394,7 @@ async def test_a_restored_connection_is_attached_without_a_replay(world) -> None
     assert first["params"]["update"] == {"sessionUpdate": "session_info_update"}
     assert first["params"]["_meta"]["iac_code"]["turn"] == {"state": "running"}
     llm.gate.set()
-    await asyncio.wait_for(running, 5)
+    await asyncio.wait_for(running, PATIENCE)
     assert [
         u["content"]["text"] for u in b.updates() if u["sessionUpdate"] == "agent_message_chunk"
     ] == ["done"]

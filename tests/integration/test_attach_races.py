@@ -24,6 +24,7 @@ from tests.integration.test_agent_connections import (
     prompt,
     timed_agent,
 )
+from tests.support.patience import PATIENCE
 
 pytestmark = pytest.mark.integration
 
@@ -78,11 +79,11 @@ async def test_a_load_finishing_after_its_connection_closed_leaves_nothing_attac
     a, b = Peer(agent), Peer(agent)
     sid = (await a.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
     await b.start("session/load", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []})
-    await asyncio.wait_for(agent.entered.wait(), 5)
+    await asyncio.wait_for(agent.entered.wait(), PATIENCE)
     closing = asyncio.ensure_future(b.connection.close())  # b goes away mid-load
-    await asyncio.wait_for(agent.closed.wait(), 5)
+    await asyncio.wait_for(agent.closed.wait(), PATIENCE)
     agent.gate.set()  # the load goes on and attaches b
-    await asyncio.wait_for(closing, 5)
+    await asyncio.wait_for(closing, PATIENCE)
     room = container.room()
     assert room.peers_of(sid) == [a.connection]
     # So when a leaves too, nobody is attached and the idle session is closed.
@@ -114,15 +115,15 @@ async def test_a_prompt_on_a_session_left_alone_is_not_cancelled_by_the_old_cloc
     await a.connection.close()
     assert timers.live() == [42.0]
     llm.gate.set()
-    await asyncio.wait_for(turn.finished.wait(), 5)
+    await asyncio.wait_for(turn.finished.wait(), PATIENCE)
     llm.gate.clear()
     llm.streaming.clear()
     second = await c.start("session/prompt", prompt(sid, "my turn"))
-    await asyncio.wait_for(llm.streaming.wait(), 5)
+    await asyncio.wait_for(llm.streaming.wait(), PATIENCE)
     timers.fire()  # a's deadline passes while c's turn runs
     await asyncio.gather(*container.room()._detached._tasks)  # what the deadline does, done
     llm.gate.set()
-    answer = await asyncio.wait_for(second, 5)
+    answer = await asyncio.wait_for(second, PATIENCE)
     assert answer["result"]["stopReason"] == "end_turn"
     # c adopted the session: it saw its turn, and controls the session now.
     assert [
@@ -156,14 +157,14 @@ async def test_a_load_under_way_when_the_detached_deadline_passes_gets_a_usable_
     turn = container.registry().find(sid).turn
     await a.connection.close()
     loading = await b.start("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
-    await asyncio.wait_for(agent.entered.wait(), 5)
+    await asyncio.wait_for(agent.entered.wait(), PATIENCE)
     timers.fire()
     await asyncio.gather(*container.room()._detached._tasks)  # the deadline's close, done
     agent.gate.set()
-    loaded = await asyncio.wait_for(loading, 5)
+    loaded = await asyncio.wait_for(loading, PATIENCE)
     assert loaded["result"]["_meta"]["iac_code"]["role"] == "controller"
     llm.gate.set()
-    await asyncio.wait_for(turn.finished.wait(), 5)
+    await asyncio.wait_for(turn.finished.wait(), PATIENCE)
     answer = await b.call("session/prompt", prompt(sid, "still there?"))
     assert answer.get("result", {}).get("stopReason") == "end_turn", answer
     await b.connection.close()
@@ -181,10 +182,10 @@ async def test_a_load_under_way_when_the_last_client_leaves_gets_a_usable_sessio
     cwd = str(tmp_path)
     sid = (await a.call("session/new", {"cwd": cwd, "mcpServers": []}))["result"]["sessionId"]
     loading = await b.start("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
-    await asyncio.wait_for(agent.entered.wait(), 5)
+    await asyncio.wait_for(agent.entered.wait(), PATIENCE)
     await a.connection.close()
     agent.gate.set()
-    loaded = await asyncio.wait_for(loading, 5)
+    loaded = await asyncio.wait_for(loading, PATIENCE)
     assert loaded["result"]["_meta"]["iac_code"]["role"] == "controller"
     answer = await b.call("session/prompt", prompt(sid, "/help"))
     assert "result" in answer, answer
@@ -201,10 +202,10 @@ async def test_a_load_under_way_when_the_last_client_closes_the_session_gets_it_
     cwd = str(tmp_path)
     sid = (await a.call("session/new", {"cwd": cwd, "mcpServers": []}))["result"]["sessionId"]
     loading = await b.start("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
-    await asyncio.wait_for(agent.entered.wait(), 5)
+    await asyncio.wait_for(agent.entered.wait(), PATIENCE)
     assert (await a.call("session/close", {"sessionId": sid}))["result"] == {}
     agent.gate.set()
-    assert "result" in await asyncio.wait_for(loading, 5)
+    assert "result" in await asyncio.wait_for(loading, PATIENCE)
     answer = await b.call("session/prompt", prompt(sid, "/help"))
     assert "result" in answer, answer
     assert (await b.call("session/close", {"sessionId": sid}))["result"] == {}
