@@ -11,7 +11,9 @@ from starlette.exceptions import HTTPException
 from adapters.http.access_log import AccessLog
 from adapters.http.config import HttpConfig
 from adapters.http.errors import (
+    ClientGone,
     HttpError,
+    answer_client_gone,
     answer_http_error,
     answer_routing_error,
     answer_unexpected,
@@ -61,6 +63,7 @@ def create_app(
     )
     app.state.registry = registry
     app.add_exception_handler(HttpError, answer_http_error)
+    app.add_exception_handler(ClientGone, answer_client_gone)
     app.add_exception_handler(HTTPException, answer_routing_error)
     app.add_exception_handler(Exception, answer_unexpected)
     app.include_router(acp_router(registry, config))

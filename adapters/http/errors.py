@@ -2,11 +2,14 @@
 `{"error": "<what went wrong>"}`, or, for a body that is not one JSON-RPC object, the
 JSON-RPC error response itself (its `error` is the JSON-RPC error object)."""
 
+import logging
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
+
+log = logging.getLogger(__name__)
 
 ROUTES = "/acp (POST, GET, DELETE), /healthz and /readyz (GET)"
 
@@ -25,6 +28,20 @@ class HttpError(Exception):
         self.message = message
         self.headers = headers or {}
         self.body = body if body is not None else {"error": message}
+
+
+class ClientGone(Exception):
+    """The client closed its connection before its request had been read: nobody is left to
+    answer, and nothing went wrong on the server's side."""
+
+
+# nginx's status for it: the access log shows the request ended by its client, not a 500.
+CLIENT_CLOSED_REQUEST = 499
+
+
+async def answer_client_gone(request: Request, exc: Exception) -> Response:
+    log.info("the client closed its connection during %s %s", request.method, request.url.path)
+    return Response(status_code=CLIENT_CLOSED_REQUEST)
 
 
 async def answer_http_error(request: Request, exc: Exception) -> JSONResponse:

@@ -3,9 +3,9 @@
 import asyncio
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
-from adapters.http.errors import HttpError
+from adapters.http.errors import ClientGone, HttpError
 from adapters.protocol.jsonrpc import (
     INVALID_REQUEST,
     Malformed,
@@ -39,6 +39,8 @@ async def read_body(request: Request, limit: int, seconds: float) -> bytes:
                 if size > limit:
                     raise _too_large(limit)
                 chunks.append(chunk)
+    except ClientDisconnect:  # it reset or closed its connection with the body unsent
+        raise ClientGone from None
     except TimeoutError:
         raise HttpError(
             408,

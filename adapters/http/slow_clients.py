@@ -20,11 +20,14 @@ an idle keep-alive connection expiring close at once (nothing is unread there).
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+log = logging.getLogger(__name__)
 
 
 def timeout_response(seconds: float) -> bytes:
@@ -62,8 +65,13 @@ class LingeringClose(asyncio.Transport):
         if self._at_once or not self.real.can_write_eof():
             self.real.close()
             return
+        try:
+            self.real.write_eof()  # after what is buffered: the client reads the answer, then EOF
+        except OSError as exc:  # the client reset the connection already: nothing to linger for
+            log.debug("closing a connection its client already reset: %s", exc)
+            self.real.close()
+            return
         self.lingering = True
-        self.real.write_eof()  # after what is buffered: the client reads the answer, then EOF
         self.real.resume_reading()  # uvicorn may have paused it: the kernel's buffer must drain
         self._timer = self._loop.call_later(LINGER_SECONDS, self.real.close)
 
