@@ -32,6 +32,19 @@ async def _current_text(workspace: Workspace, path: str) -> str | None:
     return text
 
 
+async def _text_replaced(workspace: Workspace, path: str) -> str | None:
+    """What write_file replaces; None when it creates the file. A file missing on disk is
+    not asked of the editor: it would answer a read of a file that does not exist yet with
+    an error, and show it to the user as one (an unsaved buffer there is overwritten anyway:
+    only the diff shown would differ)."""
+    kind = await workspace.kind(path)
+    if kind is PathKind.DIRECTORY:
+        raise ToolInputError(f"{path} is a directory.")
+    if kind is PathKind.MISSING:
+        return None
+    return await _current_text(workspace, path)
+
+
 def _lines_asked(arguments: Mapping[str, object]) -> tuple[int, int | None]:
     start = max(1, int_arg(arguments, "start_line") or 1)
     end = int_arg(arguments, "end_line")
@@ -128,9 +141,7 @@ class WriteFile(Tool):
         located = target(arguments, context)
         content = text_arg(arguments, "content", allow_empty=True) or ""
         workspace = workspace_of(context)
-        if await workspace.kind(str(located.path)) is PathKind.DIRECTORY:
-            raise ToolInputError(f"{located.path} is a directory.")
-        old = await _current_text(workspace, str(located.path))
+        old = await _text_replaced(workspace, str(located.path))
         return ToolPlan(
             locations=(str(located.path),),
             outside_cwd=located.outside,
@@ -143,7 +154,7 @@ class WriteFile(Tool):
         path = target(arguments, context).path
         content = text_arg(arguments, "content", allow_empty=True) or ""
         workspace = workspace_of(context)
-        old = await _current_text(workspace, str(path))
+        old = await _text_replaced(workspace, str(path))
         await workspace.write_text(str(path), content)
         verb = "Created" if old is None else "Wrote"
         return ToolResult(

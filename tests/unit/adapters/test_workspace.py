@@ -13,7 +13,7 @@ import pytest
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import RpcError
 from adapters.tools.base import ToolInputError
-from adapters.tools.files import EditFile
+from adapters.tools.files import EditFile, WriteFile
 from adapters.workspace.client import AcpWorkspaces
 from adapters.workspace.local import LocalWorkspace
 from application.attachments.room import Attachments
@@ -306,3 +306,27 @@ async def test_an_editors_never_saved_buffer_can_be_edited(tmp_path: Path) -> No
     # Without a buffer either, it does not exist.
     with pytest.raises(ToolInputError, match="does not exist"):
         await EditFile().plan({**arguments, "path": str(tmp_path / "gone.py")}, context)
+
+
+async def test_finding_9_creating_a_file_does_not_ask_the_editor_to_read_it(
+    tmp_path: Path,
+) -> None:
+    """Issue #42, finding 9: `acpx exec "create …"` showed "[error] RUNTIME: Internal error"
+    twice per file created, the editor answering with an error the reads of a file that did
+    not exist yet (for the plan, and again after the permission). write_file asks only about
+    files that exist."""
+    workspace, scripted = editor(tmp_path)
+    scripted.fail.add("fs/read_text_file")  # as acpx: an error for a missing file
+    context = ToolContext(cwd=str(tmp_path), model="m", session_id=SID, workspace=workspace)
+    arguments = {"path": str(tmp_path / "new.txt"), "content": "hello\n"}
+    plan = await WriteFile().plan(arguments, context)
+    done = await WriteFile().run(arguments, context, quiet)
+    assert plan.preview[0] == DiffOutput(path=arguments["path"], old_text=None, new_text="hello\n")
+    assert done.raw_output == {"path": arguments["path"], "bytes": 6, "created": True}
+    assert scripted.methods() == ["fs/write_text_file"]
+    # A file that exists is still read as the editor shows it.
+    (tmp_path / "old.txt").write_text("on disk\n")
+    scripted.buffers[str(tmp_path / "old.txt")] = "unsaved\n"
+    scripted.fail.clear()
+    plan = await WriteFile().plan({**arguments, "path": str(tmp_path / "old.txt")}, context)
+    assert plan.preview[0].old_text == "unsaved\n"  # type: ignore[union-attr]
