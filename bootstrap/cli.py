@@ -33,7 +33,10 @@ def _parser(arguments: list[str] | None = None) -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", help="look at and import stored sessions")
     session_commands = sessions.add_subparsers(dest="sessions_command", required=True)
     listing = session_commands.add_parser("list", help="stored sessions, newest first")
-    listing.add_argument("--cwd", help="only sessions of exactly this directory")
+    listing.add_argument(
+        "--cwd", help="only sessions of exactly this directory (relative: to the current one)"
+    )
+    listing.add_argument("--json", action="store_true", help="print JSON")
     show = session_commands.add_parser(
         "show", help="one session: tokens and cost per turn and in total, and its conversation"
     )
@@ -42,6 +45,10 @@ def _parser(arguments: list[str] | None = None) -> argparse.ArgumentParser:
     rename = session_commands.add_parser("rename", help="give a session another title")
     rename.add_argument("session_id")
     rename.add_argument("title")
+    delete = session_commands.add_parser(
+        "delete", help="delete a session and its history (as an editor's session/delete does)"
+    )
+    delete.add_argument("session_id")
     importing = session_commands.add_parser(
         "import", help="import the reference system's flat-file sessions"
     )
@@ -88,6 +95,13 @@ def _sign_in_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentPars
     )
 
 
+class _OptionDefaults(argparse.ArgumentDefaultsHelpFormatter):
+    """Each option's default in its help; not the `login` word's (no "(default: None)")."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        return super()._get_help_string(action) if action.option_strings else action.help
+
+
 def _acp_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     acp = commands.add_parser(
         "acp",
@@ -96,7 +110,7 @@ def _acp_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]")
         "starts the agent, or over the network, where one address serves HTTP + SSE and "
         "WebSocket (GET /acp with Upgrade: websocket). Settings: IAC_CODE_* variables "
         "(README.md); a token for the network: IACCODE_ACP_HTTP_TOKEN.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_OptionDefaults,
     )
     acp.add_argument(
         "--transport",
@@ -115,8 +129,14 @@ def _acp_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]")
         "--port", type=int, default=8765, help="the TCP port --transport http listens on"
     )
     # An editor's terminal sign-in appends `login` to the command it starts the agent with.
-    actions = acp.add_subparsers(dest="action", metavar="[login]")
-    actions.add_parser("login", help="sign in as `iac-code login` does, instead of serving")
+    # A positional, not a sub-command: the usage then reads `[login]`, not `[login] ...`.
+    acp.add_argument(
+        "action",
+        nargs="?",
+        choices=["login"],
+        metavar="login",
+        help="sign in as `iac-code login` does, instead of serving",
+    )
 
 
 def _config_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -196,14 +216,16 @@ def _sessions(args: argparse.Namespace, settings: "Settings") -> int:
     out = sys.stdout
     match args.sessions_command:
         case "list":
-            cwd = str(Path(args.cwd).resolve()) if args.cwd else None
-            return cli.run(settings, lambda c: cli.list_sessions(c, cwd, out))
+            cwds = cli.directories_named(args.cwd) if args.cwd else None
+            return cli.run(settings, lambda c: cli.list_sessions(c, cwds, args.json, out))
         case "show":
             return cli.run(settings, lambda c: cli.show_session(c, args.session_id, args.json, out))
         case "rename":
             return cli.run(
                 settings, lambda c: cli.rename_session(c, args.session_id, args.title, out)
             )
+        case "delete":
+            return cli.run(settings, lambda c: cli.delete_session(c, args.session_id, out))
     source = args.source.expanduser()
     problem = cli.not_a_source(source)
     if problem is not None:  # before the database: nothing to import, nothing created

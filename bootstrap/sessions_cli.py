@@ -1,7 +1,9 @@
-"""`iac-code sessions list|show|rename|import`: the session store for a person at a terminal."""
+"""`iac-code sessions list|show|rename|delete|import`: the session store, for a person at a
+terminal."""
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -9,6 +11,7 @@ from typing import Any, TextIO
 
 from adapters.legacy.flat_files import FlatFileSessions
 from application.errors import SessionNotFound
+from application.ports.session_listing import SessionSummary
 from application.sessions.import_sessions import ImportSessions
 from application.sessions.load_session import replay_events
 from bootstrap.container import Container, migrated_container, release
@@ -34,11 +37,37 @@ def table(rows: list[list[str]], out: TextIO) -> None:
         out.write("\n")
 
 
-async def list_sessions(container: Container, cwd: str | None, out: TextIO) -> int:
-    rows = [["ID", "UPDATED (UTC)", "MESSAGES", "TITLE", "CWD"]]
-    cursor = None
-    while True:
-        page = await container.list_sessions().execute(cwd, cursor)
+def directories_named(value: str) -> tuple[str, ...]:
+    """The stored cwd(s) `--cwd value` may mean: relative to the current directory as the
+    shell names it ($PWD, symlinks kept, as an editor sends its workspace's path), and the
+    same with symlinks resolved, in case the editor sent that."""
+    here = os.environ.get("PWD", "")
+    if not (here and os.path.isabs(here) and os.path.samefile(here, os.curdir)):
+        here = os.getcwd()
+    named = os.path.normpath(os.path.join(here, os.path.expanduser(value)))
+    resolved = str(Path(named).resolve())
+    return (named,) if resolved == named else (named, resolved)
+
+
+async def list_sessions(
+    container: Container, cwds: tuple[str, ...] | None, as_json: bool, out: TextIO
+) -> int:
+    found: dict[str, SessionSummary] = {}
+    for cwd in cwds or (None,):
+        cursor = None
+        while True:
+            page = await container.list_sessions().execute(cwd, cursor)
+            found |= {s.session_id: s for s in page.sessions}
+            cursor = page.next_cursor
+            if not cursor:
+                break
+    sessions = sorted(found.values(), key=lambda s: s.updated_at, reverse=True)
+    if as_json:
+        out.write(json.dumps([_listed_json(s) for s in sessions], indent=2) + "\n")
+    elif not sessions:
+        out.write("No sessions.\n")
+    else:
+        rows = [["ID", "UPDATED (UTC)", "MESSAGES", "TITLE", "CWD"]]
         rows += [
             [
                 s.session_id,
@@ -47,16 +76,26 @@ async def list_sessions(container: Container, cwd: str | None, out: TextIO) -> i
                 (s.title or "")[:50],
                 s.cwd,
             ]
-            for s in page.sessions
+            for s in sessions
         ]
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    if len(rows) == 1:
-        out.write("No sessions.\n")
-    else:
         table(rows, out)
     return 0
+
+
+def _listed_json(session: SessionSummary) -> dict[str, object]:
+    return {
+        "sessionId": session.session_id,
+        "title": session.title,
+        "cwd": session.cwd,
+        "updatedAt": session.updated_at.isoformat(),
+        "messageCount": session.message_count,
+    }
+
+
+def unknown_session(session_id: str) -> int:
+    """What every `sessions` command says of an id the store does not hold."""
+    sys.stderr.write(f"iac-code: no session {session_id!r}\n")
+    return 1
 
 
 async def show_session(container: Container, session_id: str, as_json: bool, out: TextIO) -> int:
@@ -65,8 +104,7 @@ async def show_session(container: Container, session_id: str, as_json: bool, out
         records = await uow.activity.tool_calls(SessionId(session_id)) if session else {}
         turns = await uow.activity.turn_records(SessionId(session_id)) if session else []
     if session is None:
-        sys.stderr.write(f"iac-code: no session {session_id!r}\n")
-        return 1
+        return unknown_session(session_id)
     currency = currency_of(container.catalog(), session.model)
     if as_json:
         out.write(json.dumps(session_usage_json(session, turns, currency), indent=2) + "\n")
@@ -119,10 +157,20 @@ def _line(event: object) -> str:
 async def rename_session(container: Container, session_id: str, title: str, out: TextIO) -> int:
     try:
         new_title = await container.rename_session().execute(session_id, title)
-    except (SessionNotFound, InvalidTitle) as exc:
+    except SessionNotFound:
+        return unknown_session(session_id)
+    except InvalidTitle as exc:
         sys.stderr.write(f"iac-code: {exc}\n")
         return 1
     out.write(f"{session_id}: {new_title}\n")
+    return 0
+
+
+async def delete_session(container: Container, session_id: str, out: TextIO) -> int:
+    """Through the use case an editor's session/delete runs."""
+    if not await container.delete_session().execute(session_id):
+        return unknown_session(session_id)
+    out.write(f"deleted {session_id}\n")
     return 0
 
 

@@ -66,3 +66,4 @@ class Container(containers.DeclarativeContainer):
     uow = storage.uow
     list_sessions = sessions.list_sessions
     rename_session = sessions.rename_session
+    delete_session = sessions.delete_session

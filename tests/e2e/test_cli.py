@@ -201,6 +201,19 @@ def test_finding_15_acp_help_describes_every_option_and_its_default() -> None:
         assert f"(default: {option.default})" in shown
 
 
+def test_finding_9_acp_help_shows_its_usage_with_login_as_an_optional_word() -> None:
+    """Issue #42, finding 9: the usage ended in `[login] ...`, as if more followed."""
+    result = run("acp", "--help", env={})
+    usage = " ".join(result.stdout.split("\n\n", 1)[0].split())
+    assert usage == (
+        "usage: iac-code acp [-h] [--transport {stdio,http}] [--host HOST] [--port PORT] [login]"
+    )
+    assert "(default: None)" not in result.stdout
+    wrong = run("acp", "logout", env={})
+    assert wrong.returncode == 2
+    assert "invalid choice: 'logout'" in wrong.stderr
+
+
 def test_finding_15_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -1,4 +1,5 @@
-"""`iac-code sessions import|list|show` on a fixture in the reference system's layout."""
+"""`iac-code sessions import|list|show|rename|delete`, on a fixture in the reference system's
+layout and on sessions a real server stored."""
 
 import json
 import os
@@ -9,6 +10,7 @@ import pytest
 from acp import text_block
 
 from tests.e2e.conftest import DEMO, IAC_CODE, Spawn
+from tests.support.patience import PATIENCE
 
 pytestmark = pytest.mark.e2e
 
@@ -89,16 +91,19 @@ def legacy(tmp_path: Path, workdir: Path) -> Path:
     return root
 
 
-def cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`iac-code *args`; in `cwd`, named in $PWD as a shell names it, if given."""
     return subprocess.run(
         [IAC_CODE, *args],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PATIENCE,
+        cwd=cwd,
         env={
             "PATH": os.environ["PATH"],
             "IAC_CODE_CONFIG_DIR": str(home),
             "IAC_CODE_PROVIDER": "demo",
+            **({"PWD": str(cwd)} if cwd is not None else {}),
         },
         check=False,
     )
@@ -172,3 +177,78 @@ async def test_a_rename_from_the_cli_survives_the_servers_next_prompt(
     assert [s.title for s in listed.sessions] == ["Login work"]
     [line] = cli("sessions", "list", home=home).stdout.splitlines()[1:]
     assert "Login work" in line
+
+
+async def _sessions_in(home: Path, spawn: Spawn, *cwds: Path) -> list[str]:
+    """One session stored per directory by a real server; their ids."""
+    async with spawn({**DEMO, "IAC_CODE_CONFIG_DIR": str(home)}) as agent:
+        await agent.initialize()
+        return [
+            (await agent.conn.new_session(cwd=str(cwd), mcp_servers=[])).session_id for cwd in cwds
+        ]
+
+
+def test_finding_9_an_unknown_id_is_worded_alike_by_every_command(tmp_path: Path) -> None:
+    """Issue #42, finding 9: show and rename worded an unknown id differently."""
+    home = tmp_path / "config"
+    answers = [
+        cli("sessions", "show", "nope", home=home),
+        cli("sessions", "rename", "nope", "x", home=home),
+        cli("sessions", "delete", "nope", home=home),
+    ]
+    assert [a.returncode for a in answers] == [1, 1, 1]
+    assert [a.stderr.splitlines()[-1] for a in answers] == ["iac-code: no session 'nope'"] * 3
+    assert [a.stdout for a in answers] == ["", "", ""]
+
+
+async def test_finding_9_sessions_delete_deletes_as_session_delete_does(
+    tmp_path: Path, workdir: Path, spawn: Spawn
+) -> None:
+    home = tmp_path / "config"
+    kept, gone = await _sessions_in(home, spawn, workdir, workdir)
+    deleted = cli("sessions", "delete", gone, home=home)
+    assert (deleted.returncode, deleted.stdout) == (0, f"deleted {gone}\n"), deleted.stderr
+    listed = json.loads(cli("sessions", "list", "--json", home=home).stdout)
+    assert [s["sessionId"] for s in listed] == [kept]
+    assert cli("sessions", "show", gone, home=home).returncode == 1
+    async with spawn({**DEMO, "IAC_CODE_CONFIG_DIR": str(home)}) as agent:  # the server too
+        await agent.initialize()
+        seen = await agent.conn.list_sessions(cwd=str(workdir))
+    assert [s.session_id for s in seen.sessions] == [kept]
+
+
+async def test_finding_9_sessions_list_json(tmp_path: Path, workdir: Path, spawn: Spawn) -> None:
+    home = tmp_path / "config"
+    [sid] = await _sessions_in(home, spawn, workdir)
+    listed = cli("sessions", "list", "--json", home=home)
+    assert listed.returncode == 0, listed.stderr
+    [entry] = json.loads(listed.stdout)
+    assert entry["sessionId"] == sid
+    assert entry["cwd"] == str(workdir)
+    assert (entry["title"], entry["messageCount"]) == (None, 0)
+    assert entry["updatedAt"].startswith("20")
+    assert json.loads(cli("sessions", "list", "--json", home=tmp_path / "empty").stdout) == []
+
+
+async def test_finding_9_sessions_list_cwd_resolves_a_relative_directory(
+    tmp_path: Path, workdir: Path, spawn: Spawn
+) -> None:
+    """`--cwd relative/dir` printed "No sessions.": the path is taken relative to the
+    current directory as the shell names it, a symlink in it kept as the editor sent it."""
+    home = tmp_path / "config"
+    (tmp_path / "elsewhere").mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(workdir)
+    plain, through_link, other = await _sessions_in(
+        home, spawn, workdir, link, tmp_path / "elsewhere"
+    )
+
+    def listed(value: str, where: Path) -> list[str]:
+        answer = cli("sessions", "list", "--json", "--cwd", value, home=home, cwd=where)
+        assert answer.returncode == 0, answer.stderr
+        return sorted(s["sessionId"] for s in json.loads(answer.stdout))
+
+    assert listed(workdir.name, tmp_path) == [plain]
+    assert listed(".", workdir) == [plain]
+    assert listed("../elsewhere", workdir) == [other]
+    assert listed("link", tmp_path) == sorted([plain, through_link])
