@@ -37,7 +37,7 @@ def free_port() -> int:
 
 def wait_until_healthy(process: subprocess.Popen[bytes], base: str, log: Path) -> None:
     """Until the server at `base` answers /healthz (its log shown if it exits first)."""
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + PATIENCE
     while True:
         assert process.poll() is None, log.read_text()
         try:

@@ -12,6 +12,7 @@ from pathlib import Path
 from tests.e2e.conftest import IAC_CODE
 from tests.http.walkthrough import free_port, wait_until_healthy
 from tests.support import children
+from tests.support.patience import PATIENCE
 
 TOKEN = "browser-token-0123456789"
 
@@ -44,7 +45,7 @@ class Server:
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
-            self.process.wait(30)
+            self.process.wait(PATIENCE)
 
 
 def server_env(config_dir: Path, **extra: str) -> dict[str, str]:
