@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.e2e.conftest import IAC_CODE
+from tests.support import children
 from tests.support.wire_validator import AGENT, WireValidator
 
 pytestmark = [pytest.mark.e2e, pytest.mark.fuzz]
@@ -54,7 +55,7 @@ class Server:
 
     def __init__(self, workdir: Path, config: Path) -> None:
         self.workdir = workdir
-        self.process = subprocess.Popen(
+        self.process = children.start(
             [IAC_CODE, "acp"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

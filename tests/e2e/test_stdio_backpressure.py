@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import IAC_CODE, anthropic_env
+from tests.support import children
 from tests.support.scripted_anthropic import HANG, ScriptedAnthropic, stream, text
 from tests.support.updates import chunk_texts, rss_kib
 
@@ -65,7 +66,7 @@ def spawn(tmp_path: Path, server: ScriptedAnthropic) -> subprocess.Popen[bytes]:
         "IAC_CODE_LOG_LEVEL": "WARNING",
         **anthropic_env(server),
     }
-    return subprocess.Popen(
+    return children.start(
         [IAC_CODE, "acp"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -56,7 +56,9 @@ def tied(death_signal: int = signal.SIGKILL) -> dict[str, Any]:
     return options
 
 
-def start(argv: Sequence[str], death_signal: int = signal.SIGKILL, **popen: Any) -> Any:
+def start(
+    argv: Sequence[str], death_signal: int = signal.SIGKILL, **popen: Any
+) -> "subprocess.Popen[Any]":
     """subprocess.Popen(argv, **popen), tied to the session (see the module's docstring)."""
     process: subprocess.Popen[Any] = subprocess.Popen(argv, **tied(death_signal), **popen)
     _remember(process)
