@@ -15,6 +15,7 @@ from adapters.cluster.replicas import ClusterReplicas
 from adapters.cluster.routes import RelayTerms
 from adapters.cluster.routing import RequestRouter, RoutingTerms
 from adapters.protocol.channels import SessionChannels
+from adapters.protocol.connection import Connection
 from adapters.protocol.journal import JournalTerms, UpdateJournal
 from adapters.protocol.replicas import OneProcess, live_elsewhere
 from adapters.workspace.client import AcpWorkspaces
@@ -51,7 +52,7 @@ class Clients(containers.DeclarativeContainer):
     # The shared sessions' room: who is attached, who controls, what follows as they go.
     # A session its last client's connection left is only dropped from memory (its
     # background tasks go on: a client attaching again finds them).
-    room = providers.Singleton(
+    room: providers.Singleton[Attachments[Connection]] = providers.Singleton(
         Attachments,
         close=core.registry.provided.close,
         busy=core.registry.provided.is_busy,

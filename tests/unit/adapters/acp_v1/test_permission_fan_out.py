@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 from adapters.acp_v1.permissions import AcpPermissionAsker
+from adapters.acp_v1.questions import V1_QUESTIONS
 from adapters.acp_v1.rendering import V1Rendering
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection, Dispatcher
+from adapters.protocol.question_wire import QuestionWire
 from application.attachments.room import Attachments
 from application.ports.permissions import PermissionRequest, PermissionUnavailable
 from domain.ids import SessionId, ToolCallId
@@ -38,6 +40,9 @@ class Idle(Dispatcher):
 
     async def peer_closed(self, peer: Connection) -> None:
         pass
+
+    def question_wire(self) -> QuestionWire:
+        return V1_QUESTIONS
 
 
 class Client:
