@@ -18,6 +18,7 @@ from application.attachments.room import Attachments
 from application.ports.cluster_signals import MAX_PAYLOAD, ClusterSignals, Unsubscribe
 from application.ports.permissions import PermissionRequest
 from application.ports.questions import PermissionAnswer, PermissionQuestion
+from application.ports.routed_requests import AskedQuestion
 from domain.ids import SessionId, ToolCallId
 from domain.permission import PermissionOption
 from domain.tool_call import DiffOutput, ToolKind
@@ -362,3 +363,32 @@ async def test_a_question_posted_while_signals_were_lost_is_shown_after_the_resy
     await eventually(lambda: len(b.calls) == 1)
     b.last_call().reply(NEVER)
     assert await asyncio.wait_for(asking, BOUND) == NEVER
+
+
+async def test_a_question_this_replica_cannot_read_is_not_shown_and_the_next_one_is(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cluster = Cluster()
+    await cluster.start()
+    await cluster.r1_runs_the_turn()
+    # An older replica's row: the question as its client saw it, not the typed one.
+    old = AskedQuestion(
+        id="q-old",
+        session_id=cluster.sid,
+        holder="r1",
+        subject="call-0",
+        kind="session/request_permission",
+        body={"sessionId": cluster.sid, "toolCall": {"toolCallId": "call-0"}},
+    )
+    await cluster.store.post_question(old, cluster.clock.now())
+    b = FakeClient("b")
+    cluster.rooms["r2"].attach(cluster.sid, b, live=False)
+    await cluster.rooms["r2"].went_live(cluster.sid, b)  # it looks for pending questions
+    await eventually(lambda: "cannot be shown here" in caplog.text)  # said, not failed
+    assert b.calls == []
+    assert "Traceback" not in caplog.text
+
+    asking = asyncio.ensure_future(cluster.rooms["r1"].ask_permission(ask(cluster)))
+    await eventually(lambda: len(b.calls) == 1)
+    b.last_call().reply(ALLOW)
+    assert await asyncio.wait_for(asking, BOUND) == ALLOW
