@@ -28,7 +28,7 @@ class ClientFailed(Exception):
 
 
 class CallWithdrawn(Exception):
-    """We withdrew our own request: no answer is awaited any more."""
+    """We withdrew it ourselves (a question, or a request): no answer is awaited any more."""
 
 
 class ShownQuestion(Protocol):

@@ -6,7 +6,6 @@ lends them."""
 from dependency_injector import containers, providers
 
 from adapters.acp_v1.elicitation import AcpElicitor
-from adapters.acp_v1.permissions import AcpPermissionAsker
 from adapters.acp_v1.rendering import V1Rendering
 from adapters.cluster.questions import RelayedQuestions
 from adapters.cluster.relay import ClusterRelay
@@ -19,6 +18,7 @@ from adapters.protocol.connection import Connection
 from adapters.protocol.journal import JournalTerms, UpdateJournal
 from adapters.protocol.replicas import OneProcess, live_elsewhere
 from adapters.workspace.client import AcpWorkspaces
+from application.attachments.permissions import RoomPermissions
 from application.attachments.room import Attachments
 from application.notices.session_notices import SessionNotices
 from application.sessions.lifecycle import CloseSession
@@ -117,7 +117,7 @@ class Clients(containers.DeclarativeContainer):
         cluster=cluster,
         one_process=providers.Singleton(OneProcess, held_elsewhere),
     )
-    permissions = providers.Singleton(AcpPermissionAsker, room)
+    permissions = providers.Singleton(RoomPermissions, room)
     # Questions for the user (ACP elicitation), to the clients that advertised it.
     elicitor = providers.Singleton(AcpElicitor, room)
     # The editor's files and terminals where it lends them (ACP fs/*, terminal/*).
