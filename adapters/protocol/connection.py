@@ -12,7 +12,7 @@ import time
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from adapters.protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -29,7 +29,6 @@ from adapters.protocol.jsonrpc import (
     parse,
     result_message,
 )
-from adapters.protocol.question_wire import QuestionWire
 from application.ports.clients import (
     CallWithdrawn,
     Client,
@@ -37,7 +36,12 @@ from application.ports.clients import (
     ClientGone,
     ShownQuestion,
 )
-from application.ports.questions import Answer, Question
+
+# Annotations only: `initialize` is answered from this module before the questions' domain
+# types (content, tools, permissions) are imported.
+if TYPE_CHECKING:
+    from adapters.protocol.question_wire import QuestionWire
+    from application.ports.questions import Answer, Question
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +90,7 @@ class Dispatcher(Protocol):
         cancel. None: they are cancelled as any request is."""
         return None
 
-    def question_wire(self) -> QuestionWire | None:
+    def question_wire(self) -> "QuestionWire | None":
         """How its protocol version shows a question (None: it shows none, e.g. a test's
         dispatcher or a peer that is no client)."""
         return None
@@ -132,10 +136,10 @@ class ShownOnConnection(ShownQuestion):
     """A question sent as its protocol version's request: its answer read the same way."""
 
     call: OutgoingCall
-    wire: QuestionWire
-    question: Question
+    wire: "QuestionWire"
+    question: "Question"
 
-    async def answer(self) -> Answer:
+    async def answer(self) -> "Answer":
         return self.wire.answer(self.question, await self.call.result())
 
     async def withdraw(self) -> None:
@@ -221,7 +225,7 @@ class Connection(Client):
             self._yield_at = now + YIELD_SECONDS
             await asyncio.sleep(0)
 
-    async def show(self, question: Question) -> ShownOnConnection:
+    async def show(self, question: "Question") -> ShownOnConnection:
         """The question, as the dispatcher's protocol version asks it (raises CallFailed
         when it has no way to, or the transport cannot carry it)."""
         wire = self._dispatcher.question_wire()

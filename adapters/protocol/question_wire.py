@@ -3,17 +3,18 @@ answers: the face (e.g. adapters/acp_v1) says, through its dispatcher; the conne
 sends the request and withdraws it (`$/cancel_request`) the version-neutral way."""
 
 from abc import abstractmethod
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from application.ports.questions import Answer, Question
+if TYPE_CHECKING:  # annotations only: the connection imports this on the start path
+    from application.ports.questions import Answer, Question
 
 
 class QuestionWire(Protocol):
     @abstractmethod
-    def request(self, question: Question) -> tuple[str, dict[str, Any]]:
+    def request(self, question: "Question") -> tuple[str, dict[str, Any]]:
         """The request that shows it: its method and params."""
 
     @abstractmethod
-    def answer(self, question: Question, result: Any) -> Answer:
+    def answer(self, question: "Question", result: Any) -> "Answer":
         """The client's result, read. Never raises: what cannot be read is read as the
         safe answer (a rejection, a dismissal), and logged."""

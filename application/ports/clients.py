@@ -8,9 +8,12 @@ its EventSink port, not through a client).
 """
 
 from abc import abstractmethod
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from application.ports.questions import Answer, Question
+# Annotations only: the protocol core imports this port on the start path, where the
+# questions' domain types (content, tools, permissions) are not needed yet.
+if TYPE_CHECKING:
+    from application.ports.questions import Answer, Question
 
 
 class ClientGone(Exception):
@@ -35,7 +38,7 @@ class ShownQuestion(Protocol):
     """A question shown to one client: await its answer, or withdraw it."""
 
     @abstractmethod
-    async def answer(self) -> Answer:
+    async def answer(self) -> "Answer":
         """The client's answer. Raises ClientGone, ClientFailed, or CallWithdrawn once
         withdrawn."""
 
@@ -51,7 +54,7 @@ class Client(Protocol):
         return object.__hash__(self)
 
     @abstractmethod
-    async def show(self, question: Question) -> ShownQuestion:
+    async def show(self, question: "Question") -> ShownQuestion:
         """Show the question; its answer is awaited, or the question withdrawn, through the
         handle. Raises ClientGone or ClientFailed when it cannot be shown."""
 
