@@ -24,7 +24,8 @@ from domain.tool_call import TextOutput, ToolCallRecord, ToolCallStatus, ToolKin
 from domain.turn import Turn
 from domain.usage import Usage
 from tests.factories import T0, MessageFactory, SessionFactory
-from tests.fakes.ports import FakeUnitOfWork, InMemorySessionRepository
+from tests.fakes.sessions import InMemorySessionRepository
+from tests.fakes.unit_of_work import FakeUnitOfWork
 
 pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite", "postgres", "memory")]
 

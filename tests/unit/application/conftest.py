@@ -58,19 +58,11 @@ from domain.modes import offered_modes
 from tests.fakes.briefing import UnbriefedBriefer
 from tests.fakes.elicitation import FakeElicitor
 from tests.fakes.knowledge import FakeKnowledge
-from tests.fakes.ports import (
-    FakeMcpConnector,
-    FakePresence,
-    FakeTools,
-    FakeUnitOfWork,
-    FixedClock,
-    InMemoryTurnLeases,
-    RecordingSink,
-    ScriptedAsker,
-    ScriptedLLM,
-    SequentialIds,
-    StoppedClock,
-)
+from tests.fakes.leases import FakePresence, InMemoryTurnLeases
+from tests.fakes.mcp import FakeMcpConnector
+from tests.fakes.time_and_ids import FixedClock, SequentialIds, StoppedClock
+from tests.fakes.turn import FakeTools, RecordingSink, ScriptedAsker, ScriptedLLM
+from tests.fakes.unit_of_work import FakeUnitOfWork
 from tests.fakes.workspace import FakeWorkspaces
 from tests.fakes.workspace_files import InMemoryWorkspaceFiles, ScriptedScanner
 

@@ -34,7 +34,7 @@ from domain.modes import offered_modes
 from domain.stop_reason import StopReason
 from domain.usage import Usage
 from tests.factories import T0
-from tests.fakes.ports import ScriptedLLM
+from tests.fakes.turn import ScriptedLLM
 from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session, reply
 

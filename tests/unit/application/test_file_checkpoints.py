@@ -16,7 +16,7 @@ from domain.permission import PermissionOption
 from domain.session import Session
 from domain.tool_call import DiffOutput
 from tests.factories import T0, MessageFactory, SessionFactory
-from tests.fakes.ports import ScriptedAsker
+from tests.fakes.turn import ScriptedAsker
 from tests.fakes.workspace_files import InMemoryWorkspaceFiles, ScriptedScanner
 from tests.unit.application.conftest import World
 

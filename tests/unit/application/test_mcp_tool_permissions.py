@@ -10,7 +10,7 @@ from domain.mcp import McpStatus
 from domain.modes import ModeId
 from domain.permission import PermissionOption
 from domain.stop_reason import StopReason
-from tests.fakes.ports import FakeMcpServers
+from tests.fakes.mcp import FakeMcpServers
 from tests.unit.application.conftest import World
 from tests.unit.application.test_session_servers import DOCS, REVIEW, SEARCH, opened, say
 from tests.unit.application.test_tools import final, tool_results, uses

@@ -22,7 +22,7 @@ from domain.content import TextBlock
 from domain.events import AgentEvent, NoticeSeverity, SessionNotice, TextDelta
 from domain.stop_reason import ModelStop, StopReason
 from domain.usage import Usage
-from tests.fakes.ports import ScriptedLLM
+from tests.fakes.turn import ScriptedLLM
 from tests.support.patience import PATIENCE
 from tests.unit.application.conftest import World
 

@@ -13,7 +13,7 @@ from domain.checkpoints import NOT_A_FILE, Unrestorable
 from domain.permission import Decider, PermissionOption
 from domain.session import Session
 from tests.factories import T0, MessageFactory
-from tests.fakes.ports import ScriptedAsker
+from tests.fakes.turn import ScriptedAsker
 from tests.fakes.workspace_files import InMemoryWorkspaceFiles, ScriptedScanner
 from tests.unit.application.conftest import World
 from tests.unit.application.test_file_checkpoints import (

@@ -11,7 +11,7 @@ from application.sessions.load_session import LoadSessionRequest
 from application.sessions.new_session import NewSessionRequest
 from domain.mcp import McpServerSpec, McpTransport
 from domain.permission import PermissionOption
-from tests.fakes.ports import FakeTools
+from tests.fakes.turn import FakeTools
 from tests.unit.application.conftest import World
 from tests.unit.application.test_session_servers import say
 from tests.unit.application.test_tools import final, uses

@@ -26,7 +26,7 @@ from domain.message import Role
 from domain.permission import PermissionOption
 from domain.stop_reason import StopReason
 from domain.tool_call import ToolKind
-from tests.fakes.ports import FakeMcpConnector, FakeMcpServers
+from tests.fakes.mcp import FakeMcpConnector, FakeMcpServers
 from tests.unit.application.conftest import World
 from tests.unit.application.test_tools import final, uses
 

@@ -8,7 +8,7 @@ from application.sessions.new_session import NewSessionRequest
 from domain.events import McpServersChanged, SessionNotice
 from domain.mcp import McpServerSpec, McpStatus, McpTransport
 from domain.stop_reason import StopReason
-from tests.fakes.ports import FakeMcpConnector
+from tests.fakes.mcp import FakeMcpConnector
 from tests.unit.application.conftest import World
 from tests.unit.application.test_session_servers import DOCS, offering, opened, say, until_opened
 from tests.unit.application.test_tools import final

@@ -21,7 +21,7 @@ from domain.message import Message, Role
 from domain.spawn import Spawn
 from domain.stop_reason import StopReason
 from tests.factories import MessageFactory, SessionFactory
-from tests.fakes.ports import InMemoryTurnLeases
+from tests.fakes.leases import InMemoryTurnLeases
 from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, hang, open_session, reply
 
