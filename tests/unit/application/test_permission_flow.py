@@ -21,7 +21,7 @@ from tests.factories import SessionFactory
 from tests.fakes.time_and_ids import FixedClock
 from tests.fakes.turn import RecordingSink, ScriptedAsker
 from tests.fakes.unit_of_work import FakeUnitOfWork
-from tests.unit.application.conftest import CATALOG
+from tests.unit.application.world import CATALOG
 
 
 @dataclass

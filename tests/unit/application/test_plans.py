@@ -18,9 +18,9 @@ from domain.stop_reason import ModelStop, StopReason
 from domain.tool_call import ToolCallStatus, ToolKind
 from domain.usage import Usage
 from tests.fakes.turn import FakeTools, ScriptedLLM
-from tests.unit.application.conftest import World
 from tests.unit.application.test_subagent import CONTEXT, answer, asks, make, nothing
 from tests.unit.application.test_tools import final, ok, tool_results, uses
+from tests.unit.application.world import World
 
 MODES = ("default", "accept_edits", "plan", "bypass")
 FIRST = {

@@ -12,9 +12,9 @@ from application.sessions.new_session import NewSessionRequest
 from domain.mcp import McpServerSpec, McpTransport
 from domain.permission import PermissionOption
 from tests.fakes.turn import FakeTools
-from tests.unit.application.conftest import World
 from tests.unit.application.test_session_servers import say
 from tests.unit.application.test_tools import final, uses
+from tests.unit.application.world import World
 
 DOCS = McpServerSpec(name="docs", transport=McpTransport.STDIO, command="d", env={"K": "v4lue"})
 

@@ -27,8 +27,8 @@ from domain.permission import PermissionOption
 from domain.stop_reason import StopReason
 from domain.tool_call import ToolKind
 from tests.fakes.mcp import FakeMcpConnector, FakeMcpServers
-from tests.unit.application.conftest import World
 from tests.unit.application.test_tools import final, uses
+from tests.unit.application.world import World
 
 DOCS = McpServerSpec(
     name="docs", transport=McpTransport.STDIO, command="docs-server", env={"TOKEN": "s3cret"}

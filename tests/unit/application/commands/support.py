@@ -3,8 +3,8 @@
 from domain.events import Notice
 from domain.message import Message, MessageKind
 from domain.stop_reason import StopReason
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask
+from tests.unit.application.world import World
 
 BUILT_IN = ["compact", "clear", "rename", "model", "mode", "usage", "help"]
 

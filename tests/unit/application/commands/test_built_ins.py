@@ -18,8 +18,8 @@ from domain.modes import offered_modes
 from domain.stop_reason import StopReason
 from domain.usage import Usage
 from tests.unit.application.commands.support import BUILT_IN, run, stored
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session, reply
+from tests.unit.application.world import World
 
 
 async def test_help_lists_every_command_with_its_hint(world: World) -> None:

@@ -17,8 +17,8 @@ from domain.stop_reason import StopReason
 from domain.usage import Usage
 from tests.fakes.turn import ScriptedLLM
 from tests.unit.application.commands.support import last_notice, run, stored
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session, reply
+from tests.unit.application.world import World
 
 
 async def test_a_command_runs_instead_of_a_model_turn(world: World) -> None:

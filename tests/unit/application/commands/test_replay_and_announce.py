@@ -21,8 +21,8 @@ from domain.ids import MessageId
 from domain.message import Compaction, Message, MessageKind, Role
 from tests.factories import T0
 from tests.unit.application.commands.support import stored
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session, reply
+from tests.unit.application.world import World
 
 
 def marker(kind: MessageKind, text: str, role: Role = Role.ASSISTANT, **more: object) -> Message:

@@ -4,7 +4,7 @@ import pytest
 
 from application.compaction.context_meter import CompactionPolicy
 from tests.unit.application.compaction.support import SMALL
-from tests.unit.application.conftest import World
+from tests.unit.application.world import World
 
 
 @pytest.fixture

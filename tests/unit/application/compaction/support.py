@@ -8,8 +8,8 @@ from domain.models import ModelInfo, Prices
 from domain.modes import offered_modes
 from domain.stop_reason import ModelStop
 from domain.usage import Usage
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask
+from tests.unit.application.world import World
 
 WINDOW = 10_000
 PRICES = Prices(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75, currency="EUR")

@@ -27,8 +27,8 @@ from tests.unit.application.compaction.support import (
     summary,
     two_turns,
 )
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session
+from tests.unit.application.world import World
 
 
 async def test_compact_command_with_a_focus(small: World) -> None:

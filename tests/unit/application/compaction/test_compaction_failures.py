@@ -8,8 +8,8 @@ from domain.events import Notice
 from domain.stop_reason import ModelStop, StopReason
 from domain.usage import Usage
 from tests.unit.application.compaction.support import answer, chat_texts, stored, summary, two_turns
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session
+from tests.unit.application.world import World
 
 
 async def test_a_failed_summary_with_room_left_goes_on_uncompacted(small: World) -> None:

@@ -13,8 +13,8 @@ from domain.events import Notice, SessionNotice
 from domain.message import MessageKind, Role
 from domain.stop_reason import StopReason
 from tests.unit.application.compaction.support import answer, chat_texts, stored, summary, two_turns
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session
+from tests.unit.application.world import World
 
 
 async def test_an_overflow_on_the_first_try_compacts_once_and_retries(small: World) -> None:

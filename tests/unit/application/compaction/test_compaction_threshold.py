@@ -29,8 +29,8 @@ from tests.unit.application.compaction.support import (
     summary,
     two_turns,
 )
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session
+from tests.unit.application.world import World
 
 
 async def test_a_context_past_the_threshold_is_compacted_before_the_request(small: World) -> None:

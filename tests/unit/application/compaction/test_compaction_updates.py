@@ -24,8 +24,8 @@ from tests.unit.application.compaction.support import (
     summary,
     two_turns,
 )
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session
+from tests.unit.application.world import World
 
 
 def compaction_events(world: World) -> list[CompactionChanged | CompactionSummaryDelta]:

@@ -11,8 +11,8 @@ from domain.stop_reason import ModelStop
 from domain.usage import Usage
 from tests.factories import T0
 from tests.unit.application.compaction.support import PRICES, WINDOW, answer
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session
+from tests.unit.application.world import World
 
 
 async def test_each_request_is_followed_by_its_usage_and_the_session_cost(small: World) -> None:

@@ -11,7 +11,7 @@ from domain.message import Message
 from domain.spawn import Spawn
 from tests.factories import MessageFactory, SessionFactory
 from tests.fakes.leases import InMemoryTurnLeases
-from tests.unit.application.conftest import World
+from tests.unit.application.world import World
 
 ELSEWHERE = "there"
 

@@ -12,7 +12,6 @@ from domain.message import Role
 from domain.spawn import Spawn
 from domain.stop_reason import StopReason
 from tests.factories import MessageFactory, SessionFactory
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session, reply
 from tests.unit.application.turn_leases.support import (
     ELSEWHERE,
@@ -22,6 +21,7 @@ from tests.unit.application.turn_leases.support import (
     stored_elsewhere,
     taken_elsewhere,
 )
+from tests.unit.application.world import World
 
 
 async def test_a_turn_starts_from_what_another_process_stored(leased: World) -> None:

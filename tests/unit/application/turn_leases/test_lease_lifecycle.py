@@ -13,7 +13,6 @@ from application.sessions.turn_lease import LeaseTerms
 from domain.events import TextDelta
 from domain.ids import SessionId
 from domain.stop_reason import StopReason
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, hang, open_session, reply
 from tests.unit.application.turn_leases.support import (
     ELSEWHERE,
@@ -22,6 +21,7 @@ from tests.unit.application.turn_leases.support import (
     partial_then_hang,
     taken_elsewhere,
 )
+from tests.unit.application.world import World
 
 
 async def test_a_turn_holds_the_lease_until_it_ends(leased: World) -> None:

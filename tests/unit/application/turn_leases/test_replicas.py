@@ -10,7 +10,6 @@ from application.sessions.load_session import LoadSessionRequest
 from application.sessions.turn_lease import LeaseTerms, TurnLeasing
 from domain.ids import SessionId
 from domain.stop_reason import StopReason
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session, reply
 from tests.unit.application.turn_leases.support import (
     ELSEWHERE,
@@ -18,6 +17,7 @@ from tests.unit.application.turn_leases.support import (
     leases_of,
     taken_elsewhere,
 )
+from tests.unit.application.world import World
 
 
 async def test_a_session_deleted_elsewhere_is_not_found_rather_than_busy(leased: World) -> None:
