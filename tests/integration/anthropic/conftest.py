@@ -6,7 +6,7 @@ import pytest
 from anthropic import AsyncAnthropic
 
 from adapters.llm.anthropic import AnthropicLLMClient, make_anthropic_client
-from tests.integration.anthropic.helpers import API_KEY, MAX_RETRIES, MakeLLM
+from tests.integration.anthropic.support import API_KEY, MAX_RETRIES, MakeLLM
 from tests.support.scripted_anthropic import ScriptedAnthropic
 
 

@@ -15,7 +15,7 @@ from application.errors import (
 )
 from application.ports.llm import ModelEvent, TextChunk
 from domain.content import TextBlock, ToolUseBlock
-from tests.integration.anthropic.helpers import (
+from tests.integration.anthropic.support import (
     API_KEY,
     MAX_RETRIES,
     MakeLLM,

@@ -5,7 +5,7 @@ import pytest
 from adapters.llm.anthropic import messages_to_api
 from domain.content import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from domain.message import Role
-from tests.integration.anthropic.helpers import message
+from tests.integration.anthropic.support import message
 from tests.support.scripted_anthropic import assert_valid_history
 
 pytestmark = pytest.mark.integration

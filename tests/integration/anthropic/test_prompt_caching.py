@@ -24,7 +24,7 @@ from domain.content import (
     ToolUseBlock,
 )
 from domain.message import Message, Role
-from tests.integration.anthropic.helpers import (
+from tests.integration.anthropic.support import (
     API_KEY,
     MODEL,
     PNG,

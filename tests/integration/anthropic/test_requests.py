@@ -5,7 +5,7 @@ import pytest
 from domain.content import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from domain.history import provider_view
 from domain.message import Role
-from tests.integration.anthropic.helpers import (
+from tests.integration.anthropic.support import (
     API_KEY,
     GIF,
     MODEL,

@@ -10,7 +10,7 @@ from application.ports.llm import ModelResponse, TextChunk, ThinkingChunk
 from domain.content import RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolUseBlock
 from domain.stop_reason import ModelStop
 from domain.usage import Usage
-from tests.integration.anthropic.helpers import MakeLLM, chunks, collect, final, request
+from tests.integration.anthropic.support import MakeLLM, chunks, collect, final, request
 from tests.support.model_chunks import joined
 from tests.support.patience import PATIENCE
 from tests.support.scripted_anthropic import (

@@ -7,7 +7,7 @@ from openai import AsyncOpenAI
 
 from adapters.llm.openai_chat import OpenAIChatClient, make_openai_client
 from adapters.llm.providers import Dialect
-from tests.integration.openai.helpers import API_KEY, KEY_ENV, MAX_RETRIES, MakeLLM
+from tests.integration.openai.support import API_KEY, KEY_ENV, MAX_RETRIES, MakeLLM
 from tests.support.scripted_openai import ScriptedOpenAI
 
 

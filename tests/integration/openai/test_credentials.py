@@ -5,7 +5,7 @@ import pytest
 from adapters.llm.openai_chat import PLACEHOLDER_KEY, OpenAIChatClient, make_openai_client
 from application.errors import ModelAuthFailed
 from domain.content import TextBlock
-from tests.integration.openai.helpers import KEY_ENV, collect, final
+from tests.integration.openai.support import KEY_ENV, collect, final
 from tests.support.scripted_openai import ScriptedOpenAI, auth_failed, stream, text
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,7 @@ from application.errors import (
     ModelUnavailable,
 )
 from application.ports.llm import ModelEvent, ModelResponse
-from tests.integration.openai.helpers import (
+from tests.integration.openai.support import (
     API_KEY,
     KEY_ENV,
     MAX_RETRIES,

@@ -16,7 +16,7 @@ from domain.content import (
     ToolUseBlock,
 )
 from domain.message import Role
-from tests.integration.openai.helpers import (
+from tests.integration.openai.support import (
     MakeLLM,
     collect,
     message,

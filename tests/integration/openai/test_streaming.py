@@ -8,7 +8,7 @@ from application.ports.llm import ModelResponse, ThinkingChunk
 from domain.content import TextBlock, ThinkingBlock, ToolUseBlock
 from domain.stop_reason import ModelStop
 from domain.usage import Usage
-from tests.integration.openai.helpers import MODEL, MakeLLM, collect, final
+from tests.integration.openai.support import MODEL, MakeLLM, collect, final
 from tests.support.scripted_openai import RawSSE, ScriptedOpenAI, reasoning, stream, text, tool_call
 
 pytestmark = pytest.mark.integration
