@@ -24,8 +24,10 @@ from domain.permission import PermissionOption
 from domain.tool_call import DiffOutput, ToolKind
 from tests.factories import SessionFactory
 from tests.fakes.clients import FakeClient, FakeSessions
-from tests.fakes.ports import InMemorySessionRepository, InMemoryTurnLeases, StoppedClock
+from tests.fakes.leases import InMemoryTurnLeases
 from tests.fakes.routing import InMemoryRoutedRequests
+from tests.fakes.sessions import InMemorySessionRepository
+from tests.fakes.time_and_ids import StoppedClock
 
 POLL = 0.02  # the tests' senders read their rows this often
 BOUND = 5.0
