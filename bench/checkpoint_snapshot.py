@@ -12,7 +12,7 @@ Trees: a plain directory and a git repository (committed, clean), each of 1,000 
 Each figure is the snapshot before plus the comparison after a command that changed
 nothing (what a command pays on top of itself), as CPU time (this process's threads and
 the git processes it ran: what the work costs, whatever else the machine runs) and wall
-time. `--baseline REV` also measures the scanner of that revision (e.g. 88a313f: mtime and
+time. `--baseline REV` also measures the scanner of that revision (e.g. ffd9a9d: mtime and
 size only, prior bytes from git alone), loaded from git, on the same trees, each round
 alternating the two. The memory the prior-bytes store holds is printed too.
 """

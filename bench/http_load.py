@@ -5,8 +5,9 @@ Run by hand (not in CI):  .venv/bin/python bench/http_load.py [--connections 50]
 
 Three processes: this one (the clients), the server (`iac-code acp --transport http` through
 its CLI entry point, provider anthropic) and the scripted Anthropic API
-(tests/support/scripted_anthropic.py) in a child process. Every text piece the model sends
-carries a placeholder that the scripted server overwrites with `time.monotonic_ns()` just
+(tests/support/scripted_anthropic.py, its HTTP side in anthropic_handler.py) in a child
+process. Every text piece the model sends carries a placeholder that the scripted server
+overwrites with `time.monotonic_ns()` just
 before writing it to its socket (one clock for all processes on Linux). Two latencies:
 
 * server: model socket write -> the SSE chunk carrying that piece has been written by the
@@ -58,9 +59,10 @@ def pieces(count: int) -> list[str]:
 
 def run_model(args: argparse.Namespace, ports: Any, stop: Any) -> None:
     """The scripted Anthropic API, stamping each piece with the time it is written."""
+    from tests.support import anthropic_handler as handler
     from tests.support import scripted_anthropic as scripted
 
-    write = scripted._Handler._write_chunk
+    write = handler._Handler._write_chunk
     marker = PLACEHOLDER.encode()
 
     def stamped(self: Any, data: bytes) -> None:
@@ -68,8 +70,8 @@ def run_model(args: argparse.Namespace, ports: Any, stop: Any) -> None:
             data = data.replace(marker, b"%019d" % time.monotonic_ns())
         write(self, data)
 
-    scripted._Handler._write_chunk = stamped  # type: ignore[method-assign]
-    scripted._HTTPServer.request_queue_size = 256  # all connections at once: no SYN drops
+    handler._Handler._write_chunk = stamped  # type: ignore[method-assign]
+    handler.ScriptHTTPServer.request_queue_size = 256  # all connections at once: no SYN drops
     n = args.connections
     # Unless --lockstep, each stream has its own pace (delay +-10 %), as real ones do: 50
     # streams ticking in phase turn every tick into a burst of 50 chunks at once.

@@ -31,6 +31,7 @@ from adapters.acp_v1.methods import (
 )
 from adapters.acp_v1.openers import Openers
 from adapters.acp_v1.params import no_mcp_default
+from adapters.acp_v1.questions import V1_QUESTIONS
 from adapters.acp_v1.requests import (
     ConfigOptionParams,
     EditPromptParams,
@@ -56,6 +57,7 @@ from adapters.protocol.errors import being_closed, mapped
 from adapters.protocol.journal import UpdateJournal
 from adapters.protocol.jsonrpc import METHOD_NOT_FOUND, RpcError
 from adapters.protocol.opening_flow import OpeningFlow
+from adapters.protocol.question_wire import QuestionWire
 from adapters.protocol.received import ReceivedPrompt, ReceivedPrompts
 from adapters.protocol.replicas import QUEUED_METHOD, HandBack, OneProcess, Replicas
 from adapters.protocol.revival import Restores
@@ -77,7 +79,7 @@ class AcpAgent(Dispatcher, Restores):
     def __init__(
         self,
         use_cases: UseCases,
-        room: Attachments,
+        room: Attachments[Connection],
         channels: SessionChannels,
         *,
         max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
@@ -185,6 +187,9 @@ class AcpAgent(Dispatcher, Restores):
 
     def cancelled_by(self, method: str) -> str | None:
         return CANCELLED_BY.get(method)
+
+    def question_wire(self) -> QuestionWire:
+        return V1_QUESTIONS
 
     async def handle_notification(
         self, method: str, params: dict[str, Any] | None, peer: Connection

@@ -6,15 +6,16 @@ The shapes are newer than the pinned SDK's models (checked against `schema.json`
 asked is the room's (application.attachments): every live client of the session that
 advertised the mode (`clientCapabilities.elicitation.form` / `.url`), the first answer
 winning and the other copies withdrawn with `$/cancel_request`, as a permission request
-goes.
+goes (each connection shows the room's ElicitationQuestion so:
+adapters/acp_v1/questions.py).
 """
 
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from adapters.protocol.connection import Connection
 from application.attachments.room import Attachments
-from application.ports.clients import Client
 from application.ports.elicitation import (
     Elicitation,
     ElicitationAnswer,
@@ -23,6 +24,7 @@ from application.ports.elicitation import (
     Elicitor,
 )
 from application.ports.permissions import PermissionUnavailable
+from application.ports.questions import ElicitationQuestion
 from domain.questions import ElicitationAction
 
 log = logging.getLogger(__name__)
@@ -40,7 +42,7 @@ def advertised(capabilities: Any, mode: ElicitationMode) -> bool:
     return isinstance(elicitation, dict) and isinstance(elicitation.get(mode.value), dict)
 
 
-def can_show(mode: ElicitationMode) -> Callable[[Client], bool]:
+def can_show(mode: ElicitationMode) -> Callable[[Connection], bool]:
     return lambda client: advertised(client.client_capabilities, mode)
 
 
@@ -99,7 +101,7 @@ def read_answer(result: Any) -> ElicitationAnswer:
 
 
 class AcpElicitor(Elicitor):
-    def __init__(self, room: Attachments) -> None:
+    def __init__(self, room: Attachments[Connection]) -> None:
         self._room = room
 
     def can_ask(self, session_id: str, mode: ElicitationMode) -> bool:
@@ -112,12 +114,11 @@ class AcpElicitor(Elicitor):
             raise ElicitationUnavailable(
                 f"no client of the session supports {elicitation.mode.value} elicitation"
             )
-        params = elicitation_params(session_id, elicitation)
+        question = ElicitationQuestion(session_id, elicitation)
         try:
-            answer = await self._room.ask_some(session_id, METHOD, params, eligible)
+            return await self._room.ask_some(question, eligible)
         except PermissionUnavailable as exc:
             raise ElicitationUnavailable(str(exc)) from exc
-        return read_answer(answer)
 
     async def complete(self, session_id: str, elicitation_id: str) -> None:
         eligible = can_show(ElicitationMode.URL)

@@ -13,7 +13,7 @@ from acp import schema as acp
 from adapters.acp_v1 import results
 from adapters.acp_v1.opening import session_opening
 from adapters.acp_v1.params import check_cwd, fork_point
-from adapters.protocol.connection import AnswerThen
+from adapters.protocol.connection import AnswerThen, Connection
 from adapters.protocol.dispatch import Call
 from adapters.protocol.errors import running_elsewhere
 from adapters.protocol.opening_flow import OpeningFlow
@@ -29,7 +29,9 @@ Read = tuple[dict[str, Any], Sequence[AgentEvent]]
 
 
 class Openers:
-    def __init__(self, flow: OpeningFlow, use_cases: UseCases, room: Attachments) -> None:
+    def __init__(
+        self, flow: OpeningFlow, use_cases: UseCases, room: Attachments[Connection]
+    ) -> None:
         self._flow = flow
         self._uc = use_cases
         self._room = room

@@ -1,10 +1,12 @@
 """Asks the clients with `session/request_permission` and reads the answer, in the official
 shape or the product documents' shorthand.
 
-Who is asked, and which answer counts, is the room's (application.attachments.asking):
-every client attached to the session gets its own copy, the first answer wins and the
-other copies are withdrawn (`$/cancel_request`). Here: the request's params (the tool
-call, the options, the rules remembered that do not cover it), and the answer read.
+Who is asked, and which answer counts, is the room's (application.attachments.asking,
+through application.attachments.permissions): every client attached to the session gets
+its own copy, the first answer wins and the other copies are withdrawn
+(`$/cancel_request`). Here: the request's params (the tool call, the options, the rules
+remembered that do not cover it), and the answer read (each connection shows the room's
+PermissionQuestion so: adapters/acp_v1/questions.py).
 """
 
 import logging
@@ -15,9 +17,7 @@ from acp import schema as acp
 from adapters.acp_v1.updates import shown_data
 from adapters.acp_v1.wire import dump, tool_locations, tool_output_to_acp
 from adapters.protocol.journal import META_KEY
-from application.attachments.room import Attachments
-from application.ports.permissions import PermissionAsker, PermissionRequest
-from domain.ids import SessionId
+from application.ports.permissions import PermissionRequest
 from domain.permission import PermissionOption
 from domain.project_rules import ProjectRule
 
@@ -100,17 +100,3 @@ def read_outcome(result: Any, request: PermissionRequest) -> PermissionOption | 
         return PermissionOption.REJECT_ONCE
     log.warning("permission answer %r did not pick an offered option; treated as rejected", result)
     return PermissionOption.REJECT_ONCE
-
-
-class AcpPermissionAsker(PermissionAsker):
-    def __init__(self, room: Attachments) -> None:
-        self._room = room
-
-    async def ask(
-        self, session_id: SessionId, request: PermissionRequest
-    ) -> PermissionOption | None:
-        params = permission_request(session_id, request)
-        answer = await self._room.ask_permission(
-            session_id, str(request.tool_call_id), METHOD, params
-        )
-        return read_outcome(answer, request)

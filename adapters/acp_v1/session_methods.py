@@ -18,6 +18,7 @@ from adapters.acp_v1.requests import (
 from adapters.acp_v1.rewind_wire import rewound_result, undone_result
 from adapters.acp_v1.turns import routed_to_holder
 from adapters.acp_v1.wire import dump
+from adapters.protocol.connection import Connection
 from adapters.protocol.dispatch import Call
 from adapters.protocol.received import ReceivedPrompts
 from adapters.protocol.replicas import NOT_ROUTED, Replicas
@@ -31,7 +32,7 @@ class SessionMethods:
     def __init__(
         self,
         use_cases: UseCases,
-        room: Attachments,
+        room: Attachments[Connection],
         replicas: Replicas,
         received: ReceivedPrompts,
     ) -> None:

@@ -48,7 +48,7 @@ class TurnMethods:
     def __init__(
         self,
         use_cases: UseCases,
-        room: Attachments,
+        room: Attachments[Connection],
         replicas: Replicas,
         received: ReceivedPrompts,
         *,

@@ -8,6 +8,8 @@ its room (a mirror of the question: their copies, withdrawn when it ends) and ro
 first answer back to the holder (routing.py), which takes it if it is the
 first. Once decided the holder deletes the row and signals it settled: every mirror ends.
 A client going live later on any replica finds the pending question in the database.
+The question travels typed (question_codec): each replica's clients are shown it in their
+own protocol version's shape.
 """
 
 import asyncio
@@ -15,16 +17,24 @@ import json
 import logging
 from typing import Any
 
+from adapters.cluster.question_codec import (
+    KIND,
+    decoded_answer,
+    decoded_question,
+    encoded_answer,
+    encoded_question,
+)
 from adapters.cluster.routing import QUESTIONS_CHANNEL, RequestRouter
 from adapters.cluster.side_tasks import SideTasks
 from adapters.cluster.signal_messages import decoded_signal
+from adapters.protocol.connection import Connection
 from application.attachments.asking import QuestionRelay
 from application.attachments.room import Attachments
 from application.errors import StorageError
-from application.ports.clients import Client
 from application.ports.clock import Clock
 from application.ports.cluster_signals import ClusterSignals
 from application.ports.permissions import PermissionUnavailable
+from application.ports.questions import PermissionQuestion
 from application.ports.routed_requests import AskedQuestion, RoutedRequests
 
 log = logging.getLogger(__name__)
@@ -37,7 +47,7 @@ class RelayedQuestions(QuestionRelay):
     def __init__(
         self,
         *,
-        room: Attachments,
+        room: Attachments[Connection],
         store: RoutedRequests,
         signals: ClusterSignals,
         router: RequestRouter,
@@ -62,16 +72,14 @@ class RelayedQuestions(QuestionRelay):
 
     # -- the holder's side (QuestionRelay) -----------------------------------------------
 
-    async def posted(
-        self, session_id: str, question_id: str, subject: str, method: str, params: dict[str, Any]
-    ) -> None:
+    async def posted(self, question_id: str, asked: PermissionQuestion) -> None:
         question = AskedQuestion(
             id=question_id,
-            session_id=session_id,
+            session_id=asked.session_id,
             holder=self._me,
-            subject=subject,
-            method=method,
-            params=params,
+            subject=asked.subject,
+            kind=KIND,
+            body=encoded_question(asked),
         )
         await self._store.post_question(question, self._clock.now())
         await self._announce("posted", question)
@@ -83,7 +91,7 @@ class RelayedQuestions(QuestionRelay):
 
     def answered_here(self, params: dict[str, Any]) -> dict[str, Any]:
         """A mirror's answer, routed here (ANSWER_METHOD): taken if it is the first."""
-        question_id, answer = params.get("questionId"), params.get("answer")
+        question_id, answer = params.get("questionId"), decoded_answer(params.get("answer"))
         taken = isinstance(question_id, str) and self._room.answer_question(question_id, answer)
         return {"accepted": taken}
 
@@ -111,7 +119,7 @@ class RelayedQuestions(QuestionRelay):
         for session_id in mirrored | set(self._room.followed()):
             self._side.spawn(self._mirror_session(session_id, recheck=True))
 
-    def _went_live(self, session_id: str, client: Client) -> None:
+    def _went_live(self, session_id: str, client: Connection) -> None:
         self._side.spawn(self._mirror_session(session_id))
 
     async def _mirror_posted(self, session_id: str, question_id: str) -> None:
@@ -143,11 +151,10 @@ class RelayedQuestions(QuestionRelay):
             mirror[1].cancel()  # the room withdraws its copies
 
     async def _ask_here(self, question: AskedQuestion) -> None:
-        asking = asyncio.ensure_future(
-            self._room.ask_mirror(
-                question.session_id, question.id, question.subject, question.method, question.params
-            )
-        )
+        asked = decoded_question(question.kind, question.body)
+        if asked is None:
+            return  # not to be shown here: the other replicas' clients may
+        asking = asyncio.ensure_future(self._room.ask_mirror(question.id, asked))
         standing = asyncio.ensure_future(self._while_standing(question))
         try:
             await asyncio.wait({asking, standing}, return_when=asyncio.FIRST_COMPLETED)
@@ -158,8 +165,7 @@ class RelayedQuestions(QuestionRelay):
             await asyncio.gather(asking, standing, return_exceptions=True)
         if asking.cancelled() or isinstance(asking.exception(), PermissionUnavailable):
             return  # no client here could show it: the other replicas' may
-        answer = asking.result()
-        params = {"questionId": question.id, "answer": answer}
+        params = {"questionId": question.id, "answer": encoded_answer(asking.result())}
         try:
             outcome = await self._router.to_replica(
                 question.holder, question.session_id, ANSWER_METHOD, params

@@ -12,6 +12,7 @@ from typing import Any
 
 from adapters.cluster.routes import RelayTerms, Route
 from adapters.protocol.channels import SessionChannels
+from adapters.protocol.connection import Connection
 from adapters.protocol.journal import UpdateJournal
 from application.attachments.room import Attachments
 from application.ports.cluster_attachments import ClusterAttachments
@@ -23,7 +24,7 @@ from application.ports.update_journal import UpdateJournalStore
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Relaying:
     replica_id: str
-    room: Attachments
+    room: Attachments[Connection]
     channels: SessionChannels
     journal: UpdateJournal
     store: UpdateJournalStore

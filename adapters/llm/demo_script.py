@@ -252,7 +252,8 @@ INTENTS: tuple[Intent, ...] = (
 )
 
 # What `help` lists, in this fixed order (README.md's): looking first, then changes, then
-# the rest, `help` last. Every intent is listed once (tests/unit/adapters/test_demo_model.py).
+# the rest, `help` last. Every intent is listed once
+# (tests/unit/adapters/demo_model/test_conversations.py).
 HELP_ORDER: tuple[str, ...] = (
     "list files [in DIR]",
     "read FILE",

@@ -115,8 +115,9 @@ class SqlAlchemyRoutedRequests(Transactions, RoutedRequests):
                     session_id=question.session_id,
                     holder=question.holder,
                     subject=question.subject,
-                    method=question.method,
-                    params=question.params,
+                    # The columns are older than the typed question: its kind and body.
+                    method=question.kind,
+                    params=question.body,
                     created_at=now,
                 )
             )
@@ -161,7 +162,7 @@ def _request(row: Row[Any, Any, Any, Any, Any, Any]) -> RoutedRequest:
 
 
 def _question(row: Row[Any, Any, Any, Any, Any, Any]) -> AskedQuestion:
-    id_, session_id, holder, subject, method, params = row
+    id_, session_id, holder, subject, kind, body = row
     return AskedQuestion(
-        id=id_, session_id=session_id, holder=holder, subject=subject, method=method, params=params
+        id=id_, session_id=session_id, holder=holder, subject=subject, kind=kind, body=body
     )

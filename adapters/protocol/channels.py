@@ -20,12 +20,12 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from adapters.protocol.connection import Connection
 from adapters.protocol.journal import seq_of, with_meta
 from adapters.protocol.rendering import UpdateRendering
 from adapters.protocol.replicas import Replicas
 from application.attachments.room import Attachments
 from application.attachments.turn_state import TurnPhase, TurnState
-from application.ports.clients import Client
 from application.ports.event_sink import EventSink
 from domain.events import AgentEvent, ChildEvent
 from domain.ids import SessionId
@@ -42,7 +42,7 @@ class UpdateLog(Protocol):
 class _Feed:
     """One peer's view of one session."""
 
-    peer: Client
+    peer: Connection
     buffer: list[dict[str, Any]] | None = None  # not None: attaching, live updates wait here
     told_state: bool = False  # has it had the turn state (on its first update)?
     elsewhere: TurnState | None = None  # the turn another replica runs, as it attached
@@ -58,7 +58,7 @@ def turn_meta(state: TurnState) -> dict[str, Any]:
 class SessionChannels(EventSink):
     def __init__(
         self,
-        room: Attachments,
+        room: Attachments[Connection],
         rendering: UpdateRendering,
         *,
         update_log: UpdateLog | None = None,
@@ -70,7 +70,7 @@ class SessionChannels(EventSink):
         self._notification = rendering.notification
         self._for_client = rendering.for_client
         self._method = rendering.method
-        self._feeds: dict[tuple[str, Client], _Feed] = {}  # made at a peer's first update
+        self._feeds: dict[tuple[str, Connection], _Feed] = {}  # made at a peer's first update
         # Other replicas whose clients may follow this one's sessions: None unless they
         # share PostgreSQL (the cluster registers itself as it starts), so a single replica
         # pays nothing for them per update.
@@ -84,7 +84,7 @@ class SessionChannels(EventSink):
     def begin_attach(
         self,
         session_id: str,
-        peer: Client,
+        peer: Connection,
         *,
         tell_state: bool = True,
         elsewhere: TurnState | None = None,
@@ -104,14 +104,14 @@ class SessionChannels(EventSink):
     def turn_state(self, session_id: str) -> dict[str, Any]:
         return turn_meta(self._room.turn_state(session_id))
 
-    def _feed(self, session_id: str, peer: Client) -> _Feed:
+    def _feed(self, session_id: str, peer: Connection) -> _Feed:
         # Called for every update of a streaming turn: no new _Feed unless it is missing.
         feed = self._feeds.get((session_id, peer))
         if feed is None:
             feed = self._feeds[(session_id, peer)] = _Feed(peer)
         return feed
 
-    def _left(self, session_id: str, peer: Client) -> None:
+    def _left(self, session_id: str, peer: Connection) -> None:
         self._feeds.pop((session_id, peer), None)
 
     # -- sending -------------------------------------------------------------------------
@@ -162,7 +162,7 @@ class Attaching(EventSink):
     """A peer being attached: its replay (and announce) go to it alone, then `go_live`."""
 
     channels: SessionChannels
-    room: Attachments
+    room: Attachments[Connection]
     session_id: str
     feed: _Feed
     was_attached: bool

@@ -1,7 +1,9 @@
 """One JSON-RPC peer connection: serves the client's calls and makes our own calls to it.
 
-It is the client the room holds (application.ports.clients.Client): our calls to it fail
-with that port's errors, which its users (the room's questions, the workspace) read."""
+It is the client the room holds (application.ports.clients.Client): it shows the room's
+questions as its dispatcher's protocol version renders them (QuestionWire), and our calls
+to it fail with that port's errors, which its users (the room's questions, the workspace)
+read."""
 
 import asyncio
 import itertools
@@ -10,7 +12,7 @@ import time
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from adapters.protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -27,7 +29,19 @@ from adapters.protocol.jsonrpc import (
     parse,
     result_message,
 )
-from application.ports.clients import CallWithdrawn, Client, ClientFailed, ClientGone, PendingCall
+from application.ports.clients import (
+    CallWithdrawn,
+    Client,
+    ClientFailed,
+    ClientGone,
+    ShownQuestion,
+)
+
+# Annotations only: `initialize` is answered from this module before the questions' domain
+# types (content, tools, permissions) are imported.
+if TYPE_CHECKING:
+    from adapters.protocol.question_wire import QuestionWire
+    from application.ports.questions import Answer, Question
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +90,11 @@ class Dispatcher(Protocol):
         cancel. None: they are cancelled as any request is."""
         return None
 
+    def question_wire(self) -> "QuestionWire | None":
+        """How its protocol version shows a question (None: it shows none, e.g. a test's
+        dispatcher or a peer that is no client)."""
+        return None
+
     @abstractmethod
     async def handle_notification(
         self, method: str, params: dict[str, Any] | None, peer: "Connection"
@@ -95,7 +114,7 @@ class CallFailed(RpcError, ClientFailed):
 
 
 @dataclass(slots=True)
-class OutgoingCall(PendingCall):
+class OutgoingCall:
     """One of our requests to the client, sent: await its result or withdraw it."""
 
     connection: "Connection"
@@ -110,6 +129,21 @@ class OutgoingCall(PendingCall):
 
     async def withdraw(self) -> None:
         await self.connection.withdraw(self.id)
+
+
+@dataclass(slots=True)
+class ShownOnConnection(ShownQuestion):
+    """A question sent as its protocol version's request: its answer read the same way."""
+
+    call: OutgoingCall
+    wire: "QuestionWire"
+    question: "Question"
+
+    async def answer(self) -> "Answer":
+        return self.wire.answer(self.question, await self.call.result())
+
+    async def withdraw(self) -> None:
+        await self.call.withdraw()
 
 
 @dataclass(slots=True, eq=False)
@@ -190,6 +224,15 @@ class Connection(Client):
         if now >= self._yield_at:
             self._yield_at = now + YIELD_SECONDS
             await asyncio.sleep(0)
+
+    async def show(self, question: "Question") -> ShownOnConnection:
+        """The question, as the dispatcher's protocol version asks it (raises CallFailed
+        when it has no way to, or the transport cannot carry it)."""
+        wire = self._dispatcher.question_wire()
+        if wire is None:
+            raise CallFailed(INTERNAL_ERROR, "this connection's protocol shows no questions")
+        method, params = wire.request(question)
+        return ShownOnConnection(await self.start_call(method, params), wire, question)
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         """Send a request to the client and wait for its result (raises CallFailed when it

@@ -19,6 +19,7 @@ from typing import Any
 
 from adapters.protocol.connection import AnswerThen, Connection, Dispatcher
 from adapters.protocol.errors import to_rpc_error
+from adapters.protocol.question_wire import QuestionWire
 from application.errors import ApplicationError, StorageError
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,13 @@ class LazyDispatcher(Dispatcher):
         if self._loaded():
             return self._agent.result().cancelled_by(method)
         return self._cancelled_by.get(method)
+
+    def question_wire(self) -> QuestionWire | None:
+        """The agent's, once it has started (no session, so no question, before that)."""
+        agent = self._agent
+        if agent.done() and not agent.cancelled() and not agent.exception():
+            return agent.result().question_wire()
+        return None
 
     def _loaded(self) -> bool:
         """Loaded, and every early-made session taken over: the agent serves directly."""

@@ -18,12 +18,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from adapters.protocol.channels import Attaching, SessionChannels
+from adapters.protocol.connection import Connection
 from adapters.protocol.journal import UpdateJournal, cursor_of, missed_after
 from adapters.protocol.replicas import Replicas
 from adapters.protocol.use_cases import UseCases
 from application.attachments.ownership import Role
 from application.attachments.room import Attachments
-from application.ports.clients import Client
 from domain.events import AgentEvent
 from domain.ids import SessionId
 
@@ -39,7 +39,7 @@ class OpeningFlow:
     def __init__(
         self,
         use_cases: UseCases,
-        room: Attachments,
+        room: Attachments[Connection],
         channels: SessionChannels,
         journal: UpdateJournal | None,
         replicas: Replicas,
@@ -52,14 +52,14 @@ class OpeningFlow:
         self._replicas = replicas
         self._after_attach = after_attach
 
-    async def made(self, peer: Client, session_id: str) -> Role:
+    async def made(self, peer: Connection, session_id: str) -> Role:
         """A session made for `peer` (new, fork): attached live; its role."""
         role = self._room.attach(session_id, peer)
         await self._room.unless_gone(session_id, peer)
         return role
 
     async def read(
-        self, peer: Client, session_id: str, params: dict[str, Any] | None, reading: Reading[R]
+        self, peer: Connection, session_id: str, params: dict[str, Any] | None, reading: Reading[R]
     ) -> tuple[R, Role]:
         """Attach `peer` to the session `reading` reads: what it is sent first (replay or
         missed updates, and the announce) to it alone, then the live updates held back
@@ -92,7 +92,7 @@ class OpeningFlow:
         return result, self._room.role(session_id, peer)
 
     async def restore(
-        self, peer: Client, session_id: str, cwd: str | None, *, tell_state: bool
+        self, peer: Connection, session_id: str, cwd: str | None, *, tell_state: bool
     ) -> Role:
         """A connection restored after a restart (its missed updates come from the update
         log). With `cwd`, the session is first opened from storage if this process does not
@@ -110,7 +110,7 @@ class OpeningFlow:
         await self._attached(session_id)
         return self._room.role(session_id, peer)
 
-    async def take_over(self, peer: Client, session_id: str, cwd: str) -> None:
+    async def take_over(self, peer: Connection, session_id: str, cwd: str) -> None:
         """A session made and stored before the agent loaded (by the face's early
         `session/new`): opened from storage and attached to `peer` live, as `made` leaves
         the session it is given; `announce` follows once the answer is out."""

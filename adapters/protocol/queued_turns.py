@@ -27,7 +27,7 @@ class QueuedTurns:
     def __init__(
         self,
         use_cases: UseCases,
-        room: Attachments,
+        room: Attachments[Connection],
         keep: Keep,
         journal: UpdateJournal | None = None,
     ) -> None:

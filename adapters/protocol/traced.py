@@ -12,6 +12,7 @@ from typing import Any
 
 from adapters.protocol.connection import Connection, Dispatcher
 from adapters.protocol.jsonrpc import RpcError
+from adapters.protocol.question_wire import QuestionWire
 from application.ports.tracing import Span, Tracer
 
 _FIELDS = ("traceparent", "tracestate")
@@ -48,6 +49,9 @@ class TracedDispatcher(Dispatcher):
 
     def withdraw(self, method: str, params: dict[str, Any] | None, peer: Connection) -> bool:
         return self._inner.withdraw(method, params, peer)
+
+    def question_wire(self) -> QuestionWire | None:
+        return self._inner.question_wire()
 
     def cancelled_by(self, method: str) -> str | None:
         return self._inner.cancelled_by(method)

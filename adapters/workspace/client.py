@@ -3,7 +3,8 @@ advertised them in `initialize`; this machine's otherwise.
 
 Every call asks the room (through application.ports.clients.SessionClients) for the
 session's controller (the client that last prompted it, or the first attached) and reads
-what that client advertised; its requests go through the client port. The editor is asked
+what that client advertised; its requests go through it (an Editor: the protocol core's
+connection is one, which this adapter never imports). The editor is asked
 only about files inside the session's directories: it has no business with the rest of
 the disk.
 """
@@ -12,7 +13,8 @@ import asyncio
 import contextlib
 import logging
 import os
-from typing import Any, TypeVar
+from abc import abstractmethod
+from typing import Any, Protocol, TypeVar
 
 from acp import schema as acp
 from pydantic import BaseModel, ValidationError
@@ -41,7 +43,17 @@ SHELL = "bash"  # the editor runs `bash -c <command>`, as our own bash tool does
 CLEANUP_BOUND = 10.0  # a kill or release the editor never answers does not hold the turn
 
 
-def client_capabilities(peer: Client) -> acp.ClientCapabilities:
+class Editor(Client, Protocol):
+    """A client as this adapter asks it: what it advertised in `initialize`, and requests
+    in ACP's terms (failing with the client port's errors)."""
+
+    client_capabilities: Any
+
+    @abstractmethod
+    async def call(self, method: str, params: dict[str, Any]) -> Any: ...
+
+
+def client_capabilities(peer: Editor) -> acp.ClientCapabilities:
     """What the client advertised in `initialize`; nothing when absent or unreadable."""
     try:
         return acp.ClientCapabilities.model_validate(peer.client_capabilities or {})
@@ -70,7 +82,7 @@ def _inside(path: str, directories: tuple[str, ...]) -> bool:
 
 
 class AcpWorkspaces(Workspaces):
-    def __init__(self, clients: SessionClients, local: LocalWorkspace) -> None:
+    def __init__(self, clients: SessionClients[Editor], local: LocalWorkspace) -> None:
         self._clients = clients
         self._local = local
 
@@ -83,7 +95,7 @@ class ClientWorkspace(Workspace):
         self,
         session_id: str,
         directories: tuple[str, ...],
-        clients: SessionClients,
+        clients: SessionClients[Editor],
         local: LocalWorkspace,
     ) -> None:
         self._session_id = session_id
@@ -93,25 +105,25 @@ class ClientWorkspace(Workspace):
 
     # -- which side serves a call
 
-    def _client(self) -> tuple[Client, acp.ClientCapabilities] | None:
+    def _client(self) -> tuple[Editor, acp.ClientCapabilities] | None:
         peer = self._clients.controller_of(self._session_id)
         return None if peer is None else (peer, client_capabilities(peer))
 
-    def _reader(self, path: str) -> Client | None:
+    def _reader(self, path: str) -> Editor | None:
         found = self._client()
         if found is None or not _inside(path, self._directories):
             return None
         peer, caps = found
         return peer if _fs(caps).read_text_file is True else None
 
-    def _writer(self, path: str) -> Client | None:
+    def _writer(self, path: str) -> Editor | None:
         found = self._client()
         if found is None or not _inside(path, self._directories):
             return None
         peer, caps = found
         return peer if _fs(caps).write_text_file is True else None
 
-    def _terminal(self) -> Client | None:
+    def _terminal(self) -> Editor | None:
         found = self._client()
         return found[0] if found is not None and found[1].terminal is True else None
 
@@ -202,7 +214,7 @@ class ClientWorkspace(Workspace):
             await asyncio.shield(self._quietly(peer, "terminal/release", terminal_id))
 
     async def _follow(
-        self, peer: Client, terminal_id: str, seconds: float, output_limit: int
+        self, peer: Editor, terminal_id: str, seconds: float, output_limit: int
     ) -> CommandRun:
         ids: dict[str, Any] = {"session_id": self._session_id, "terminal_id": terminal_id}
         timed_out = False
@@ -233,7 +245,7 @@ class ClientWorkspace(Workspace):
         )
 
     async def _abandon(
-        self, peer: Client, creating: "asyncio.Future[acp.CreateTerminalResponse]"
+        self, peer: Editor, creating: "asyncio.Future[acp.CreateTerminalResponse]"
     ) -> None:
         try:
             terminal_id = (await creating).terminal_id
@@ -242,7 +254,7 @@ class ClientWorkspace(Workspace):
         await self._quietly(peer, "terminal/kill", terminal_id)
         await self._quietly(peer, "terminal/release", terminal_id)
 
-    async def _quietly(self, peer: Client, method: str, terminal_id: str) -> None:
+    async def _quietly(self, peer: Editor, method: str, terminal_id: str) -> None:
         """Kill or release, as cleanup: a client that cannot any more is left alone."""
         model = acp.KillTerminalRequest if method == "terminal/kill" else acp.ReleaseTerminalRequest
         request = model(session_id=self._session_id, terminal_id=terminal_id)
@@ -250,7 +262,7 @@ class ClientWorkspace(Workspace):
             await asyncio.wait_for(_call(peer, method, request, None), CLEANUP_BOUND)
 
 
-async def _call(peer: Client, method: str, request: acp.BaseModel, answer: type[M] | None) -> Any:
+async def _call(peer: Editor, method: str, request: acp.BaseModel, answer: type[M] | None) -> Any:
     """One call to the client; its failures become WorkspaceError, with a clear message."""
     params = request.model_dump(mode="json", by_alias=True, exclude_none=True)
     try:

@@ -8,4 +8,5 @@ controls it, what happens as they come and go, and the questions put to all of t
 - asking: one question to every attached client, the first answer winning.
 - room: `Attachments`, which holds all of these for the protocol core, the workspace and
   the permission asker; clients are lent through application.ports.clients.
+- permissions: `RoomPermissions`, the turn's PermissionAsker: the room's question.
 """

@@ -9,22 +9,31 @@ left and none could be answered, the question is unavailable (the tool does not 
 with one client. Copies lost with their client are not errors: the question waits for the
 next client to attach, up to the caller's bound (the permission timeout).
 
-What a question says and how its answer reads are the protocol's business: here they are
-a method, its params and the answer as the client sent it.
+What a question is and what its answer says are typed (application.ports.questions); how
+a client shows one and how its answer reads are the client's business.
 """
 
 import asyncio
 import logging
 import uuid
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
-from application.ports.clients import CallWithdrawn, Client, ClientFailed, ClientGone, PendingCall
+from application.ports.clients import (
+    CallWithdrawn,
+    Client,
+    ClientFailed,
+    ClientGone,
+    ShownQuestion,
+)
 from application.ports.permissions import PermissionUnavailable
+from application.ports.questions import Answer, PermissionQuestion, Question
 
 log = logging.getLogger(__name__)
+
+C = TypeVar("C", bound=Client)
 
 
 class QuestionRelay(Protocol):
@@ -33,43 +42,48 @@ class QuestionRelay(Protocol):
     Failing to post or settle only costs those copies: it is logged, the question stands."""
 
     @abstractmethod
-    async def posted(
-        self, session_id: str, question_id: str, subject: str, method: str, params: dict[str, Any]
-    ) -> None: ...
+    async def posted(self, question_id: str, question: PermissionQuestion) -> None: ...
 
     @abstractmethod
     async def settled(self, session_id: str, question_id: str) -> None: ...
 
 
 @dataclass(slots=True, eq=False)
-class _Question:
+class _Question(Generic[C]):
     """One pending question and its copies, one per client."""
 
     id: str
-    method: str
-    params: dict[str, Any]
-    # The tool call a permission request is about, which a newly attached client is told
-    # (None: not a permission request, nothing to tell).
-    subject: str | None
-    answer: "asyncio.Future[Any]"
-    eligible: Callable[[Client], bool] = lambda _client: True  # who can show it
-    copies: dict[Client, PendingCall | None] = field(default_factory=dict)
+    question: Question
+    answer: "asyncio.Future[Answer]"
+    eligible: Callable[[C], bool] = lambda _client: True  # who can show it
+    copies: dict[C, ShownQuestion | None] = field(default_factory=dict)
     waiting: set["asyncio.Task[None]"] = field(default_factory=set)
     errors: int = 0
     failure: str = ""  # the last copy's error, for the refusal the model is told
     sending: bool = True  # the first copies are still going out: too early to give up
 
-    async def send_to(self, client: Client) -> None:
+    @property
+    def subject(self) -> str | None:
+        """The tool call a permission request is about, which a newly attached client is
+        told (None: not a permission request, nothing to tell)."""
+        asked = self.question
+        return asked.subject if isinstance(asked, PermissionQuestion) else None
+
+    @property
+    def kind(self) -> str:  # for the log
+        return "a permission request" if self.subject is not None else "an elicitation"
+
+    async def send_to(self, client: C) -> None:
         if client in self.copies or self.answer.done() or not self.eligible(client):
             return
         self.copies[client] = None  # claimed: a concurrent go-live sends no second copy
         try:
-            call = await client.start_call(self.method, self.params)
+            call = await client.show(self.question)
         except ClientGone:
             self.copies.pop(client, None)
             return
         except ClientFailed as exc:  # its transport cannot carry it (over the event size limit)
-            log.warning("could not send %s to a client: %s", self.method, exc.message)
+            log.warning("could not send %s to a client: %s", self.kind, exc.message)
             self.copies.pop(client, None)
             self.failed(exc.message)
             return
@@ -84,16 +98,16 @@ class _Question:
         self.waiting.add(task)
         task.add_done_callback(self.waiting.discard)
 
-    async def _read(self, client: Client, call: PendingCall) -> None:
+    async def _read(self, client: C, call: ShownQuestion) -> None:
         try:
-            result = await call.result()
+            result = await call.answer()
         except (CallWithdrawn, asyncio.CancelledError):
             return
         except ClientGone:
             self.copies.pop(client, None)  # the next client to attach gets its copy
             return
         except ClientFailed as exc:
-            log.warning("client answered %s with error %s: %s", self.method, exc.code, exc.message)
+            log.warning("client answered %s with error %s: %s", self.kind, exc.code, exc.message)
             self.copies.pop(client, None)
             self.failed(exc.message)
             return
@@ -115,7 +129,7 @@ class _Question:
                 PermissionUnavailable(f"the client could not show the request ({self.failure})")
             )
 
-    def leave(self, client: Client) -> "asyncio.Task[None] | None":
+    def leave(self, client: C) -> "asyncio.Task[None] | None":
         """`client` left the session: its copy no longer counts (withdrawn, a late answer
         ignored). The question then waits for the others, or for the next client."""
         call = self.copies.pop(client, None)
@@ -132,42 +146,42 @@ class _Question:
             task.cancel()
 
 
-class Questions:
+class Questions(Generic[C]):
     """The pending questions of each session: a turn asks one at a time, but an MCP
     server of the session may ask beside it."""
 
-    def __init__(self, live: Callable[[str], list[Client]]) -> None:
+    def __init__(self, live: Callable[[str], Sequence[C]]) -> None:
         self._live = live  # the session's clients past their replay
         self.relay: QuestionRelay | None = None  # other replicas' clients (None: none)
-        self._pending: dict[str, list[_Question]] = {}
+        self._pending: dict[str, list[_Question[C]]] = {}
         self._leaving: set[asyncio.Task[None]] = set()
 
     async def ask(
         self,
-        session_id: str,
-        subject: str | None,
-        method: str,
-        params: dict[str, Any],
+        asked: Question,
         *,
-        eligible: Callable[[Client], bool] | None = None,
+        eligible: Callable[[C], bool] | None = None,
         mirrored: str | None = None,
-    ) -> Any:
-        """The first answer, as its client sent it, from the clients `eligible` allows (all
-        by default). Raises PermissionUnavailable when no client could be asked; cancelled,
-        it withdraws every copy. A permission request is also posted to the other replicas
-        (the relay), unless it is `mirrored`: this replica's copy of another's question of
-        that id, whose answer its caller takes back there."""
-        future = asyncio.get_running_loop().create_future()
-        question = _Question(mirrored or uuid.uuid4().hex, method, params, subject, future)
+    ) -> Answer:
+        """The first answer from the clients `eligible` allows (all by default). Raises
+        PermissionUnavailable when no client could be asked; cancelled, it withdraws every
+        copy. A permission request is also posted to the other replicas (the relay), unless
+        it is `mirrored`: this replica's copy of another's question of that id, whose
+        answer its caller takes back there."""
+        session_id = asked.session_id
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        question: _Question[C] = _Question(mirrored or uuid.uuid4().hex, asked, future)
         if eligible is not None:
             question.eligible = eligible
         self._pending.setdefault(session_id, []).append(question)
-        relay = self.relay if subject is not None and mirrored is None else None
+        # This replica's own permission request: the other replicas' clients see it too.
+        own = asked if isinstance(asked, PermissionQuestion) and mirrored is None else None
+        relay = self.relay if own is not None else None
         try:
             for client in self._live(session_id):
                 await question.send_to(client)
-            if relay is not None:  # after the copies here: they need not wait for the database
-                await _quietly(relay.posted(session_id, question.id, subject or "", method, params))
+            if relay is not None and own is not None:  # after the copies here: they need
+                await _quietly(relay.posted(question.id, own))  # not wait for the database
             question.sending = False
             question.give_up_if_none_left()
             return await question.answer
@@ -181,7 +195,7 @@ class Questions:
             if relay is not None:  # the other replicas withdraw their copies
                 await asyncio.shield(_quietly(relay.settled(session_id, question.id)))
 
-    def answer(self, question_id: str, result: Any) -> bool:
+    def answer(self, question_id: str, result: Answer) -> bool:
         """An answer from a client of another replica: the first answer wins, as here.
         False: the question is decided already (or was never asked here)."""
         for questions in self._pending.values():
@@ -200,12 +214,12 @@ class Questions:
         subjects = (q.subject for q in self._pending.get(session_id, ()))
         return next((s for s in subjects if s is not None), None)
 
-    async def went_live(self, session_id: str, client: Client) -> None:
+    async def went_live(self, session_id: str, client: C) -> None:
         """A client attached while questions are pending: it gets its own copies."""
         for question in list(self._pending.get(session_id, ())):
             await question.send_to(client)
 
-    def left(self, session_id: str, client: Client) -> None:
+    def left(self, session_id: str, client: C) -> None:
         for question in list(self._pending.get(session_id, ())):
             task = question.leave(client)
             if task is not None:

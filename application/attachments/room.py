@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from application.attachments.arrivals import Arrivals
 from application.attachments.asking import QuestionRelay, Questions
@@ -32,23 +32,35 @@ from application.attachments.ownership import NotAttached, Ownership, Role
 from application.attachments.turn_state import TurnPhase, TurnState
 from application.errors import ApplicationError, AuthRequired, SessionBusy, SessionNotFound
 from application.ports.clients import Client, SessionClients
+from application.ports.elicitation import ElicitationAnswer
+from application.ports.permissions import PermissionUnavailable
+from application.ports.questions import (
+    Answer,
+    ElicitationQuestion,
+    PermissionAnswer,
+    PermissionQuestion,
+)
 from domain.errors import DomainError
 
 Close = Callable[[str], Awaitable[object]]  # close the session (cancels a running turn)
 Busy = Callable[[str], bool]  # is a prompt running in this session?
+# The kind of client the room holds: the adapter lending them reads them as its own (a
+# protocol connection, say), the room only as clients.
+C = TypeVar("C", bound=Client)
+
 # Called when a client leaves a session (close, disconnect, delete): e.g. to drop its feed.
-OnLeft = Callable[[str, Client], None]
+OnLeft = Callable[[str, C], None]
 # Called when a client goes live on a session (its replay sent).
-OnLive = Callable[[str, Client], None]
+OnLive = Callable[[str, C], None]
 # Called when a client attaches to a session it was not attached to (e.g. to follow the
 # session's turns on other replicas).
-OnJoined = Callable[[str, Client], None]
+OnJoined = Callable[[str, C], None]
 
 DEFAULT_DETACHED_TURN_TIMEOUT = 300.0
 _REFUSED = (SessionBusy, AuthRequired, SessionNotFound)  # a prompt never accepted
 
 
-class Attachments(SessionClients):
+class Attachments(SessionClients[C], Generic[C]):
     def __init__(
         self,
         *,
@@ -59,26 +71,26 @@ class Attachments(SessionClients):
     ) -> None:
         self._close = close
         self._busy = busy
-        self._ownership: Ownership[Client] = Ownership()
-        self._held: set[tuple[str, Client]] = set()  # attached, their replay under way
+        self._ownership: Ownership[C] = Ownership()
+        self._held: set[tuple[str, C]] = set()  # attached, their replay under way
         self._detached = DetachedSessions(detached_timeout, self._expire, schedule=schedule)
         self._arrivals = Arrivals()
-        self._questions = Questions(self.live_peers)
+        self._questions: Questions[C] = Questions(self.live_peers)
         # Clients gone (`client_gone` ran): a call of theirs still in flight that attaches
         # them afterwards must detach them again, or the session keeps a dead client.
-        self._gone: weakref.WeakSet[Client] = weakref.WeakSet()
-        self._waiting: dict[Client, set[asyncio.Task[Any]]] = {}  # handlers awaiting turns
-        self._on_left: list[OnLeft] = []
-        self._on_live: list[OnLive] = []
-        self._on_joined: list[OnJoined] = []
+        self._gone: weakref.WeakSet[C] = weakref.WeakSet()
+        self._waiting: dict[C, set[asyncio.Task[Any]]] = {}  # handlers awaiting turns
+        self._on_left: list[OnLeft[C]] = []
+        self._on_live: list[OnLive[C]] = []
+        self._on_joined: list[OnJoined[C]] = []
         self._elsewhere: Callable[[str], bool] = lambda _session_id: False
 
     # -- who is attached -----------------------------------------------------------------
 
-    def peers_of(self, session_id: str) -> list[Client]:
+    def peers_of(self, session_id: str) -> list[C]:
         return self._ownership.peers_of(session_id)
 
-    def live_peers(self, session_id: str) -> list[Client]:
+    def live_peers(self, session_id: str) -> list[C]:
         """The attached clients already past their replay."""
         return [c for c in self.peers_of(session_id) if (session_id, c) not in self._held]
 
@@ -86,20 +98,20 @@ class Attachments(SessionClients):
         """The sessions with a client attached here."""
         return self._ownership.followed()
 
-    def sessions_of(self, client: Client) -> list[str]:
+    def sessions_of(self, client: C) -> list[str]:
         return self._ownership.sessions_of(client)
 
-    def controller_of(self, session_id: str) -> Client | None:
+    def controller_of(self, session_id: str) -> C | None:
         """Whose capabilities (files, terminals) serve the session."""
         return self._ownership.controller_of(session_id)
 
-    def is_attached(self, session_id: str, client: Client) -> bool:
+    def is_attached(self, session_id: str, client: C) -> bool:
         return self._ownership.is_attached(session_id, client)
 
-    def role(self, session_id: str, client: Client) -> Role:
+    def role(self, session_id: str, client: C) -> Role:
         return self._ownership.role_of(session_id, client) or Role.OBSERVER
 
-    def check_may_act(self, session_id: str, client: Client) -> None:
+    def check_may_act(self, session_id: str, client: C) -> None:
         """Raises NotAttached when other clients hold the session and this one does not
         (clients attached on other replicas count)."""
         self._ownership.check_may_act(session_id, client)
@@ -117,10 +129,10 @@ class Attachments(SessionClients):
         if not self.peers_of(session_id) and self._busy(session_id):
             await self._left_alone(session_id)
 
-    def may_cancel(self, session_id: str, client: Client) -> bool:
+    def may_cancel(self, session_id: str, client: C) -> bool:
         return self._ownership.may_cancel(session_id, client)
 
-    def running_elsewhere(self, session_id: str, client: Client) -> bool:
+    def running_elsewhere(self, session_id: str, client: C) -> bool:
         """Another client's prompt is writing the session's history (a fork would read it
         half written; its controller may)."""
         controller = self.controller_of(session_id)
@@ -128,7 +140,7 @@ class Attachments(SessionClients):
 
     # -- attaching and detaching ---------------------------------------------------------
 
-    def attach(self, session_id: str, client: Client, *, live: bool = True) -> Role:
+    def attach(self, session_id: str, client: C, *, live: bool = True) -> Role:
         """Live at once (a session it just created: nothing to replay), or held until
         `went_live` (its replay under way). Attaching again changes nothing but that."""
         joining = not self._ownership.is_attached(session_id, client)
@@ -140,14 +152,14 @@ class Attachments(SessionClients):
                 listener(session_id, client)
         return role
 
-    async def went_live(self, session_id: str, client: Client) -> None:
+    async def went_live(self, session_id: str, client: C) -> None:
         """Its replay is sent: it is live, and gets its copy of a pending question."""
         self._held.discard((session_id, client))
         await self._questions.went_live(session_id, client)
         for listener in self._on_live:
             listener(session_id, client)
 
-    def detach(self, session_id: str, client: Client) -> bool:
+    def detach(self, session_id: str, client: C) -> bool:
         """Only the detach; True when it was the last attached (and was attached)."""
         attached = self.is_attached(session_id, client)
         last = self._ownership.detach(session_id, client)
@@ -163,23 +175,23 @@ class Attachments(SessionClients):
             self._held.discard((session_id, client))
             self._left(session_id, client)
 
-    def on_left(self, listener: OnLeft) -> None:
+    def on_left(self, listener: OnLeft[C]) -> None:
         self._on_left.append(listener)
 
-    def on_live(self, listener: OnLive) -> None:
+    def on_live(self, listener: OnLive[C]) -> None:
         self._on_live.append(listener)
 
-    def on_joined(self, listener: OnJoined) -> None:
+    def on_joined(self, listener: OnJoined[C]) -> None:
         self._on_joined.append(listener)
 
-    def _left(self, session_id: str, client: Client) -> None:
+    def _left(self, session_id: str, client: C) -> None:
         self._questions.left(session_id, client)  # it may no longer answer
         for listener in self._on_left:
             listener(session_id, client)
 
     # -- the lifecycle -------------------------------------------------------------------
 
-    async def client_gone(self, client: Client) -> None:
+    async def client_gone(self, client: C) -> None:
         """Its connection went away: it detaches from every session, and the handlers
         awaiting turns for it stop (their answer has nowhere to go; the turns go on)."""
         self._gone.add(client)
@@ -187,14 +199,14 @@ class Attachments(SessionClients):
             task.cancel()
         await self._leave(self.sessions_of(client), client)
 
-    async def unless_gone(self, session_id: str, client: Client) -> None:
+    async def unless_gone(self, session_id: str, client: C) -> None:
         """`client` was just attached by a call that was in flight as it went away: it
         leaves again, as it would have had the call been quicker."""
         if client in self._gone and self.is_attached(session_id, client):
             await self._leave([session_id], client)
 
     @contextlib.contextmanager
-    def waiting(self, client: Client) -> Iterator[None]:
+    def waiting(self, client: C) -> Iterator[None]:
         """The current task awaits a turn for `client`: cancelled should `client` go."""
         handler = asyncio.current_task()
         waiting = self._waiting.setdefault(client, set())
@@ -229,7 +241,7 @@ class Attachments(SessionClients):
         self._arrivals.settle(session_id)  # the arriving client attaches now
 
     @contextlib.asynccontextmanager
-    async def prompting(self, session_id: str, client: Client) -> AsyncIterator[None]:
+    async def prompting(self, session_id: str, client: C) -> AsyncIterator[None]:
         """`client`'s prompt runs inside: accepted, it adopts a session nobody follows
         (attached, it sees its turn) and makes an attached client the controller; refused,
         it changes nothing."""
@@ -254,7 +266,7 @@ class Attachments(SessionClients):
                 await self._leave([session_id], client)
             raise
 
-    def close_by(self, session_id: str, client: Client) -> bool:
+    def close_by(self, session_id: str, client: C) -> bool:
         """`session/close` from `client`: it detaches. True when the caller is to close the
         session now (cancelling its turn): `client` was the last attached, or nobody was.
         Not while another client's attach is under way: that client keeps it."""
@@ -268,7 +280,7 @@ class Attachments(SessionClients):
         self._detached.stop(session_id)
         return True
 
-    async def _leave(self, session_ids: list[str], client: Client) -> None:
+    async def _leave(self, session_ids: list[str], client: C) -> None:
         alone = [sid for sid in session_ids if self.detach(sid, client)]
         await asyncio.gather(*(self._left_alone(sid) for sid in alone))
 
@@ -299,24 +311,21 @@ class Attachments(SessionClients):
     def awaiting_permission(self, session_id: str) -> bool:
         return self._questions.subject(session_id) is not None
 
-    async def ask_permission(
-        self, session_id: str, tool_call_id: str, method: str, params: dict[str, Any]
-    ) -> Any:
-        """`method` with `params` to every live client (and each that goes live meanwhile):
-        the first answer, as sent. Raises PermissionUnavailable when none could be asked."""
-        return await self._questions.ask(session_id, tool_call_id, method, params)
+    async def ask_permission(self, question: PermissionQuestion) -> PermissionAnswer:
+        """To every live client (and each that goes live meanwhile): the first answer.
+        Raises PermissionUnavailable when none could be asked."""
+        return _permission(await self._questions.ask(question))
 
     async def ask_some(
-        self,
-        session_id: str,
-        method: str,
-        params: dict[str, Any],
-        eligible: Callable[[Client], bool],
-    ) -> Any:
-        """`method` to every live client `eligible` allows (and each that goes live
-        meanwhile), the first answer winning, as a permission request goes; not a
-        permission request, so the turn state a new client is told stays `running`."""
-        return await self._questions.ask(session_id, None, method, params, eligible=eligible)
+        self, question: ElicitationQuestion, eligible: Callable[[C], bool]
+    ) -> ElicitationAnswer:
+        """To every live client `eligible` allows (and each that goes live meanwhile), the
+        first answer winning, as a permission request goes; not a permission request, so
+        the turn state a new client is told stays `running`."""
+        answer = await self._questions.ask(question, eligible=eligible)
+        if not isinstance(answer, ElicitationAnswer):
+            raise PermissionUnavailable("the client's answer was not an elicitation's")
+        return answer
 
     # -- questions of turns running on other replicas (issue 32) --------------------------
 
@@ -324,25 +333,24 @@ class Attachments(SessionClients):
         """Post this replica's permission requests to the clients of the other replicas."""
         self._questions.relay = relay
 
-    async def ask_mirror(
-        self,
-        session_id: str,
-        question_id: str,
-        tool_call_id: str,
-        method: str,
-        params: dict[str, Any],
-    ) -> Any:
+    async def ask_mirror(self, question_id: str, question: PermissionQuestion) -> PermissionAnswer:
         """Another replica's permission request, to this replica's live clients (and each
-        that goes live meanwhile): their first answer, as sent, for that replica to weigh.
+        that goes live meanwhile): their first answer, for that replica to weigh.
         Cancelled (decided there), it withdraws every copy."""
-        return await self._questions.ask(
-            session_id, tool_call_id, method, params, mirrored=question_id
-        )
+        return _permission(await self._questions.ask(question, mirrored=question_id))
 
-    def answer_question(self, question_id: str, result: Any) -> bool:
+    def answer_question(self, question_id: str, answer: Answer) -> bool:
         """A client of another replica answered a permission request asked here: True when
         its answer is the first."""
-        return self._questions.answer(question_id, result)
+        return self._questions.answer(question_id, answer)
 
     def asked(self, question_id: str) -> bool:
         return self._questions.asked(question_id)
+
+
+def _permission(answer: Answer) -> PermissionAnswer:
+    """A permission request's answer; any other cannot be read as one (the tool does not
+    run)."""
+    if not isinstance(answer, PermissionAnswer):
+        raise PermissionUnavailable("the client's answer was not a permission request's")
+    return answer

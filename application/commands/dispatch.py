@@ -18,7 +18,7 @@ class BuiltInCommands:
 
     registry: CommandRegistry
     runner: RunCommand
-    servers: SessionServers | None = None  # the session's MCP prompts are offered too
+    servers: SessionServers  # the session's MCP prompts are offered too
 
     def call_in(self, invocation: Invocation | None) -> CommandCall | None:
         return invocation.call(self.registry.names) if invocation is not None else None
@@ -31,5 +31,5 @@ class BuiltInCommands:
         content: tuple[UserInputBlock, ...],
     ) -> PromptResult:
         """The command's turn; /help lists every command the session offers."""
-        offered = self.servers.offered(active) if self.servers else None
+        offered = self.servers.offered(active)
         return await self.runner.execute(active.session, control, call, content, offered)

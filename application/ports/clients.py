@@ -1,13 +1,19 @@
-"""What a client lends to the sessions it is attached to: it takes notifications, answers
-requests (awaited, or withdrawn before it answers), and advertised what it can serve.
+"""What the application asks of a client attached to a session: to show a question (a
+permission request, an elicitation) and give its answer, or to withdraw it.
 
 A client is a key: the room (application.attachments) holds clients by identity, in sets
-and maps. The protocol core's connection is one; a client attached on another replica,
-reached through that replica, can be another, behind this same port.
+and maps. The protocol core's connection is one: how it shows a question, and sends the
+session's updates, is the adapters' business (the application's updates go out through
+its EventSink port, not through a client).
 """
 
 from abc import abstractmethod
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+# Annotations only: the protocol core imports this port on the start path, where the
+# questions' domain types (content, tools, permissions) are not needed yet.
+if TYPE_CHECKING:
+    from application.ports.questions import Answer, Question
 
 
 class ClientGone(Exception):
@@ -25,15 +31,16 @@ class ClientFailed(Exception):
 
 
 class CallWithdrawn(Exception):
-    """We withdrew our own request: no answer is awaited any more."""
+    """We withdrew it ourselves (a question, or a request): no answer is awaited any more."""
 
 
-class PendingCall(Protocol):
-    """One request sent to a client: await its answer, or withdraw it."""
+class ShownQuestion(Protocol):
+    """A question shown to one client: await its answer, or withdraw it."""
 
     @abstractmethod
-    async def result(self) -> Any:
-        """The answer. Raises ClientGone, ClientFailed, or CallWithdrawn once withdrawn."""
+    async def answer(self) -> "Answer":
+        """The client's answer. Raises ClientGone, ClientFailed, or CallWithdrawn once
+        withdrawn."""
 
     @abstractmethod
     async def withdraw(self) -> None:
@@ -41,31 +48,23 @@ class PendingCall(Protocol):
 
 
 class Client(Protocol):
-    # What it advertised when it connected (ACP `clientCapabilities`), as it sent it:
-    # read by whoever needs it, who validates it.
-    client_capabilities: Any
-
     def __hash__(self) -> int:
         """A client is a key by identity (equal only to itself): object's own hash, said
         here so that the type checker knows a client can be one."""
         return object.__hash__(self)
 
     @abstractmethod
-    async def send_notification(self, method: str, params: dict[str, Any]) -> None:
-        """Send without an answer; nothing happens once the client is gone."""
+    async def show(self, question: "Question") -> ShownQuestion:
+        """Show the question; its answer is awaited, or the question withdrawn, through the
+        handle. Raises ClientGone or ClientFailed when it cannot be shown."""
+
+
+C_co = TypeVar("C_co", bound=Client, covariant=True)
+
+
+class SessionClients(Protocol[C_co]):
+    """Which client serves a session (its files and terminals, say): its controller, of
+    the kind the adapter holding the clients lends (e.g. a protocol connection)."""
 
     @abstractmethod
-    async def call(self, method: str, params: dict[str, Any]) -> Any:
-        """Send a request and await its answer (raises ClientGone or ClientFailed)."""
-
-    @abstractmethod
-    async def start_call(self, method: str, params: dict[str, Any]) -> PendingCall:
-        """Send a request; its answer is awaited, or the request withdrawn, through the
-        handle. Raises ClientGone or ClientFailed when it cannot be sent."""
-
-
-class SessionClients(Protocol):
-    """Which client serves a session (its files and terminals, say): its controller."""
-
-    @abstractmethod
-    def controller_of(self, session_id: str) -> Client | None: ...
+    def controller_of(self, session_id: str) -> C_co | None: ...

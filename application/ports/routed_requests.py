@@ -39,14 +39,15 @@ class RequestProgress:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AskedQuestion:
-    """A permission request pending on `holder`, the replica running the turn."""
+    """A permission request pending on `holder`, the replica running the turn, as the
+    cluster serialized it (`kind` names the serialization: a replica reads only its own)."""
 
     id: str
     session_id: str
     holder: str
     subject: str  # the tool call it is about
-    method: str
-    params: dict[str, Any]
+    kind: str
+    body: dict[str, Any]
 
 
 class RoutedRequests(Protocol):

@@ -6,7 +6,6 @@ lends them."""
 from dependency_injector import containers, providers
 
 from adapters.acp_v1.elicitation import AcpElicitor
-from adapters.acp_v1.permissions import AcpPermissionAsker
 from adapters.acp_v1.rendering import V1Rendering
 from adapters.cluster.questions import RelayedQuestions
 from adapters.cluster.relay import ClusterRelay
@@ -15,9 +14,11 @@ from adapters.cluster.replicas import ClusterReplicas
 from adapters.cluster.routes import RelayTerms
 from adapters.cluster.routing import RequestRouter, RoutingTerms
 from adapters.protocol.channels import SessionChannels
+from adapters.protocol.connection import Connection
 from adapters.protocol.journal import JournalTerms, UpdateJournal
 from adapters.protocol.replicas import OneProcess, live_elsewhere
 from adapters.workspace.client import AcpWorkspaces
+from application.attachments.permissions import RoomPermissions
 from application.attachments.room import Attachments
 from application.notices.session_notices import SessionNotices
 from application.sessions.lifecycle import CloseSession
@@ -51,7 +52,7 @@ class Clients(containers.DeclarativeContainer):
     # The shared sessions' room: who is attached, who controls, what follows as they go.
     # A session its last client's connection left is only dropped from memory (its
     # background tasks go on: a client attaching again finds them).
-    room = providers.Singleton(
+    room: providers.Singleton[Attachments[Connection]] = providers.Singleton(
         Attachments,
         close=core.registry.provided.close,
         busy=core.registry.provided.is_busy,
@@ -116,7 +117,7 @@ class Clients(containers.DeclarativeContainer):
         cluster=cluster,
         one_process=providers.Singleton(OneProcess, held_elsewhere),
     )
-    permissions = providers.Singleton(AcpPermissionAsker, room)
+    permissions = providers.Singleton(RoomPermissions, room)
     # Questions for the user (ACP elicitation), to the clients that advertised it.
     elicitor = providers.Singleton(AcpElicitor, room)
     # The editor's files and terminals where it lends them (ACP fs/*, terminal/*).

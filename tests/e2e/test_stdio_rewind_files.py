@@ -164,7 +164,11 @@ async def test_the_undo_of_a_restoring_rewind_survives_a_kill(
         assert [said for *_, said in await transcript(second, sid, workdir)][-1] == "done: one"
         second.client.answers = ["allow_once"]
         undone = await call(second, UNDO, sessionId=sid, undoToken=rewound["undoToken"])
-        assert undone == {"messageCount": 12}  # three turns: prompt, tool use, result, reply
+        assert undone["messageCount"] == 12  # three turns: prompt, tool use, result, reply
+        # It answers the files it put back: every one the rewind had put back, none refused.
+        assert sorted(undone["files"]["restored"]) == sorted(rewound["files"]["restored"])
+        assert len(undone["files"]["restored"]) == 5  # a, bashed, gone, keep, new .txt
+        assert undone["files"]["skipped"] == [] and undone["files"]["notRestorable"] == []
         assert files_of(workdir) == after_three
         assert await transcript(second, sid, workdir) == shown
         with pytest.raises(RequestError) as twice:  # spent: once only

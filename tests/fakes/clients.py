@@ -1,21 +1,24 @@
 """Fake clients for the room (application.attachments): no transport, no Connection. Each
-records what it was sent; its requests are answered (or failed) by the test."""
+records the questions it was shown (answered, or failed, by the test) and the updates it
+was sent (as a connection is: the protocol core's channels send them so)."""
 
 import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from application.ports.clients import CallWithdrawn, Client, ClientFailed, ClientGone, PendingCall
+from application.ports.clients import CallWithdrawn, Client, ClientFailed, ClientGone, ShownQuestion
+from application.ports.questions import Answer, Question
 
 
-class FakeCall(PendingCall):
-    def __init__(self, method: str, params: dict[str, Any]) -> None:
-        self.method = method
-        self.params = params
+class FakeCall(ShownQuestion):
+    """One question shown to a fake client."""
+
+    def __init__(self, question: Question) -> None:
+        self.question = question
         self.withdrawn = False
-        self._answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
 
-    async def result(self) -> Any:
+    async def answer(self) -> Answer:
         return await self._answer
 
     async def withdraw(self) -> None:
@@ -24,9 +27,10 @@ class FakeCall(PendingCall):
             self._answer.set_exception(CallWithdrawn())
             self._answer.exception()  # retrieved: nobody need await a withdrawn call
 
-    def answer(self, result: Any) -> None:
+    def reply(self, answer: Answer) -> None:
+        """The user answers on this client."""
         if not self._answer.done():
-            self._answer.set_result(result)
+            self._answer.set_result(answer)
 
     def fail(self, message: str) -> None:
         self._answer.set_exception(ClientFailed(message, code=-1))
@@ -36,8 +40,8 @@ class FakeCall(PendingCall):
 
 
 class FakeClient(Client):
-    """`refuse`: its transport refuses every request (ClientFailed as it is sent);
-    `gone`: it went away (ClientGone as a request is sent)."""
+    """`refuse`: its transport refuses every question (ClientFailed as it is sent);
+    `gone`: it went away (ClientGone as a question is sent)."""
 
     def __init__(self, name: str, capabilities: Any = None) -> None:
         self.name = name
@@ -53,15 +57,12 @@ class FakeClient(Client):
     async def send_notification(self, method: str, params: dict[str, Any]) -> None:
         self.notified.append((method, params))
 
-    async def call(self, method: str, params: dict[str, Any]) -> Any:
-        return await (await self.start_call(method, params)).result()
-
-    async def start_call(self, method: str, params: dict[str, Any]) -> FakeCall:
+    async def show(self, question: Question) -> FakeCall:
         if self.gone:
             raise ClientGone()
         if self.refuse is not None:
             raise ClientFailed(self.refuse)
-        call = FakeCall(method, params)
+        call = FakeCall(question)
         self.calls.append(call)
         return call
 

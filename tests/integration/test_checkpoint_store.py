@@ -18,7 +18,8 @@ from domain.message import Message, Role
 from domain.restore import UndoFile
 from domain.session import Session
 from tests.factories import SessionFactory
-from tests.fakes.ports import FakeUnitOfWork, InMemoryCheckpoints, InMemorySessionRepository
+from tests.fakes.sessions import InMemorySessionRepository
+from tests.fakes.unit_of_work import FakeUnitOfWork, InMemoryCheckpoints
 
 pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite", "postgres", "memory")]
 

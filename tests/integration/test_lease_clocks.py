@@ -15,7 +15,8 @@ from application.errors import SessionBusy
 from application.runtime.turn_control import TurnControl
 from application.sessions.turn_lease import LeaseTerms, TurnLeasing
 from tests.factories import SessionFactory
-from tests.fakes.ports import FakePresence, StoppedClock
+from tests.fakes.leases import FakePresence
+from tests.fakes.time_and_ids import StoppedClock
 
 # Several machines share only a PostgreSQL store (SQLite replicas share one machine's clock).
 pytestmark = [pytest.mark.integration, pytest.mark.backends("postgres")]

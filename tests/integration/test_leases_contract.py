@@ -17,7 +17,9 @@ from application.ports.leases import LeaseState, TurnLeases
 from application.ports.unit_of_work import UnitOfWork
 from domain.ids import SessionId
 from tests.factories import T0, SessionFactory
-from tests.fakes.ports import FakeUnitOfWork, InMemorySessionRepository, InMemoryTurnLeases
+from tests.fakes.leases import InMemoryTurnLeases
+from tests.fakes.sessions import InMemorySessionRepository
+from tests.fakes.unit_of_work import FakeUnitOfWork
 
 pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite", "postgres", "memory")]
 

@@ -15,7 +15,7 @@ from adapters.persistence.unit_of_work import SqlAlchemyUnitOfWork
 from application.ports.unit_of_work import UnitOfWork
 from domain.project_rules import CommandPattern, ProjectRule, rule_for
 from tests.factories import T0
-from tests.fakes.ports import FakeUnitOfWork, InMemoryProjectRules
+from tests.fakes.unit_of_work import FakeUnitOfWork, InMemoryProjectRules
 
 pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite", "postgres", "memory")]
 

@@ -83,8 +83,8 @@ async def test_a_question_is_shown_while_its_holder_holds_the_lease(engine: Asyn
         session_id=sid,
         holder=HOLDER,
         subject="call-1",
-        method="session/request_permission",
-        params={"sessionId": sid, "toolCall": {"toolCallId": "call-1"}},
+        kind="permission",
+        body={"sessionId": sid, "request": {"toolCallId": "call-1"}},
     )
     await store.post_question(question, T0)
 
@@ -105,9 +105,7 @@ async def test_a_starting_replica_sweeps_what_its_previous_process_left(
     theirs = replace(request(2), sender="replica-3")
     await store.send(mine, T0)
     await store.send(theirs, T0)
-    asked = AskedQuestion(
-        id="q-2", session_id="s1", holder=SENDER, subject="c", method="m", params={}
-    )
+    asked = AskedQuestion(id="q-2", session_id="s1", holder=SENDER, subject="c", kind="k", body={})
     await store.post_question(asked, T0)
 
     await store.sweep(SENDER)

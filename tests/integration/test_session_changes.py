@@ -21,7 +21,8 @@ from domain.message import Message, Role
 from domain.session import Session
 from domain.session_changes import MessageAdded
 from tests.factories import T0, MessageFactory, SessionFactory
-from tests.fakes.ports import FakeUnitOfWork, InMemorySessionRepository
+from tests.fakes.sessions import InMemorySessionRepository
+from tests.fakes.unit_of_work import FakeUnitOfWork
 
 pytestmark = [pytest.mark.integration, pytest.mark.backends("sqlite", "postgres", "memory")]
 

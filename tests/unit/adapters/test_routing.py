@@ -5,7 +5,7 @@ from application.ports.llm import ModelRequest, ModelResponse
 from domain.content import TextBlock
 from domain.stop_reason import ModelStop
 from domain.usage import Usage
-from tests.fakes.ports import ScriptedLLM
+from tests.fakes.turn import ScriptedLLM
 
 
 def answer(text: str) -> list:

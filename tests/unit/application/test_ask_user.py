@@ -14,7 +14,6 @@ from domain.questions import ElicitationAction
 from domain.stop_reason import StopReason
 from domain.tool_call import ToolCallStatus, ToolKind
 from tests.fakes.elicitation import FakeElicitor
-from tests.unit.application.conftest import World
 from tests.unit.application.test_tools import (
     assert_provider_accepts,
     final,
@@ -22,6 +21,7 @@ from tests.unit.application.test_tools import (
     tool_results,
     uses,
 )
+from tests.unit.application.world import World
 
 BRANCH = {"question": "Which branch?", "choices": ["main", "dev"]}
 

@@ -8,12 +8,31 @@ import pytest
 
 from application.attachments.room import Attachments
 from application.attachments.turn_state import TurnPhase, TurnState
-from application.ports.permissions import PermissionUnavailable
+from application.ports.permissions import PermissionRequest, PermissionUnavailable
+from application.ports.questions import PermissionAnswer, PermissionQuestion, Question
+from domain.ids import ToolCallId
+from domain.permission import PermissionOption
+from domain.tool_call import ToolKind
 from tests.fakes.clients import FakeCall, FakeClient, FakeSessions
 
 SID = "s1"
-METHOD = "session/request_permission"
-PARAMS = {"toolCall": {"toolCallId": "call-1"}}
+QUESTION = PermissionQuestion(
+    SID,
+    PermissionRequest(
+        tool_call_id=ToolCallId("call-1"),
+        tool_name="bash",
+        title="Run ls",
+        kind=ToolKind.EXECUTE,
+        arguments={"command": "ls"},
+        locations=(),
+        preview=(),
+    ),
+)
+# Each client's answer differs, so that which one won shows.
+A_S = PermissionAnswer(PermissionOption.ALLOW_ONCE)
+B_S = PermissionAnswer(PermissionOption.REJECT_ONCE)
+LATE_S = PermissionAnswer(PermissionOption.ALLOW_ALWAYS)
+YES = PermissionAnswer(PermissionOption.ALLOW_ONCE)
 
 
 @pytest.fixture
@@ -35,7 +54,7 @@ def attached(room: Attachments, *names: str) -> list[FakeClient]:
 
 
 async def ask(room: Attachments) -> "asyncio.Task[Any]":
-    asking = asyncio.ensure_future(room.ask_permission(SID, "call-1", METHOD, PARAMS))
+    asking = asyncio.ensure_future(room.ask_permission(QUESTION))
     await settle()
     return asking
 
@@ -43,10 +62,10 @@ async def ask(room: Attachments) -> "asyncio.Task[Any]":
 async def test_every_live_client_gets_a_copy_and_the_first_answer_wins(room: Attachments) -> None:
     a, b = attached(room, "a", "b")
     asking = await ask(room)
-    assert [(c.method, c.params) for c in (*a.calls, *b.calls)] == [(METHOD, PARAMS)] * 2
+    assert [c.question for c in (*a.calls, *b.calls)] == [QUESTION] * 2
     assert room.turn_state(SID) == TurnState(TurnPhase.AWAITING_PERMISSION, "call-1")
-    b.last_call().answer({"outcome": "b's"})
-    assert await asyncio.wait_for(asking, 5) == {"outcome": "b's"}
+    b.last_call().reply(B_S)
+    assert await asyncio.wait_for(asking, 5) == B_S
     assert a.last_call().withdrawn and not b.last_call().withdrawn
     assert room.turn_state(SID) == TurnState(TurnPhase.RUNNING)
     assert not room.awaiting_permission(SID)
@@ -60,8 +79,8 @@ async def test_a_client_leaving_mid_ask_is_withdrawn_and_the_others_decide(
     room.detach(SID, a)  # its session/close
     await settle()
     assert a.last_call().withdrawn and not asking.done()
-    b.last_call().answer({"outcome": "b's"})
-    assert await asyncio.wait_for(asking, 5) == {"outcome": "b's"}
+    b.last_call().reply(B_S)
+    assert await asyncio.wait_for(asking, 5) == B_S
 
 
 async def test_a_client_gone_mid_ask_leaves_the_question_to_the_next_one(
@@ -76,8 +95,8 @@ async def test_a_client_gone_mid_ask_leaves_the_question_to_the_next_one(
     room.attach(SID, late, live=False)
     assert late.calls == []  # its replay first
     await room.went_live(SID, late)
-    late.last_call().answer({"outcome": "late's"})
-    assert await asyncio.wait_for(asking, 5) == {"outcome": "late's"}
+    late.last_call().reply(LATE_S)
+    assert await asyncio.wait_for(asking, 5) == LATE_S
 
 
 async def test_with_nobody_attached_the_question_waits_and_says_so(room: Attachments) -> None:
@@ -88,8 +107,8 @@ async def test_with_nobody_attached_the_question_waits_and_says_so(room: Attachm
     await room.went_live(SID, late)
     await room.went_live(SID, late)  # told twice: still one copy
     assert len(late.calls) == 1
-    late.last_call().answer({"outcome": "yes"})
-    assert await asyncio.wait_for(asking, 5) == {"outcome": "yes"}
+    late.last_call().reply(YES)
+    assert await asyncio.wait_for(asking, 5) == YES
 
 
 async def test_an_error_from_one_client_leaves_the_others_to_answer(room: Attachments) -> None:
@@ -98,8 +117,8 @@ async def test_an_error_from_one_client_leaves_the_others_to_answer(room: Attach
     a.last_call().fail("no dialog here")
     await settle()
     assert not asking.done()
-    b.last_call().answer({"outcome": "b's"})
-    assert await asyncio.wait_for(asking, 5) == {"outcome": "b's"}
+    b.last_call().reply(B_S)
+    assert await asyncio.wait_for(asking, 5) == B_S
 
 
 async def test_with_none_left_after_an_error_the_question_is_unavailable(
@@ -118,7 +137,7 @@ async def test_a_question_no_client_can_be_sent_is_unavailable(room: Attachments
     narrow.refuse = "the message is over the limit"
     gone.gone = True
     with pytest.raises(PermissionUnavailable, match="over the limit"):
-        await asyncio.wait_for(room.ask_permission(SID, "call-1", METHOD, PARAMS), 5)
+        await asyncio.wait_for(room.ask_permission(QUESTION), 5)
 
 
 async def test_a_question_given_up_withdraws_every_copy(room: Attachments) -> None:
@@ -138,9 +157,9 @@ class SlowClient(FakeClient):
         super().__init__(name)
         self.gate = asyncio.Event()
 
-    async def start_call(self, method: str, params: dict[str, Any]) -> FakeCall:
+    async def show(self, question: Question) -> FakeCall:
         await self.gate.wait()
-        return await super().start_call(method, params)
+        return await super().show(question)
 
 
 async def test_a_copy_still_on_its_way_when_another_answers_is_withdrawn(
@@ -152,8 +171,8 @@ async def test_a_copy_still_on_its_way_when_another_answers_is_withdrawn(
     room.attach(SID, slow, live=False)
     going_live = asyncio.ensure_future(room.went_live(SID, slow))
     await settle()
-    a.last_call().answer({"outcome": "a's"})
-    assert await asyncio.wait_for(asking, 5) == {"outcome": "a's"}
+    a.last_call().reply(A_S)
+    assert await asyncio.wait_for(asking, 5) == A_S
     slow.gate.set()  # its copy goes out after the question was decided
     await asyncio.wait_for(going_live, 5)
     assert slow.last_call().withdrawn  # or its dialog would wait forever

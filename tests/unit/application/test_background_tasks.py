@@ -22,7 +22,9 @@ from domain.tasks import BackgroundTask, TaskOutput, as_shown_now, tasks_context
 from domain.tool_call import ToolCallRecord, ToolCallStatus, ToolKind
 from domain.turn import Turn
 from tests.factories import T0, SessionFactory
-from tests.fakes.ports import FakeUnitOfWork, FixedClock, RecordingSink, SequentialIds
+from tests.fakes.time_and_ids import FixedClock, SequentialIds
+from tests.fakes.turn import RecordingSink
+from tests.fakes.unit_of_work import FakeUnitOfWork
 from tests.fakes.workspace import ScriptedWorkspace
 from tests.support.patience import PATIENCE
 

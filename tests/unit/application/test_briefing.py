@@ -11,9 +11,9 @@ from domain.knowledge import Briefing, InstructionFile, InstructionScope, Skill
 from domain.message import Role
 from domain.permission import PermissionOption
 from domain.stop_reason import StopReason
-from tests.unit.application.conftest import World
 from tests.unit.application.test_subagent import make
 from tests.unit.application.test_tools import final, ok, uses
+from tests.unit.application.world import World
 
 PROJECT = InstructionFile(
     path="/work/AGENTS.md", scope=InstructionScope.PROJECT, text="Run make check first."

@@ -6,7 +6,7 @@ from application.ports.tools import ChildCall, ToolPlan
 from application.runtime.turn_control import TurnControl
 from application.tools.permissions import DENIED, PLANNING
 from domain.permission import Decider, PermissionOption
-from tests.fakes.ports import ScriptedAsker
+from tests.fakes.turn import ScriptedAsker
 from tests.unit.application.test_permission_flow import Fakes, call
 
 

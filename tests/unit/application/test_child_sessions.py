@@ -16,7 +16,9 @@ from domain.spawn import Spawn
 from domain.stop_reason import ModelStop
 from domain.tool_call import ToolCallStatus
 from domain.usage import Usage
-from tests.fakes.ports import FakeTools, FakeUnitOfWork, InMemorySessionRepository, ScriptedLLM
+from tests.fakes.sessions import InMemorySessionRepository
+from tests.fakes.turn import FakeTools, ScriptedLLM
+from tests.fakes.unit_of_work import FakeUnitOfWork
 from tests.support.patience import PATIENCE
 from tests.unit.application.test_subagent import make
 

@@ -8,9 +8,9 @@ from application.errors import SessionBusy
 from application.sessions.load_session import LoadSessionRequest
 from application.sessions.new_session import NewSessionRequest
 from domain.client_prompt import ClientPrompt, ClientPromptMode
-from tests.unit.application.conftest import World
 from tests.unit.application.test_session_servers import say
 from tests.unit.application.test_tools import final
+from tests.unit.application.world import World
 
 TERSE = ClientPrompt(mode=ClientPromptMode.APPEND, texts=("Answer in haiku.",))
 PIRATE = ClientPrompt(mode=ClientPromptMode.OVERRIDE, texts=("You are a pirate.", "Say arr."))

@@ -13,8 +13,8 @@ from domain.events import AgentEvent, ToolCallStarted, ToolCallUpdated
 from domain.stop_reason import ModelStop, StopReason
 from domain.tool_call import ToolCallStatus, ToolKind
 from domain.usage import Usage
-from tests.unit.application.conftest import World
 from tests.unit.application.test_tools import final, run_turn
+from tests.unit.application.world import World
 
 
 async def ok(arguments: Mapping[str, object]) -> ToolResult:

@@ -16,9 +16,9 @@ from domain.permission import PermissionOption
 from domain.session import Session
 from domain.tool_call import DiffOutput
 from tests.factories import T0, MessageFactory, SessionFactory
-from tests.fakes.ports import ScriptedAsker
+from tests.fakes.turn import ScriptedAsker
 from tests.fakes.workspace_files import InMemoryWorkspaceFiles, ScriptedScanner
-from tests.unit.application.conftest import World
+from tests.unit.application.world import World
 
 A, B, C = "/p/a.txt", "/p/b.txt", "/p/c.txt"
 

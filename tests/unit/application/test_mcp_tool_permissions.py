@@ -10,10 +10,10 @@ from domain.mcp import McpStatus
 from domain.modes import ModeId
 from domain.permission import PermissionOption
 from domain.stop_reason import StopReason
-from tests.fakes.ports import FakeMcpServers
-from tests.unit.application.conftest import World
+from tests.fakes.mcp import FakeMcpServers
 from tests.unit.application.test_session_servers import DOCS, REVIEW, SEARCH, opened, say
 from tests.unit.application.test_tools import final, tool_results, uses
+from tests.unit.application.world import World
 
 DELETE = McpTool(
     definition=ToolDefinition(name="mcp__docs__delete", description="Delete", input_schema={}),

@@ -17,8 +17,8 @@ from domain.errors import InvalidConfigValue, UnknownConfigOption
 from domain.events import ConfigOptionsChanged, ModeChanged
 from domain.permission import Decider, PermissionOption
 from domain.stop_reason import StopReason
-from tests.unit.application.conftest import World
 from tests.unit.application.test_tools import final, ok, tool_results, uses
+from tests.unit.application.world import World
 
 
 async def open_session(world: World, mode: str | None = None) -> str:

@@ -20,7 +20,7 @@ from domain.turn import Turn
 from domain.usage import Usage
 from tests.factories import T0, SessionFactory
 from tests.fakes.knowledge import FakeKnowledge
-from tests.fakes.ports import FakeTools, ScriptedLLM
+from tests.fakes.turn import FakeTools, ScriptedLLM
 from tests.unit.application.test_subagent import answer, make
 
 TESTER = AgentProfile(

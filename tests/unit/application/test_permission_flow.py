@@ -18,13 +18,10 @@ from domain.session import Session
 from domain.tool_call import ToolCallRecord, ToolCallStatus
 from domain.tools import spec_for
 from tests.factories import SessionFactory
-from tests.fakes.ports import (
-    FakeUnitOfWork,
-    FixedClock,
-    RecordingSink,
-    ScriptedAsker,
-)
-from tests.unit.application.conftest import CATALOG
+from tests.fakes.time_and_ids import FixedClock
+from tests.fakes.turn import RecordingSink, ScriptedAsker
+from tests.fakes.unit_of_work import FakeUnitOfWork
+from tests.unit.application.world import CATALOG
 
 
 @dataclass

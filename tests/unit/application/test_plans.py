@@ -17,10 +17,10 @@ from domain.plan import PlanEntry, PlanPriority, PlanStatus, current_plan
 from domain.stop_reason import ModelStop, StopReason
 from domain.tool_call import ToolCallStatus, ToolKind
 from domain.usage import Usage
-from tests.fakes.ports import FakeTools, ScriptedLLM
-from tests.unit.application.conftest import World
+from tests.fakes.turn import FakeTools, ScriptedLLM
 from tests.unit.application.test_subagent import CONTEXT, answer, asks, make, nothing
 from tests.unit.application.test_tools import final, ok, tool_results, uses
+from tests.unit.application.world import World
 
 MODES = ("default", "accept_edits", "plan", "bypass")
 FIRST = {

@@ -19,7 +19,7 @@ from domain.events import (
 from domain.message import Role
 from domain.stop_reason import ModelStop, StopReason
 from domain.usage import Usage
-from tests.unit.application.conftest import World
+from tests.unit.application.world import World
 
 
 def reply(text: str, stop: ModelStop = ModelStop.END_TURN, usage: Usage | None = None) -> list:

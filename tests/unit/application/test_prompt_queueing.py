@@ -13,8 +13,8 @@ from application.turn.prompt import PromptRequest
 from domain.content import TextBlock
 from domain.events import PromptQueueChanged
 from domain.stop_reason import StopReason
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import hang, open_session, reply
+from tests.unit.application.world import World
 
 
 def queue_of(world: World, max_waiting: int = 8) -> QueuePrompts:

@@ -22,9 +22,9 @@ from domain.content import TextBlock
 from domain.events import AgentEvent, NoticeSeverity, SessionNotice, TextDelta
 from domain.stop_reason import ModelStop, StopReason
 from domain.usage import Usage
-from tests.fakes.ports import ScriptedLLM
+from tests.fakes.turn import ScriptedLLM
 from tests.support.patience import PATIENCE
-from tests.unit.application.conftest import World
+from tests.unit.application.world import World
 
 TERMS = RetryTerms(max_retries=4, budget_seconds=120.0, tick_seconds=10.0)
 

@@ -11,11 +11,11 @@ from domain.message import Message
 from domain.session import Session
 from domain.stop_reason import StopReason
 from tests.factories import MessageFactory, SessionFactory
-from tests.fakes.ports import ScriptedAsker
+from tests.fakes.turn import ScriptedAsker
 from tests.fakes.workspace_files import InMemoryWorkspaceFiles
-from tests.unit.application.conftest import World
 from tests.unit.application.test_file_checkpoints import rewind as restoring
 from tests.unit.application.test_prompt import reply
+from tests.unit.application.world import World
 
 
 def conversation() -> tuple[Message, ...]:

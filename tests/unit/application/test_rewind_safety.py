@@ -13,9 +13,8 @@ from domain.checkpoints import NOT_A_FILE, Unrestorable
 from domain.permission import Decider, PermissionOption
 from domain.session import Session
 from tests.factories import T0, MessageFactory
-from tests.fakes.ports import ScriptedAsker
+from tests.fakes.turn import ScriptedAsker
 from tests.fakes.workspace_files import InMemoryWorkspaceFiles, ScriptedScanner
-from tests.unit.application.conftest import World
 from tests.unit.application.test_file_checkpoints import (
     A,
     B,
@@ -26,6 +25,7 @@ from tests.unit.application.test_file_checkpoints import (
     rewind,
     three_turns,
 )
+from tests.unit.application.world import World
 
 ALLOW, REJECT = PermissionOption.ALLOW_ONCE, PermissionOption.REJECT_ONCE
 

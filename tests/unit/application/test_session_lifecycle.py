@@ -16,8 +16,8 @@ from domain.content import TextBlock
 from domain.errors import InvalidTitle
 from domain.events import SessionTitleChanged
 from domain.permission import PermissionOption
-from tests.unit.application.conftest import CATALOG, World
 from tests.unit.application.test_tools import final, ok, uses
+from tests.unit.application.world import CATALOG, World
 
 
 def lister(world: World, page_size: int = 50) -> ListSessions:

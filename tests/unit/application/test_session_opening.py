@@ -11,10 +11,10 @@ from application.sessions.load_session import LoadSessionRequest
 from application.sessions.new_session import NewSessionRequest
 from domain.mcp import McpServerSpec, McpTransport
 from domain.permission import PermissionOption
-from tests.fakes.ports import FakeTools
-from tests.unit.application.conftest import World
+from tests.fakes.turn import FakeTools
 from tests.unit.application.test_session_servers import say
 from tests.unit.application.test_tools import final, uses
+from tests.unit.application.world import World
 
 DOCS = McpServerSpec(name="docs", transport=McpTransport.STDIO, command="d", env={"K": "v4lue"})
 

@@ -26,9 +26,9 @@ from domain.message import Role
 from domain.permission import PermissionOption
 from domain.stop_reason import StopReason
 from domain.tool_call import ToolKind
-from tests.fakes.ports import FakeMcpConnector, FakeMcpServers
-from tests.unit.application.conftest import World
+from tests.fakes.mcp import FakeMcpConnector, FakeMcpServers
 from tests.unit.application.test_tools import final, uses
+from tests.unit.application.world import World
 
 DOCS = McpServerSpec(
     name="docs", transport=McpTransport.STDIO, command="docs-server", env={"TOKEN": "s3cret"}

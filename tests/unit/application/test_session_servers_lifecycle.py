@@ -8,10 +8,10 @@ from application.sessions.new_session import NewSessionRequest
 from domain.events import McpServersChanged, SessionNotice
 from domain.mcp import McpServerSpec, McpStatus, McpTransport
 from domain.stop_reason import StopReason
-from tests.fakes.ports import FakeMcpConnector
-from tests.unit.application.conftest import World
+from tests.fakes.mcp import FakeMcpConnector
 from tests.unit.application.test_session_servers import DOCS, offering, opened, say, until_opened
 from tests.unit.application.test_tools import final
+from tests.unit.application.world import World
 
 DB = McpServerSpec(name="db", transport=McpTransport.STDIO, command="db-server", env={"PW": "pw1"})
 DB_AGAIN = McpServerSpec(

@@ -12,8 +12,11 @@ from domain.ids import MessageId, SessionId
 from domain.message import Message, Role
 from domain.session import Session
 from tests.factories import SessionFactory
-from tests.fakes.ports import FakeUnitOfWork, FixedClock, InMemorySessionRepository, RecordingSink
-from tests.unit.application.conftest import CATALOG
+from tests.fakes.sessions import InMemorySessionRepository
+from tests.fakes.time_and_ids import FixedClock
+from tests.fakes.turn import RecordingSink
+from tests.fakes.unit_of_work import FakeUnitOfWork
+from tests.unit.application.world import CATALOG
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -16,7 +16,7 @@ from domain.events import (
 from domain.message import Role
 from domain.tool_call import TextOutput, ToolCallStatus
 from tests.factories import MessageFactory, SessionFactory
-from tests.unit.application.conftest import World
+from tests.unit.application.world import World
 
 
 async def test_new_session_is_stored_and_opened(world: World) -> None:

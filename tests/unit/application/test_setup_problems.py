@@ -7,7 +7,7 @@ from domain.config import Catalog, SessionConfig
 from domain.events import NoticeSeverity, SessionNotice
 from domain.modes import offered_modes
 from domain.setup_problems import setup_problems
-from tests.unit.application.conftest import CATALOG, World
+from tests.unit.application.world import CATALOG, World
 
 WITHOUT_BYPASS = Catalog(modes=offered_modes(allow_bypass=False), models=CATALOG.models)
 

@@ -9,7 +9,7 @@ from domain.knowledge import Skill
 from domain.tool_call import ToolOutput
 from domain.tools import LOAD_SKILL, Category, spec_for
 from tests.fakes.knowledge import FakeKnowledge
-from tests.fakes.ports import FakeTools
+from tests.fakes.turn import FakeTools
 
 CONTEXT = ToolContext(cwd="/home/dev/project", model="m1")
 RELEASE = Skill(

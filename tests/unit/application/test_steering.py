@@ -26,8 +26,8 @@ from domain.message import Role
 from domain.steering import IdleBehavior, SteerOutcome, SteerResult
 from domain.stop_reason import StopReason
 from tests.support.patience import PATIENCE
-from tests.unit.application.conftest import World
 from tests.unit.application.test_prompt import ask, open_session, reply, tool_reply
+from tests.unit.application.world import World
 
 Started = list["asyncio.Future[object]"]
 

@@ -32,10 +32,12 @@ from domain.message import MessageKind
 from domain.stop_reason import ModelStop
 from domain.tool_call import ToolCallStatus
 from domain.usage import Usage
-from tests.fakes.ports import FakeTools, FakeUnitOfWork, FixedClock, ScriptedLLM, SequentialIds
+from tests.fakes.time_and_ids import FixedClock, SequentialIds
+from tests.fakes.turn import FakeTools, ScriptedLLM
+from tests.fakes.unit_of_work import FakeUnitOfWork
 from tests.support.patience import PATIENCE
-from tests.unit.application.conftest import CATALOG
-from tests.unit.application.test_compaction import SMALL
+from tests.unit.application.compaction.support import SMALL
+from tests.unit.application.world import CATALOG
 
 
 async def ok(arguments: Mapping[str, object]) -> ToolResult:

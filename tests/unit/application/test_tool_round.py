@@ -20,7 +20,7 @@ from domain.tool_call import ToolCallStatus
 from domain.usage import Usage
 from tests.factories import T0
 from tests.support.patience import PATIENCE
-from tests.unit.application.conftest import World
+from tests.unit.application.world import World
 
 
 async def sub_agent(arguments: Mapping[str, object]) -> ToolResult:

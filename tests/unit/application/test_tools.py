@@ -18,7 +18,7 @@ from domain.stop_reason import ModelStop, StopReason
 from domain.tool_call import DiffOutput, ToolCallStatus
 from domain.usage import Usage
 from tests.factories import T0
-from tests.unit.application.conftest import World
+from tests.unit.application.world import World
 
 
 async def ok(arguments: Mapping[str, object]) -> ToolResult:

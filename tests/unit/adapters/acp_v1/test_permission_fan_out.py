@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
-from adapters.acp_v1.permissions import AcpPermissionAsker
+from adapters.acp_v1.questions import V1_QUESTIONS
 from adapters.acp_v1.rendering import V1Rendering
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection, Dispatcher
+from adapters.protocol.question_wire import QuestionWire
+from application.attachments.permissions import RoomPermissions
 from application.attachments.room import Attachments
 from application.ports.permissions import PermissionRequest, PermissionUnavailable
 from domain.ids import SessionId, ToolCallId
@@ -38,6 +40,9 @@ class Idle(Dispatcher):
 
     async def peer_closed(self, peer: Connection) -> None:
         pass
+
+    def question_wire(self) -> QuestionWire:
+        return V1_QUESTIONS
 
 
 class Client:
@@ -82,11 +87,11 @@ async def _never_closed(session_id: str) -> None:
     raise AssertionError("nothing here closes a session")
 
 
-def setup(*clients: Client) -> tuple[Attachments, SessionChannels, AcpPermissionAsker]:
+def setup(*clients: Client) -> tuple[Attachments, SessionChannels, RoomPermissions]:
     room = Attachments(close=_never_closed, busy=lambda _: True)
     for client in clients:
         room.attach(SID, client.connection)
-    return room, SessionChannels(room, V1Rendering()), AcpPermissionAsker(room)
+    return room, SessionChannels(room, V1Rendering()), RoomPermissions(room)
 
 
 async def test_every_client_gets_a_copy_and_the_first_answer_withdraws_the_others() -> None:

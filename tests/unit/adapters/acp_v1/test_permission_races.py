@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from adapters.acp_v1.permissions import AcpPermissionAsker
 from adapters.acp_v1.rendering import V1Rendering
 from adapters.protocol.channels import SessionChannels
 from adapters.protocol.connection import Connection
 from adapters.protocol.jsonrpc import RpcError
+from application.attachments.permissions import RoomPermissions
 from application.attachments.room import Attachments
 from application.ports.permissions import PermissionUnavailable
 from domain.permission import PermissionOption
@@ -40,11 +40,11 @@ class SlowClient(Client):
         await super()._send(message)
 
 
-def attached(*clients: Client) -> tuple[Attachments, SessionChannels, AcpPermissionAsker]:
+def attached(*clients: Client) -> tuple[Attachments, SessionChannels, RoomPermissions]:
     room = Attachments(close=_never_closed, busy=lambda _: True)
     for client in clients:
         room.attach(SID, client.connection)
-    return room, SessionChannels(room, V1Rendering()), AcpPermissionAsker(room)
+    return room, SessionChannels(room, V1Rendering()), RoomPermissions(room)
 
 
 async def test_a_copy_still_being_sent_when_another_client_answers_is_withdrawn() -> None:

@@ -24,8 +24,10 @@ from domain.ids import SessionId
 from tests.factories import SessionFactory
 from tests.fakes.clients import FakeSessions
 from tests.fakes.journal import InMemoryJournalStore
-from tests.fakes.ports import InMemorySessionRepository, InMemoryTurnLeases, StoppedClock
+from tests.fakes.leases import InMemoryTurnLeases
 from tests.fakes.routing import InMemoryRoutedRequests
+from tests.fakes.sessions import InMemorySessionRepository
+from tests.fakes.time_and_ids import StoppedClock
 
 LEASE = timedelta(seconds=30)
 

@@ -16,16 +16,35 @@ from adapters.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from adapters.protocol.replicas import NOT_ROUTED, HandBack
 from application.attachments.room import Attachments
 from application.ports.cluster_signals import MAX_PAYLOAD, ClusterSignals, Unsubscribe
-from domain.ids import SessionId
+from application.ports.permissions import PermissionRequest
+from application.ports.questions import PermissionAnswer, PermissionQuestion
+from application.ports.routed_requests import AskedQuestion
+from domain.ids import SessionId, ToolCallId
+from domain.permission import PermissionOption
+from domain.tool_call import DiffOutput, ToolKind
 from tests.factories import SessionFactory
 from tests.fakes.clients import FakeClient, FakeSessions
-from tests.fakes.ports import InMemorySessionRepository, InMemoryTurnLeases, StoppedClock
+from tests.fakes.leases import InMemoryTurnLeases
 from tests.fakes.routing import InMemoryRoutedRequests
+from tests.fakes.sessions import InMemorySessionRepository
+from tests.fakes.time_and_ids import StoppedClock
 
 POLL = 0.02  # the tests' senders read their rows this often
 BOUND = 5.0
 LEASE = timedelta(seconds=30)
-METHOD = "session/request_permission"
+REQUEST = PermissionRequest(
+    tool_call_id=ToolCallId("call-1"),
+    tool_name="write_file",
+    title="Write notes.md",
+    kind=ToolKind.EDIT,
+    arguments={"path": "notes.md", "content": "hello"},
+    locations=("notes.md",),
+    preview=(DiffOutput(path="notes.md", old_text=None, new_text="hello"),),
+)
+ALLOW = PermissionAnswer(PermissionOption.ALLOW_ONCE)
+REJECT = PermissionAnswer(PermissionOption.REJECT_ONCE)
+ALWAYS = PermissionAnswer(PermissionOption.ALLOW_ALWAYS)
+NEVER = PermissionAnswer(PermissionOption.REJECT_ALWAYS)
 
 
 class Deaf(ClusterSignals):
@@ -229,6 +248,10 @@ async def test_a_holder_that_died_before_claiming_answers_an_error_and_never_app
     assert cluster.applied["r1"] == []
 
 
+def ask(cluster: Cluster) -> PermissionQuestion:
+    return PermissionQuestion(cluster.sid, REQUEST)
+
+
 async def a_client_on_each_replica() -> tuple[Cluster, FakeClient, FakeClient]:
     """r1 runs the session's turn; client a is attached on r1, client b on r2."""
     cluster = Cluster()
@@ -242,16 +265,15 @@ async def a_client_on_each_replica() -> tuple[Cluster, FakeClient, FakeClient]:
 
 async def test_a_permission_request_is_answered_from_the_other_replica_and_withdrawn_here() -> None:
     cluster, a, b = await a_client_on_each_replica()
-    params = {"toolCall": {"toolCallId": "call-1"}}
+    question = PermissionQuestion(cluster.sid, REQUEST)
 
-    asking = asyncio.ensure_future(
-        cluster.rooms["r1"].ask_permission(cluster.sid, "call-1", METHOD, params)
-    )
+    asking = asyncio.ensure_future(cluster.rooms["r1"].ask_permission(question))
     await eventually(lambda: len(b.calls) == 1)
+    assert b.last_call().question == question  # shown there as asked here
     assert cluster.rooms["r2"].awaiting_permission(cluster.sid)  # its turn state, there too
-    b.last_call().answer({"outcome": "from b"})
+    b.last_call().reply(REJECT)
 
-    assert await asyncio.wait_for(asking, BOUND) == {"outcome": "from b"}
+    assert await asyncio.wait_for(asking, BOUND) == REJECT
     assert a.last_call().withdrawn and not b.last_call().withdrawn
     assert cluster.store.questions == {}  # settled
     await eventually(lambda: not cluster.rooms["r2"].awaiting_permission(cluster.sid))
@@ -260,15 +282,13 @@ async def test_a_permission_request_is_answered_from_the_other_replica_and_withd
 async def test_an_answer_here_withdraws_the_other_replicas_copy() -> None:
     cluster, a, b = await a_client_on_each_replica()
 
-    asking = asyncio.ensure_future(
-        cluster.rooms["r1"].ask_permission(cluster.sid, "call-1", METHOD, {})
-    )
+    asking = asyncio.ensure_future(cluster.rooms["r1"].ask_permission(ask(cluster)))
     await eventually(lambda: len(b.calls) == 1)
-    a.last_call().answer({"outcome": "from a"})
+    a.last_call().reply(ALLOW)
 
-    assert await asyncio.wait_for(asking, BOUND) == {"outcome": "from a"}
+    assert await asyncio.wait_for(asking, BOUND) == ALLOW
     await eventually(lambda: b.last_call().withdrawn)
-    b.last_call().answer({"outcome": "too late"})  # its dialog closed: ignored
+    b.last_call().reply(ALWAYS)  # its dialog closed: ignored
     assert cluster.applied["r1"] == []  # nothing was routed back
 
 
@@ -276,17 +296,15 @@ async def test_a_client_going_live_elsewhere_mid_request_gets_its_copy() -> None
     cluster = Cluster()
     await cluster.start()
     await cluster.r1_runs_the_turn()
-    asking = asyncio.ensure_future(
-        cluster.rooms["r1"].ask_permission(cluster.sid, "call-1", METHOD, {})
-    )
+    asking = asyncio.ensure_future(cluster.rooms["r1"].ask_permission(ask(cluster)))
     await eventually(lambda: len(cluster.store.questions) == 1)
     late = FakeClient("late")
     cluster.rooms["r2"].attach(cluster.sid, late, live=False)  # its load's replay...
     await cluster.rooms["r2"].went_live(cluster.sid, late)  # ...sent
 
     await eventually(lambda: len(late.calls) == 1)
-    late.last_call().answer({"outcome": "late but first"})
-    assert await asyncio.wait_for(asking, BOUND) == {"outcome": "late but first"}
+    late.last_call().reply(ALWAYS)
+    assert await asyncio.wait_for(asking, BOUND) == ALWAYS
 
 
 async def test_a_copy_ends_when_the_replica_that_asked_dies() -> None:
@@ -295,9 +313,7 @@ async def test_a_copy_ends_when_the_replica_that_asked_dies() -> None:
     await cluster.r1_runs_the_turn()
     b = FakeClient("b")
     cluster.rooms["r2"].attach(cluster.sid, b)
-    asking = asyncio.ensure_future(
-        cluster.rooms["r1"].ask_permission(cluster.sid, "call-1", METHOD, {})
-    )
+    asking = asyncio.ensure_future(cluster.rooms["r1"].ask_permission(ask(cluster)))
     await eventually(lambda: len(b.calls) == 1)
 
     cluster.clock.current += LEASE  # r1 died: its lease lapses, nobody settles the question
@@ -339,9 +355,7 @@ async def test_a_question_posted_while_signals_were_lost_is_shown_after_the_resy
     b = FakeClient("b")
     cluster.rooms["r2"].attach(cluster.sid, b)
     signals.deaf = True  # the listener's connection is down
-    asking = asyncio.ensure_future(
-        cluster.rooms["r1"].ask_permission(cluster.sid, "call-1", METHOD, {})
-    )
+    asking = asyncio.ensure_future(cluster.rooms["r1"].ask_permission(ask(cluster)))
     await eventually(lambda: len(cluster.store.questions) == 1)
     await asyncio.sleep(POLL * 5)
     assert b.calls == []  # its announcement was lost
@@ -349,5 +363,34 @@ async def test_a_question_posted_while_signals_were_lost_is_shown_after_the_resy
     signals.resync()  # listening again: every replica reads what it may have missed
 
     await eventually(lambda: len(b.calls) == 1)
-    b.last_call().answer({"outcome": "after the resync"})
-    assert await asyncio.wait_for(asking, BOUND) == {"outcome": "after the resync"}
+    b.last_call().reply(NEVER)
+    assert await asyncio.wait_for(asking, BOUND) == NEVER
+
+
+async def test_a_question_this_replica_cannot_read_is_not_shown_and_the_next_one_is(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cluster = Cluster()
+    await cluster.start()
+    await cluster.r1_runs_the_turn()
+    # An older replica's row: the question as its client saw it, not the typed one.
+    old = AskedQuestion(
+        id="q-old",
+        session_id=cluster.sid,
+        holder="r1",
+        subject="call-0",
+        kind="session/request_permission",
+        body={"sessionId": cluster.sid, "toolCall": {"toolCallId": "call-0"}},
+    )
+    await cluster.store.post_question(old, cluster.clock.now())
+    b = FakeClient("b")
+    cluster.rooms["r2"].attach(cluster.sid, b, live=False)
+    await cluster.rooms["r2"].went_live(cluster.sid, b)  # it looks for pending questions
+    await eventually(lambda: "cannot be shown here" in caplog.text)  # said, not failed
+    assert b.calls == []
+    assert "Traceback" not in caplog.text
+
+    asking = asyncio.ensure_future(cluster.rooms["r1"].ask_permission(ask(cluster)))
+    await eventually(lambda: len(b.calls) == 1)
+    b.last_call().reply(ALLOW)
+    assert await asyncio.wait_for(asking, BOUND) == ALLOW

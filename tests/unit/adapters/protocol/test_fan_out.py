@@ -5,12 +5,17 @@ import asyncio
 import contextlib
 from typing import Any
 
+from adapters.acp_v1.questions import V1_QUESTIONS
 from adapters.acp_v1.rendering import V1Rendering
 from adapters.protocol.channels import SessionChannels, UpdateLog
 from adapters.protocol.connection import Connection, Dispatcher
+from adapters.protocol.question_wire import QuestionWire
 from application.attachments.room import Attachments
+from application.ports.permissions import PermissionRequest
+from application.ports.questions import PermissionQuestion
 from domain.events import TextDelta
-from domain.ids import SessionId
+from domain.ids import SessionId, ToolCallId
+from domain.tool_call import ToolKind
 
 SID = SessionId("s1")
 
@@ -24,6 +29,9 @@ class Idle(Dispatcher):
 
     async def peer_closed(self, peer: Connection) -> None:
         pass
+
+    def question_wire(self) -> QuestionWire:
+        return V1_QUESTIONS
 
 
 class Client:
@@ -126,7 +134,16 @@ async def test_an_attaching_client_gets_its_replay_alone_then_what_it_missed_the
 async def test_an_attach_with_nothing_to_send_still_tells_the_turn_state() -> None:
     room, channels = channels_over(busy=True)
     # A permission request waits for an answer, nobody attached yet.
-    asking = asyncio.ensure_future(room.ask_permission(SID, "call-1", "session/x", {}))
+    request = PermissionRequest(
+        tool_call_id=ToolCallId("call-1"),
+        tool_name="bash",
+        title="Run ls",
+        kind=ToolKind.EXECUTE,
+        arguments={},
+        locations=(),
+        preview=(),
+    )
+    asking = asyncio.ensure_future(room.ask_permission(PermissionQuestion(SID, request)))
     await asyncio.sleep(0)
     b = Client()
     attaching = channels.begin_attach(SID, b.connection)
