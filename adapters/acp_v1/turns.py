@@ -92,7 +92,8 @@ class TurnMethods:
                 return routed
         control = received.control if received is not None else None
         turn = PromptRequest(session_id=session_id, content=content, control=control)
-        async with self._room.prompting(session_id, peer):
+        reserved = received is not None and received.reserved
+        async with self._room.prompting(session_id, peer, reserved=reserved):
             result = await self._run_turn(peer, self._reserved_turn(turn, received))
         return results.prompt_result(result)
 
