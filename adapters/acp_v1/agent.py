@@ -147,12 +147,12 @@ class AcpAgent(Dispatcher, Restores):
     ) -> Awaitable[Any]:
         """A prompt is registered as received at once, in arrival order: a cancel or close
         read right behind it, even before its task first runs, applies to it; an idle
-        session is kept for it, so a prompt read right behind it waits (or is refused
-        busy) whichever of the two reaches its turn first."""
+        session is kept for a queueing client's, so a prompt read right behind it waits
+        whichever of the two reaches its turn first."""
         session_id = (params or {}).get("sessionId")
         if self._table.canonical(method) == PROMPT and isinstance(session_id, str):
             received = self._received.receive(session_id, params)
-            self._turns.reserve(received)
+            self._turns.reserve(received, peer)
             return self._serve_received(received, params, peer)
         return self.handle_request(method, params, peer)
 

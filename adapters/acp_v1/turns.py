@@ -97,9 +97,11 @@ class TurnMethods:
             result = await self._run_turn(peer, self._reserved_turn(turn, received))
         return results.prompt_result(result)
 
-    def reserve(self, received: ReceivedPrompt) -> None:
-        """As the prompt is read, in arrival order: an idle session is kept for it."""
-        if not received.late:
+    def reserve(self, received: ReceivedPrompt, peer: Connection) -> None:
+        """As the prompt is read, in arrival order: an idle session is kept for it, for a
+        client that queues (the prompts it writes behind it wait their turn). Others' are
+        taken as before: the first to begin its turn runs, the rest are refused busy."""
+        if not received.late and queues_prompts(peer.client_capabilities):
             received.reserved = self._uc.queue().reserve(received.session_id, received.control)
 
     def unreserve(self, received: ReceivedPrompt) -> None:

@@ -130,13 +130,12 @@ class LazyDispatcher(Dispatcher):
                 return self._hand_over(answer)
             if answer is not None:
                 return answer
-        if method in self._answered_at_eof:
-            started = await self._unless_ending()
-            if started is None:  # the client finished first: not served, as its EOF says
-                return self._answered_at_eof[method]
-            agent = started
-        else:
-            agent = await self._started()
+        # Every waiting request and notification waits the same way (one hop each), so
+        # they resume in the order they came.
+        started = await self._unless_ending()
+        if started is None and method in self._answered_at_eof:
+            return self._answered_at_eof[method]  # the client finished first, as its EOF says
+        agent = started if started is not None else await self._started()
         # Requests that waited are resumed in the order they came, each accepted before the
         # next runs: a prompt is registered before a cancel sent right behind it arrives.
         return await agent.accept(method, params, peer)
