@@ -1,6 +1,7 @@
 """`iac-code acp --transport stdio`: answer `initialize` at once, load the rest meanwhile."""
 
 import asyncio
+import functools
 import gc
 import logging
 import signal
@@ -10,11 +11,12 @@ import time
 from typing import Any, BinaryIO
 
 from adapters.acp_v1.handshake import initialize_answer
-from adapters.acp_v1.methods import CANCELLED_BY
+from adapters.acp_v1.methods import ANSWERED_AT_EOF, CANCELLED_BY
 from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
 from adapters.stdio.transport import serve
 from adapters.workspace.processes import stop_all_process_groups
+from bootstrap.daemon_work import on_daemon_thread
 from bootstrap.database_url import shown
 from bootstrap.early import early_answers, early_new_session
 from bootstrap.heavy_imports import Settling, import_start_modules, loading_in_the_background
@@ -60,7 +62,6 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
     version = package_version()
     initialize = make_initialize(settings, version)
     containers: list[Any] = []
-    builds: list[asyncio.Future[tuple[Dispatcher, Any]]] = []
     # First: on PostgreSQL it starts importing asyncpg, which the agent's loader waits for.
     early = early_answers(settings.database_url)
 
@@ -86,8 +87,10 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
                 ).start()
             )
 
-        building = loop.run_in_executor(None, _build_agent, settings, version, early.settled)
-        builds.append(building)
+        # On a daemon thread: a client that closes stdin meanwhile does not wait for it.
+        building = on_daemon_thread(
+            functools.partial(_build_agent, settings, version, early.settled), "agent-load"
+        )
         building.add_done_callback(ready)
         return agent
 
@@ -106,6 +109,7 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
         answers,
         restart=start_agent,
         cancelled_by=CANCELLED_BY,
+        answered_at_eof=ANSWERED_AT_EOF,
     )
     try:
         await serve(
@@ -116,7 +120,8 @@ async def run(settings: Settings, source: BinaryIO, sink: BinaryIO) -> None:
             stop=stop,
         )
     finally:
-        await asyncio.gather(*builds, return_exceptions=True)
+        # A load still running is not waited for: it ends with the process (bootstrap.
+        # daemon_work). What has loaded is released.
         for container in containers:
             from bootstrap.container import release  # loaded with the container
 

@@ -148,10 +148,13 @@ class AcpAgent(Dispatcher, Restores):
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Awaitable[Any]:
         """A prompt is registered as received at once, in arrival order: a cancel or close
-        read right behind it, even before its task first runs, applies to it."""
+        read right behind it, even before its task first runs, applies to it; an idle
+        session is kept for a queueing client's, so a prompt read right behind it waits
+        whichever of the two reaches its turn first."""
         session_id = (params or {}).get("sessionId")
         if self._table.canonical(method) == PROMPT and isinstance(session_id, str):
             received = self._received.receive(session_id, params)
+            self._turns.reserve(received, peer)
             return self._serve_received(received, params, peer)
         return self.handle_request(method, params, peer)
 
@@ -175,6 +178,7 @@ class AcpAgent(Dispatcher, Restores):
         except RpcError as exc:
             raise naming_sign_in(exc, self._sign_in_methods(peer)) from exc.__cause__
         finally:
+            self._turns.unreserve(received)
             self._received.answered(received)
 
     def withdraw(self, method: str, params: dict[str, Any] | None, peer: Connection) -> bool:

@@ -32,6 +32,9 @@ ALIASES = {
 # Requests a `$/cancel_request` ends the way their own cancel does (a prompt answers with
 # stopReason "cancelled"), through that notification, which names the session.
 CANCELLED_BY = {"session/prompt": "session/cancel"}
+# What such a request still waiting for the agent to load is answered once the client has
+# closed stdin (adapters.protocol.lazy): the EOF cancels it before it ever began.
+ANSWERED_AT_EOF = {"session/prompt": {"stopReason": "cancelled"}}
 
 # A capability: where it sits in `agentCapabilities`, and the value advertised there.
 Capability = tuple[tuple[str, ...], Any]

@@ -71,7 +71,14 @@ class TurnMethods:
         session_id, peer = request.session_id, call.peer
         self._room.check_may_act(session_id, peer)
         content = await self._content(request.prompt)
-        if received is not None and self._uc.queue().holds(session_id):
+        if received is not None and received.reserved:
+            # The session was kept for it as it was read: its turn, here (unless it runs
+            # on another replica, where a client that queues waits in that one's queue).
+            if queues_prompts(peer.client_capabilities):
+                routed = await self._queue_elsewhere(received, call)
+                if routed is not NOT_ROUTED:
+                    return routed
+        elif received is not None and self._uc.queue().holds(session_id):
             # A turn runs (or others wait): `/queue` answers beside it; a client that
             # queues waits its turn; anyone else is refused busy by the turn, as before.
             if (argument := queue_command(content)) is not None:
@@ -85,9 +92,38 @@ class TurnMethods:
                 return routed
         control = received.control if received is not None else None
         turn = PromptRequest(session_id=session_id, content=content, control=control)
-        async with self._room.prompting(session_id, peer):
-            result = await self._run_turn(peer, self._uc.prompt().execute(turn))
+        reserved = received is not None and received.reserved
+        async with self._room.prompting(session_id, peer, reserved=reserved):
+            result = await self._run_turn(peer, self._reserved_turn(turn, received))
         return results.prompt_result(result)
+
+    def reserve(self, received: ReceivedPrompt, peer: Connection) -> None:
+        """As the prompt is read, in arrival order: an idle session is kept for it, for a
+        client that queues (the prompts it writes behind it wait their turn). Others' are
+        taken as before: the first to begin its turn runs, the rest are refused busy."""
+        if not received.late and queues_prompts(peer.client_capabilities):
+            received.reserved = self._uc.queue().reserve(received.session_id, received.control)
+
+    def unreserve(self, received: ReceivedPrompt) -> None:
+        """A prompt answered without its turn taking the session kept for it (refused,
+        routed to another replica, failed before it began): the session goes on to the
+        next prompt waiting, or is idle again."""
+        if received.reserved:
+            received.reserved = False
+            self._uc.queue().release(received.session_id, received.control)
+
+    async def _reserved_turn(
+        self, request: PromptRequest, received: ReceivedPrompt | None
+    ) -> PromptResult:
+        """The turn, which has the session kept for its prompt from now on, and passes it
+        on however it ends (one that ends before it began leaves it reserved otherwise)."""
+        if received is not None:
+            received.reserved = False
+        try:
+            return await self._uc.prompt().execute(request)
+        finally:
+            if request.control is not None:
+                self._uc.queue().release(request.session_id, request.control)
 
     async def _queue_elsewhere(self, received: ReceivedPrompt, call: Call) -> Any:
         """A queueing client's prompt while another replica runs the session's turn: it

@@ -95,6 +95,11 @@ class Dispatcher(Protocol):
         dispatcher or a peer that is no client)."""
         return None
 
+    def finishing(self, peer: "Connection") -> None:
+        """`peer` sends nothing more (stdin's EOF, a stop signal), before its requests
+        still running are cancelled or waited for: what would only wait for something
+        slow (an agent still loading) may end now."""
+
     @abstractmethod
     async def handle_notification(
         self, method: str, params: dict[str, Any] | None, peer: "Connection"
@@ -279,6 +284,7 @@ class Connection(Client):
         sent is answered, then the connection closes. Its prompts are cancelled (they
         answer `cancelled`); other requests get their own answer, within `bound` seconds;
         what still runs then is answered -32603, the server shutting down."""
+        self._dispatcher.finishing(self)
         waiting = list(self._serving)
         for serving in waiting:
             self._cancel_prompt(serving)
@@ -396,6 +402,8 @@ class Connection(Client):
             await self._dispatcher.handle_notification(
                 notification.method, notification.params, self
             )
+        except RpcError as exc:  # the client's mistake (e.g. bad params): said, not raised
+            log.warning("ignored notification %s: %s", notification.method, exc.message)
         except Exception:  # notifications are never answered, not even with errors
             log.exception("failed to handle notification %s", notification.method)
 

@@ -23,6 +23,9 @@ class ReceivedPrompt:
     # Waiting behind the running turn (a client that queues): `session/cancel` is for the
     # running turn only, and leaves it waiting.
     queued: QueuedPrompt | None = None
+    # The session was kept for it as it was read (idle then): a prompt read after it
+    # finds the session busy. False again once its turn has it, or it let it go.
+    reserved: bool = False
 
 
 class ReceivedPrompts:

@@ -56,6 +56,9 @@ class TracedDispatcher(Dispatcher):
     def cancelled_by(self, method: str) -> str | None:
         return self._inner.cancelled_by(method)
 
+    def finishing(self, peer: Connection) -> None:
+        self._inner.finishing(peer)
+
     async def handle_request(
         self, method: str, params: dict[str, Any] | None, peer: Connection
     ) -> Any:

@@ -241,11 +241,14 @@ class Attachments(SessionClients[C], Generic[C]):
         self._arrivals.settle(session_id)  # the arriving client attaches now
 
     @contextlib.asynccontextmanager
-    async def prompting(self, session_id: str, client: C) -> AsyncIterator[None]:
+    async def prompting(
+        self, session_id: str, client: C, *, reserved: bool = False
+    ) -> AsyncIterator[None]:
         """`client`'s prompt runs inside: accepted, it adopts a session nobody follows
         (attached, it sees its turn) and makes an attached client the controller; refused,
-        it changes nothing."""
-        idle = not self._busy(session_id)
+        it changes nothing. `reserved`: the session was kept for this prompt as it was
+        read, idle then (QueuePrompts.reserve): it counts as idle."""
+        idle = reserved or not self._busy(session_id)
         adopting = idle and not self.peers_of(session_id)
         if adopting:
             self.attach(session_id, client)

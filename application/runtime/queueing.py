@@ -35,6 +35,14 @@ class QueuePrompts:
         self._sink = sink
         self._max = max_waiting
 
+    def reserve(self, session_id: str, control: TurnControl) -> bool:
+        """At a prompt's receipt, in arrival order: an idle session open here is kept for
+        it (ActiveSession.reserve), so a prompt received after it waits behind it (or is
+        refused busy) whatever each one awaits before its turn begins. Undone by
+        `release` if that prompt never begins its turn."""
+        active = self._registry.find(session_id)
+        return active is not None and active.reserve(control)
+
     def holds(self, session_id: str) -> bool:
         active = self._registry.find(session_id)
         return active is not None and (active.busy or len(active.queue) > 0)

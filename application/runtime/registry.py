@@ -51,6 +51,16 @@ class ActiveSession:
         self.turn = control or TurnControl()
         return self.turn
 
+    def reserve(self, control: TurnControl) -> bool:
+        """The session kept for the prompt `control` stands for, received while it is idle,
+        until that prompt begins its turn (or passes it on through end_turn): what is
+        received after it finds the session busy. False: a turn runs, is reserved, or
+        prompts wait; or the session is closing."""
+        if self.closing or self.turn is not None or len(self.queue):
+            return False
+        self.turn = control
+        return True
+
     def end_turn(self, control: TurnControl) -> None:
         """The turn is over (or, reserved for a queued prompt, will not begin): the session
         goes to the oldest queued prompt at once, in this same step."""

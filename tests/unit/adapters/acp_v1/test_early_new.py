@@ -185,9 +185,29 @@ async def test_the_agent_takes_the_session_over_before_it_serves_anything_else(
     agent.release.set()
     assert await prompt == {"from": "agent"} and await late == {"from": "agent"}
     await then
-    assert agent.seen[:2] == ["take_over sess_early", "taken"]
-    assert sorted(agent.seen[2:]) == ["announce sess_early", "session/load", "session/prompt"]
+    # What follows the answer (the commands, the context usage) too, before anything else:
+    # the client gets the updates in the order a loaded agent sends them (issue 42).
+    assert agent.seen[:3] == ["take_over sess_early", "taken", "announce sess_early"]
+    assert sorted(agent.seen[3:]) == ["session/load", "session/prompt"]
     assert await lazy.accept("session/list", {}, PEER) == {"from": "agent"}  # directly now
+
+
+async def test_finding_4_a_request_waits_for_the_announce_which_waits_for_the_answer(
+    tmp_path: Path,
+) -> None:
+    loading: asyncio.Future[Dispatcher] = asyncio.get_running_loop().create_future()
+    lazy = dispatcher(loading, tmp_path)
+    answer = await lazy.accept("session/new", {"cwd": str(tmp_path)}, PEER)
+    prompt = asyncio.ensure_future(lazy.accept("session/prompt", {}, PEER))
+    agent = Agent()
+    agent.release.set()
+    loading.set_result(agent)
+    await asyncio.sleep(0.01)
+    assert agent.seen == ["take_over sess_early", "taken"]  # the answer is not out yet
+    assert not prompt.done()
+    await answer.then()  # the transport, once the answer is sent
+    assert await prompt == {"from": "agent"}
+    assert agent.seen == ["take_over sess_early", "taken", "announce sess_early", "session/prompt"]
 
 
 async def test_a_failed_take_over_is_logged_and_the_agent_serves_on(
@@ -200,10 +220,10 @@ async def test_a_failed_take_over_is_logged_and_the_agent_serves_on(
     agent.release.set()
     with caplog.at_level(logging.ERROR):
         loading.set_result(agent)
+        await answer.then()
         assert await lazy.accept("session/prompt", {}, PEER) == {"from": "agent"}
     assert "could not take over" in caplog.text
-    await answer.then()
-    assert agent.seen == ["take_over sess_early", "taken", "session/prompt", "announce sess_early"]
+    assert agent.seen == ["take_over sess_early", "taken", "announce sess_early", "session/prompt"]
 
 
 async def test_a_client_gone_before_the_take_over_leaves_after_it(tmp_path: Path) -> None:
@@ -235,18 +255,20 @@ async def test_what_waited_for_the_take_over_reaches_the_agent_in_the_order_it_c
     the prompt is accepted (registered) before the cancel is handled, as once loaded."""
     loading: asyncio.Future[Dispatcher] = asyncio.get_running_loop().create_future()
     lazy = dispatcher(loading, tmp_path)
-    await lazy.accept("session/new", {"cwd": str(tmp_path)}, PEER)
+    answer = await lazy.accept("session/new", {"cwd": str(tmp_path)}, PEER)
     prompt = asyncio.ensure_future(lazy.accept("session/prompt", {}, PEER))
     cancel = asyncio.ensure_future(lazy.handle_notification("session/cancel", {}, PEER))
     await asyncio.sleep(0)
     agent = Accepting()
     agent.release.set()
     loading.set_result(agent)
+    await answer.then()
     await prompt
     await cancel
     assert agent.seen == [
         "take_over sess_early",
         "taken",
+        "announce sess_early",
         "accepted session/prompt",
         "session/prompt",
         "session/cancel",
