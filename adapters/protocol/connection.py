@@ -3,7 +3,11 @@
 It is the client the room holds (application.ports.clients.Client): it shows the room's
 questions as its dispatcher's protocol version renders them (QuestionWire), and our calls
 to it fail with that port's errors, which its users (the room's questions, the workspace)
-read."""
+read.
+
+Over 400 lines on purpose: serving the client's calls and making our own share one peer's
+state (the calls in flight both ways, the send order, the shutdown that answers or
+withdraws them all), and split, each half would reach into the other's."""
 
 import asyncio
 import itertools

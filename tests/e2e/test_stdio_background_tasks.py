@@ -2,7 +2,8 @@
 `run_in_background` goes on after the turn, its tool call ending when the command exits;
 task_output and task_kill from the model; /tasks for the user; session/close and the
 server's death kill the task's processes; the cap and the output bounds hold. Every
-message the agent sends is checked against the newest ACP schema file."""
+message the agent sends is checked against the newest ACP schema file. Kept whole (just
+over 400 lines): one feature's life, from the tool call to the server's death, in order."""
 
 import contextlib
 import os

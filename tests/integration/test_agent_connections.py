@@ -1,6 +1,7 @@
 """The real protocol agent (container, SQLite, use cases) with two in-process connections:
 a session is acted on by the connections attached to it, several may follow one (also
-attaching mid-turn), and closing or deleting waits for a cancelled turn."""
+attaching mid-turn), and closing or deleting waits for a cancelled turn. Kept whole (just
+over 400 lines): every test here drives the same pair of connections on one agent."""
 
 import asyncio
 import json

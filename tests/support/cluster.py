@@ -4,6 +4,9 @@ and a plain ACP-over-HTTP client. Shared by tests/cluster and bench/cluster.py.
 
 nginx runs as a non-root program would: `nginx -p <dir> -c <dir>/nginx.conf`, its pid file,
 logs and temporary files in that directory, in the foreground.
+
+Kept whole (over 400 lines): the replicas, the balancer and the client are started from one
+directory layout and die together; the harness reads as one story of how a cluster runs.
 """
 
 import asyncio
