@@ -1,8 +1,11 @@
 """Suite-wide settings: hypothesis profiles for the fuzzing tests; a failure reported even
-when pytest cannot format it; no process a test started outliving the session."""
+when pytest cannot format it; no process a test started outliving the session; the one
+`workdir` fixture the end-to-end, HTTP and browser tests share."""
 
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.support import children
@@ -30,3 +33,12 @@ settings.load_profile("long" if os.environ.get("IAC_CODE_FUZZ") == "long" else "
 def pytest_sessionfinish() -> None:
     """However the session ends (Ctrl-C included), no process a test started outlives it."""
     children.stop_leftovers()
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """An empty project directory a test's session works in (its `cwd`); a module that needs
+    files in it before the server starts overrides this fixture."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path

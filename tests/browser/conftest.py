@@ -26,13 +26,6 @@ BROWSER_TESTS = [
 expect.set_options(timeout=PATIENCE * 1000)
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The demo model at once (IAC_CODE_DEMO_PACE=0), shared by a module's tests: each

@@ -106,13 +106,6 @@ Spawn = Callable[..., AbstractAsyncContextManager[Agent]]
 
 
 @pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def base_env(tmp_path: Path) -> dict[str, str]:
     return {
         "IAC_CODE_CONFIG_DIR": str(tmp_path / "config"),

@@ -44,13 +44,6 @@ WALKTHROUGH_INITIALIZE = {
 
 
 @pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def demo_settings(tmp_path: Path) -> Settings:
     return Settings(
         provider="demo",

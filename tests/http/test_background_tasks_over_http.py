@@ -26,13 +26,6 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def marker() -> Iterator[str]:
     name = f"iac-task-{uuid.uuid4().hex[:12]}"
     yield name

@@ -15,13 +15,6 @@ from tests.support.wire_validator import WireValidator
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
 async def test_cancel_request_ends_a_prompt_waiting_on_the_model(
     tmp_path: Path, workdir: Path, http: httpx.AsyncClient
 ) -> None:

@@ -28,13 +28,6 @@ pytestmark = pytest.mark.integration
 SUMMARY = ("SUMMARY: parsed, ", "tested, ", "shipped.")
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
 @dataclass
 class Watcher(RecordingClient):
     """A client that keeps every frame the agent sends it, checked against schema.json."""

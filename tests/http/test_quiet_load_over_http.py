@@ -37,13 +37,6 @@ class RecordingWire(WireValidator):
         super().check(sender, message)
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
 @asynccontextmanager
 async def served(transport: Transport, tmp_path: Path) -> AsyncIterator[str]:
     settings = Settings(

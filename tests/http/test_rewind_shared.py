@@ -15,13 +15,6 @@ from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
 def told(client: Follower) -> list[dict[str, Any]]:
     """The rewinds and undos `client` was told, as their `_meta.iac_code`."""
     metas = [

@@ -42,13 +42,6 @@ class Asked(Follower):
         return self.reply
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
 @asynccontextmanager
 async def sdk(
     base: str, client: Follower, capabilities: ClientCapabilities | None = None

@@ -36,13 +36,6 @@ DEADLINE = 20.0
 PRIVATE = {"user_message_chunk", "available_commands_update", "usage_update"}
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
 @dataclass
 class Follower(RecordingClient):
     """A recording client whose test can wait for what it receives. With `hold`, it never

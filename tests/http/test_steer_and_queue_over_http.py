@@ -85,13 +85,6 @@ async def agent_server(settings: Settings) -> AsyncIterator[str]:
         await release_container(container)
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
 async def test_a_websocket_client_steers_a_turn_an_http_client_prompted(
     tmp_path: Path, workdir: Path
 ) -> None:

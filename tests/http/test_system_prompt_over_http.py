@@ -29,13 +29,6 @@ class BothSchemas(WireValidator):
         self.newest.check(sender, message)
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
 async def test_an_override_given_over_http_is_what_the_model_is_told(
     tmp_path: Path, workdir: Path
 ) -> None:

@@ -33,13 +33,6 @@ from tests.support.wire_validator import AGENT, CLIENT, WireValidator
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
 @asynccontextmanager
 async def agent_on_websocket(settings: Settings) -> AsyncIterator[str]:
     """The real agent served with the WebSocket transport; yields its ws:// URL."""
