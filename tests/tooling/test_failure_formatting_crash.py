@@ -32,6 +32,9 @@ def test_runs_anyway():
 def test_finding_8_a_failure_pytest_cannot_format_does_not_end_the_run(tmp_path: Path) -> None:
     (tmp_path / "test_inner.py").write_text(INNER_TESTS)
     plugin = ["-p", "tests.support.failure_reports", "-p", "no:cacheprovider"]
+    # Its own temporary directory, so that its end never deletes earlier runs' (as the
+    # default numbered ones do): see test_suite_leaves_no_process.py.
+    plugin += ["--basetemp", str(tmp_path / "basetemp")]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *plugin, "-n", "2", "-c", os.devnull, str(tmp_path)],
         cwd=tmp_path,

@@ -63,6 +63,11 @@ def test_finding_8_a_server_a_test_started_dies_with_the_run(
     pid_file = tmp_path / "server.pid"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SERVER_PID_FILE": str(pid_file)}
     inner = ["-p", "no:xdist", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)]
+    # Its own temporary directory: with the default one, the inner session's end deletes
+    # all but the newest three of /tmp/pytest-of-<user>/'s finished numbered directories,
+    # earlier whole runs' trees (20 s for one of 700 MB on a busy machine), and the wait
+    # below measured that rather than the exit.
+    inner += ["--basetemp", str(tmp_path / "basetemp")]
     run = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", *inner, "-c", os.devnull, str(pid_file.parent)],
         cwd=tmp_path,
