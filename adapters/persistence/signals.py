@@ -132,8 +132,12 @@ class PostgresSignals(ClusterSignals):
 
     async def _connect_listener(self) -> None:
         connection = await asyncpg.connect(self._dsn)
-        for channel in list(self._channels):
-            await connection.add_listener(channel, self._deliver)
+        try:
+            for channel in list(self._channels):
+                await connection.add_listener(channel, self._deliver)
+        except BaseException:  # a failure, or close() cancelling the watch: never left open
+            connection.terminate()
+            raise
         connection.add_termination_listener(self._on_closed)
         self._listener = connection
 
@@ -175,14 +179,22 @@ class PostgresSignals(ClusterSignals):
         return True
 
     async def _relisten(self) -> None:
+        """Listen on a new connection in place of the one found dead (or none), then resync
+        every subscriber. The connection is replaced under the listen lock: a subscriber
+        that opened one while this waited for the lock (the first ping of a loaded machine
+        can come while the first connection is being opened) keeps it, since it listens to
+        every channel. Two listening connections would deliver every signal twice."""
         pause = RETRY_FIRST
-        old, self._listener = self._listener, None
-        if old is not None and not old.is_closed():
-            old.terminate()
+        dead = self._listener
         while not self._closed:
             try:
                 async with self._listen_lock:
-                    await self._connect_listener()
+                    current = self._listener
+                    if current is None or current is dead or current.is_closed():
+                        self._listener = None
+                        if current is not None and not current.is_closed():
+                            current.terminate()
+                        await self._connect_listener()
             except Exception as error:  # the server is still away: try again, never give up
                 log.warning("listening for cluster signals again failed: %s", error)
                 await asyncio.sleep(pause)

@@ -23,7 +23,10 @@ def database() -> Iterator[str]:
 
 @pytest.fixture
 async def replicas(database: str) -> AsyncIterator[tuple[PostgresSignals, PostgresSignals]]:
-    one, two = PostgresSignals(database, ping_seconds=0.2), PostgresSignals(database)
+    # The default ping (5 s): a 0.2 s one timed out on a loaded machine, and the listener
+    # it replaced missed what was published meanwhile (each subscriber is resynced then,
+    # but these tests count deliveries). A closed connection is noticed without a ping.
+    one, two = PostgresSignals(database), PostgresSignals(database)
     yield one, two
     await one.close()
     await two.close()
@@ -117,6 +120,52 @@ async def test_a_failing_subscriber_does_not_silence_the_others(
     await one.subscribe("iac_code_test", heard.append, nothing)
     await two.publish("iac_code_test", "still")
     assert await until(lambda: heard == ["still"])
+
+
+async def test_a_listener_opened_while_the_watch_waits_to_replace_none_is_kept_not_doubled(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watch that listens again after a failure waits for the listen lock; a subscriber
+    holding it meanwhile opens the listening connection itself. The watch used to open a
+    second one beside it, never closed: every signal was delivered twice (a loaded run saw
+    it through the first ping, which came while the first connection was still opening)."""
+    real_connect = asyncpg.connect
+    calls = 0
+
+    async def server_coming_up(*args: object, **kwargs: object) -> asyncpg.Connection:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # refused: the server is not up yet
+            raise ConnectionRefusedError("the server is starting")
+        if calls == 2:  # slow: the watch wakes up meanwhile and waits for the lock
+            await asyncio.sleep(0.5)
+        return await real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(asyncpg, "connect", server_coming_up)
+    one, two = PostgresSignals(database, ping_seconds=60), PostgresSignals(database)
+    heard_a: list[str] = []
+    heard_b: list[str] = []
+    resyncs: list[str] = []
+    try:
+        await one.subscribe("iac_code_a", heard_a.append, lambda: resyncs.append("a"))
+        await one.subscribe("iac_code_b", heard_b.append, lambda: resyncs.append("b"))
+        assert await until(lambda: "a" in resyncs)  # the watch has done its work
+        await two.publish("iac_code_a", "x")
+        await two.publish("iac_code_b", "done")  # published after: arrives after
+        assert await until(lambda: heard_b == ["done"])
+        assert heard_a == ["x"]
+        admin = await real_connect(asyncpg_dsn(database))
+        try:
+            listening = await admin.fetchval(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND query LIKE 'LISTEN%'"
+            )
+        finally:
+            await admin.close()
+        assert listening == 1
+    finally:
+        await one.close()
+        await two.close()
 
 
 async def test_the_in_process_signals_call_subscribers_after_the_publisher_returns() -> None:
