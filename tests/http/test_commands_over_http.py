@@ -9,10 +9,10 @@ from acp import text_block
 
 from bootstrap.settings import Settings
 from tests.e2e.conftest import RecordingClient
-from tests.http.test_agent_over_http import agent_server, demo_settings, sdk_client, workdir
+from tests.http.test_agent_over_http import agent_server, demo_settings, sdk_client
 from tests.support.wire_validator import WireValidator
 
-__all__ = ["demo_settings", "workdir"]  # fixtures
+__all__ = ["demo_settings"]  # fixtures
 
 
 def kinds(recorder: RecordingClient) -> list[str]:
