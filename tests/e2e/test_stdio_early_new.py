@@ -14,19 +14,40 @@ from tests.e2e.conftest import DEMO, Spawn, until
 
 pytestmark = pytest.mark.e2e
 
-# Imported by the server's interpreter at start: the agent's container import (on its
-# worker thread) waits until the file named by IAC_CODE_TEST_RELEASE exists.
+# Imported by the server's interpreter at start: the agent's container module (imported on
+# its worker thread) waits, before it runs, until the file named by IAC_CODE_TEST_RELEASE
+# exists. It waits in the module's execution, holding only that module's lock, as a slow
+# module does: a finder that waited would hold the interpreter's global import lock (held
+# around every finder's find_spec), and any other thread's first import of anything (the
+# main thread answering at EOF) would wait for the release too.
 HOLD = """
-import os, sys, time
+import importlib.machinery, os, sys, time
+
+
+class _Held:
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        release = os.environ["IAC_CODE_TEST_RELEASE"]
+        deadline = time.monotonic() + 120
+        while not os.path.exists(release) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self._loader.exec_module(module)
+
 
 class _Hold:
     def find_spec(self, name, path=None, target=None):
-        if name == "bootstrap.container":
-            release = os.environ["IAC_CODE_TEST_RELEASE"]
-            deadline = time.monotonic() + 120
-            while not os.path.exists(release) and time.monotonic() < deadline:
-                time.sleep(0.01)
-        return None
+        if name != "bootstrap.container":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is not None:
+            spec.loader = _Held(spec.loader)
+        return spec
+
 
 sys.meta_path.insert(0, _Hold())
 """
