@@ -21,10 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # The inner run's only test: a server started as the suite starts them, then a wait for
 # the outer test to end the run. Its pid goes to a file for the outer test to watch.
 INNER_TEST = f"""
-import os, subprocess, time
+import faulthandler, os, signal, subprocess, time
 from pathlib import Path
 
 from tests.support import children
+
+# Where the run is, on SIGUSR1: what the outer test shows if the run outlives its patience.
+faulthandler.register(signal.SIGUSR1, open(os.environ["STACKS_FILE"], "w"), all_threads=True)
 
 
 def test_serves_until_the_run_is_ended(tmp_path):
@@ -48,6 +51,15 @@ def _alive(pid: int) -> bool:
     return fields[0] != "Z"
 
 
+def _where(pid: int, stacks: Path) -> str:
+    """A run that outlived its patience: its signal state and its threads' Python stacks."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    signals = [line for line in status.splitlines() if line.startswith(("State", "Sig", "Shd"))]
+    os.kill(pid, signal.SIGUSR1)
+    time.sleep(1)
+    return "\n".join([*signals, stacks.read_text() if stacks.exists() else "(no stacks)"])
+
+
 def _until(condition: object, what: str) -> None:
     deadline = time.monotonic() + PATIENCE
     while not condition():  # type: ignore[operator]
@@ -61,7 +73,13 @@ def test_finding_8_a_server_a_test_started_dies_with_the_run(
 ) -> None:
     (tmp_path / "test_inner.py").write_text(INNER_TEST)
     pid_file = tmp_path / "server.pid"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SERVER_PID_FILE": str(pid_file)}
+    stacks = tmp_path / "stacks.txt"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "SERVER_PID_FILE": str(pid_file),
+        "STACKS_FILE": str(stacks),
+    }
     inner = ["-p", "no:xdist", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)]
     # Its own temporary directory: with the default one, the inner session's end deletes
     # all but the newest three of /tmp/pytest-of-<user>/'s finished numbered directories,
@@ -80,7 +98,10 @@ def test_finding_8_a_server_a_test_started_dies_with_the_run(
         server = int(pid_file.read_text())
         assert _alive(server)
         run.send_signal(ending)
-        run.wait(PATIENCE)
+        try:
+            run.wait(PATIENCE)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the run did not end: {_where(run.pid, stacks)}")
         _until(lambda: not _alive(server), f"the server ({server}) outlived the run")
     finally:
         run.kill()
