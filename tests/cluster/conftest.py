@@ -1,15 +1,33 @@
 """The cluster's fixtures: nginx (installed by scripts/ensure-nginx when missing; the tests are
-skipped, saying why, only when that fails, and never in CI) and the replicas' shared database."""
+skipped, saying why, only when that fails, and never in CI) and the replicas' shared database.
+A failed cluster test's report ends with the tail of each replica's log."""
 
 import importlib.util
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.support.cluster import ensure_nginx, postgres_database, sqlite_url
+
+LOG_TAIL = 150  # lines of each replica's log in a failed test's report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """The replicas' logs live in the test's tmp_path, which later runs delete: a failure
+    that shows only under load can then be read from the report alone."""
+    report = yield
+    tmp_path = getattr(item, "funcargs", {}).get("tmp_path")
+    if report.failed and isinstance(tmp_path, Path):
+        for log in sorted(tmp_path.glob("r*/stderr.log")):
+            lines = log.read_text(errors="replace").splitlines()[-LOG_TAIL:]
+            report.sections.append((f"replica {log.parent.name}: {log}", "\n".join(lines)))
+    return report
 
 
 @pytest.fixture(scope="session")
