@@ -103,6 +103,7 @@ class Receiver:
     async def _deliver_queued(self, session_id: str, inbound: Inbound) -> None:
         while inbound.queue:
             seq, params, sender = inbound.queue.popleft()
+            again = False
             if seq <= inbound.last:
                 if params is None or not _given_again(inbound, sender):
                     continue  # delivered already (or numbered here)
@@ -114,11 +115,11 @@ class Receiver:
                     seq,
                     inbound.by,
                 )
-                inbound.last = seq - 1
+                inbound.last, again = seq - 1, True
             if seq > inbound.last + 1 or params is None:
                 await self._fill(session_id, inbound, seq if params is None else seq - 1)
             if params is not None and seq == inbound.last + 1:
-                await self._deliver(session_id, inbound, seq, params, sender)
+                await self._deliver(session_id, inbound, seq, params, sender, again=again)
 
     async def _fill(self, session_id: str, inbound: Inbound, through: int) -> None:
         """Deliver the journal's updates after `inbound.last` through `through`, waiting
@@ -162,11 +163,13 @@ class Receiver:
         seq: int,
         params: dict[str, Any],
         sender: str | None,
+        *,
+        again: bool = False,
     ) -> None:
         inbound.last, inbound.by = seq, sender
         self._journal.follow_on(session_id, seq)  # a turn here numbers after it
         try:
-            await self._channels.deliver_relayed(session_id, params)
+            await self._channels.deliver_relayed(session_id, params, numbered_again=again)
         except Exception:
             log.exception("session %s: a relayed update was not delivered", session_id)
 

@@ -46,7 +46,7 @@ class HttpConnection:
             first_id=first_event,
         )
         self._patience = config.sender_patience_seconds
-        self.protocol = Connection(self._send, dispatcher)
+        self.protocol = Connection(self._send, dispatcher, on_numbered_again=self._numbered_again)
         self.sessions: set[str] = set()  # ids seen in our messages: their GETs are accepted
         self.closed = asyncio.Event()
         self.streams = 0
@@ -150,6 +150,13 @@ class HttpConnection:
         if cursor is not None and seq <= cursor:
             return SKIP  # already sent (a catch-up and a live copy of one update)
         return session_id, seq
+
+    def _numbered_again(self, session_id: str, seq: int) -> None:
+        """The session's updates are numbered again from `seq`: those this client was sent
+        from there on were never written, so the next `seq` is not a copy of one it has."""
+        cursor = self.cursors.get(session_id)
+        if cursor is not None and cursor >= seq:
+            self.cursors[session_id] = seq - 1
 
     def _advance(self, session_id: str, seq: int) -> None:
         """Just before the update is numbered in the outbox: its id's tail includes it."""

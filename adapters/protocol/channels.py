@@ -126,8 +126,16 @@ class SessionChannels(EventSink):
                 self._replicas.forward(session_id, params)
         await self._fan_out(session_id, params)
 
-    async def deliver_relayed(self, session_id: str, params: dict[str, Any]) -> None:
-        """An update another replica numbered, to the clients attached here."""
+    async def deliver_relayed(
+        self, session_id: str, params: dict[str, Any], *, numbered_again: bool = False
+    ) -> None:
+        """An update another replica numbered, to the clients attached here; with
+        `numbered_again`, under a number they may have been sent already (another update,
+        which its replica died before writing)."""
+        seq = seq_of(params) if numbered_again else None
+        if seq is not None:
+            for peer in self._room.peers_of(session_id):
+                peer.numbered_again(session_id, seq)
         await self._fan_out(session_id, params)
 
     async def _fan_out(self, session_id: str, params: dict[str, Any]) -> None:

@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+# (session id, seq): the session's updates are numbered again from `seq` (see
+# Connection.numbered_again).
+NumberedAgain = Callable[[str, int], None]
 
 # How long a stream of updates may keep the event loop before others get a turn.
 YIELD_SECONDS = 0.002
@@ -170,9 +173,12 @@ class Connection(Client):
     """Each inbound call runs in its own task, so a long prompt never blocks a cancel, and
     replies may interleave. Messages are sent in the order they are produced."""
 
-    def __init__(self, send: Send, dispatcher: Dispatcher) -> None:
+    def __init__(
+        self, send: Send, dispatcher: Dispatcher, *, on_numbered_again: NumberedAgain | None = None
+    ) -> None:
         self._send = send
         self._dispatcher = dispatcher
+        self._on_numbered_again = on_numbered_again  # a transport that skips numbers it sent
         self._ids = itertools.count()
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -222,6 +228,14 @@ class Connection(Client):
             {"size": size, "limit": limit, "setting": "IAC_CODE_MAX_MESSAGE_BYTES"},
         )
         await self._send(error_message(None, error))
+
+    def numbered_again(self, session_id: str, seq: int) -> None:
+        """The session's next update carries `seq` although this client may have been sent
+        updates numbered `seq` or more: another replica numbered them and died before its
+        journal wrote them, and the session's next numberer gave those numbers again. A
+        transport that skips numbers it has sent (HTTP's event ids) must not skip these."""
+        if self._on_numbered_again is not None:
+            self._on_numbered_again(session_id, seq)
 
     async def send_notification(self, method: str, params: dict[str, Any]) -> None:
         if not self._closed:

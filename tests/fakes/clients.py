@@ -50,12 +50,16 @@ class FakeClient(Client):
         self.calls: list[FakeCall] = []
         self.refuse: str | None = None
         self.gone = False
+        self.numbered_again_from: list[tuple[str, int]] = []  # as Connection.numbered_again
 
     def __repr__(self) -> str:
         return f"FakeClient({self.name!r})"
 
     async def send_notification(self, method: str, params: dict[str, Any]) -> None:
         self.notified.append((method, params))
+
+    def numbered_again(self, session_id: str, seq: int) -> None:
+        self.numbered_again_from.append((session_id, seq))
 
     async def show(self, question: Question) -> FakeCall:
         if self.gone:

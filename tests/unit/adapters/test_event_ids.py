@@ -116,3 +116,17 @@ async def test_numbering_goes_on_after_the_clients_last_event() -> None:
     await made._send(update("a", 1))
     assert made.outbox.last_id == 58
     assert await frames(made, 57) == ["58-1"]
+
+
+async def test_a_number_given_again_is_sent_not_skipped_as_a_copy() -> None:
+    """A replica that died showed this client updates 3 and 4 its journal never wrote; the
+    session's next numberer gives 3 again (the turn-ended notice). A copy of an update the
+    client has is still skipped, but not the update numbered again, nor what follows it."""
+    made, _ = connection()
+    await made._send(update("a", 3, "from the dead replica"))
+    await made._send(update("a", 4, "from the dead replica"))
+    await made._send(update("a", 4, "from the dead replica"))  # a copy: skipped
+    made.protocol.numbered_again("a", 3)
+    await made._send(update("a", 3, "the turn ended"))
+    await made._send(update("a", 4, "the next turn"))
+    assert await frames(made) == ["1-3", "2-4", "3-3", "4-4"]
