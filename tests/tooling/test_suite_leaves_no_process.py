@@ -60,6 +60,15 @@ def _where(pid: int, stacks: Path) -> str:
     return "\n".join([*signals, stacks.read_text() if stacks.exists() else "(no stacks)"])
 
 
+def _as_at_a_terminal() -> None:
+    """In the inner run's process before it starts: SIGINT as at a terminal, where Ctrl-C
+    reaches a pytest that takes it. A suite started in the background by a non-interactive
+    shell (`make test &`, a CI runner's script) inherits SIGINT ignored, and so would the
+    inner run: it slept through the signal (loaded runs started that way failed here, the
+    run's SigIgn showing SIGINT)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _until(condition: object, what: str) -> None:
     deadline = time.monotonic() + PATIENCE
     while not condition():  # type: ignore[operator]
@@ -83,13 +92,13 @@ def test_finding_8_a_server_a_test_started_dies_with_the_run(
     inner = ["-p", "no:xdist", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)]
     # Its own temporary directory: with the default one, the inner session's end deletes
     # all but the newest three of /tmp/pytest-of-<user>/'s finished numbered directories,
-    # earlier whole runs' trees (20 s for one of 700 MB on a busy machine), and the wait
-    # below measured that rather than the exit.
+    # earlier whole runs' trees (20 s for one of 700 MB on a busy machine).
     inner += ["--basetemp", str(tmp_path / "basetemp")]
     run = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", *inner, "-c", os.devnull, str(pid_file.parent)],
         cwd=tmp_path,
         env=env,
+        preexec_fn=_as_at_a_terminal,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
