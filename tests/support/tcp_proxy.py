@@ -26,6 +26,7 @@ class TcpProxy:
 
     def __exit__(self, *exc: object) -> None:
         self.cut()
+        self._call(self._finish())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         self._loop.close()
@@ -53,11 +54,28 @@ class TcpProxy:
             writer.transport.abort()  # a reset, not a polite goodbye
         self._open.clear()
 
+    async def _finish(self) -> None:
+        """Every pipe ended and every transport closed before the loop stops: one left to
+        the garbage collector is a ResourceWarning in whichever test runs then (a loaded
+        run saw one, from a connection accepted just as the proxy was cut)."""
+        pipes = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for pipe in pipes:
+            pipe.cancel()
+        await asyncio.gather(*pipes, return_exceptions=True)
+        await asyncio.sleep(0)  # the aborted transports close their sockets now
+
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             up_reader, up_writer = await asyncio.open_connection(*self._target)
-        except OSError:
+        except OSError:  # refused: the client is reset, as by a vanished server
             writer.transport.abort()
+            return
+        except asyncio.CancelledError:  # the proxy finishing: the client is reset too
+            writer.transport.abort()
+            raise
+        if self._server is None:  # cut while this one was connecting: nothing passes
+            writer.transport.abort()
+            up_writer.transport.abort()
             return
         self._open |= {writer, up_writer}
         await asyncio.gather(
