@@ -22,6 +22,7 @@ from adapters.http.slow_clients import uvicorn_options
 from adapters.http.websocket_protocol import websocket_options
 from adapters.protocol.connection import Dispatcher
 from adapters.protocol.lazy import LazyDispatcher
+from bootstrap.confinement import build_confinement
 from bootstrap.early import early_answers
 from bootstrap.environment import environment
 from bootstrap.heavy_imports import Settling, import_start_modules, loading_in_the_background
@@ -33,6 +34,7 @@ from bootstrap.sign_in_link import announcement, link_host, shows_token, sign_in
 from bootstrap.start_failure import start_failure
 from bootstrap.tracing import flush_traces, traced
 from bootstrap.version import package_version
+from domain.sandbox import SandboxLevel
 
 log = logging.getLogger(__name__)
 
@@ -256,6 +258,10 @@ def main(settings: Settings, host: str, port: int) -> int:
     if config.allowed_hosts is None and is_loopback(host):
         # Served on loopback: only requests naming a loopback host (no DNS rebinding).
         config = replace(config, allowed_hosts=LOOPBACK_NAMES | {hostname(host)})
+    problem = sandbox_problem(settings)
+    if problem is not None:
+        print(f"iac-code: {problem}", file=sys.stderr)
+        return 2
     try:
         sockets = listening_sockets(host, port)
     except CannotListen as exc:
@@ -264,6 +270,21 @@ def main(settings: Settings, host: str, port: int) -> int:
     announce = sign_in_announcer(host, sockets, config, link_choice)
     asyncio.run(serve(settings, config, host, port, sockets, listening=announce))
     return 0
+
+
+def sandbox_problem(settings: Settings) -> str | None:
+    """A server others reach must confine the agent's commands, or say plainly it will not:
+    without a working sandbox it starts only with IAC_CODE_SANDBOX=off."""
+    if settings.sandbox == SandboxLevel.OFF:
+        return None
+    problem = build_confinement(settings).problem
+    if problem is None:
+        return None
+    return (
+        f"this machine cannot sandbox the agent's commands ({problem}). A server reached "
+        "over the network must: install bubblewrap, or set IAC_CODE_SANDBOX=off to run "
+        "every command with the server's rights (docs/sandbox.md)"
+    )
 
 
 def sign_in_announcer(

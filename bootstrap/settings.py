@@ -16,6 +16,7 @@ from bootstrap.provider_settings import Endpoint, choose_provider, endpoint, par
 from bootstrap.tracing import TracingConfigError, traces_exporters
 from domain.models import ThoughtLevel
 from domain.modes import ModeId
+from domain.sandbox import NetworkLevel, SandboxLevel
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
@@ -86,6 +87,15 @@ class Settings:
     others: tuple[Endpoint, ...] = ()
     # OpenTelemetry exporters from OTEL_TRACES_EXPORTER (bootstrap/tracing.py); empty: off.
     traces_exporters: tuple[str, ...] = ()
+    # The sandbox of the agent's commands (docs/sandbox.md): new sessions' level, the most
+    # a session may choose, their network, the hosts an allowlist would let through, and
+    # the limits of a confined command.
+    sandbox: str = SandboxLevel.WORKSPACE_WRITE
+    sandbox_ceiling: str = SandboxLevel.OFF
+    sandbox_network: str = NetworkLevel.NONE
+    sandbox_allow: tuple[str, ...] = ()
+    sandbox_max_file_bytes: int = 4 * 2**30
+    sandbox_max_processes: int = 2048
 
     @property
     def profile(self) -> ProviderProfile:
@@ -139,6 +149,12 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "journal_keep_events": ("IAC_CODE_JOURNAL_KEEP_EVENTS",),
     "journal_keep_seconds": ("IAC_CODE_JOURNAL_KEEP_SECONDS",),
     "journal_flush_seconds": ("IAC_CODE_JOURNAL_FLUSH_SECONDS",),
+    "sandbox": ("IAC_CODE_SANDBOX",),
+    "sandbox_ceiling": ("IAC_CODE_SANDBOX_CEILING",),
+    "sandbox_network": ("IAC_CODE_SANDBOX_NETWORK",),
+    "sandbox_allow": ("IAC_CODE_SANDBOX_ALLOW",),
+    "sandbox_max_file_bytes": ("IAC_CODE_SANDBOX_MAX_FILE_BYTES",),
+    "sandbox_max_processes": ("IAC_CODE_SANDBOX_MAX_PROCESSES",),
 }
 _FLOATS = {
     "lease_seconds",
@@ -165,6 +181,8 @@ _INTS = {
     "checkpoint_max_bytes",
     "compact_keep_turns",
     "journal_keep_events",
+    "sandbox_max_file_bytes",
+    "sandbox_max_processes",
 }
 # compact_keep_turns >= 1: the latest user turn (the one being answered) is never summarised.
 _POSITIVE = {
@@ -176,8 +194,17 @@ _POSITIVE = {
     "max_image_bytes",
     "compact_keep_turns",
     "journal_keep_events",
+    "sandbox_max_file_bytes",
+    "sandbox_max_processes",
 }
-_CHOICES = {"thought_level": tuple(ThoughtLevel), "default_mode": tuple(ModeId)}
+_CHOICES = {
+    "thought_level": tuple(ThoughtLevel),
+    "default_mode": tuple(ModeId),
+    "sandbox": tuple(SandboxLevel),
+    "sandbox_ceiling": tuple(SandboxLevel),
+    # `allowlist` waits for the proxy that would carry it (docs/sandbox.md).
+    "sandbox_network": (NetworkLevel.NONE, NetworkLevel.FULL),
+}
 
 
 _REPLICA_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -224,7 +251,7 @@ def _convert(name: str, value: Any) -> Any:
             if not _REPLICA_ID.fullmatch(str(value)):
                 raise ValueError("1 to 40 letters, digits, '_' or '-'")
             return str(value)
-        if name == "models":
+        if name in ("models", "sandbox_allow"):
             items = value.split(",") if isinstance(value, str) else list(value)
             return tuple(m.strip() for m in items if str(m).strip())
     except (TypeError, ValueError) as exc:
@@ -265,6 +292,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             'IAC_CODE_DEFAULT_MODE=bypass needs IAC_CODE_ALLOW_BYPASS=1: the "don\'t ask" '
             "mode is offered only when the operator allows it"
         )
+    _check_sandbox(values)
     values.setdefault("database_url", f"sqlite+aiosqlite:///{config_dir / 'iac-code.db'}")
     values["log_level"] = str(values.get("log_level", "INFO")).upper()
     try:
@@ -272,6 +300,17 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     except TracingConfigError as exc:
         raise SettingsError(str(exc)) from None
     return Settings(config_dir=config_dir, **values)
+
+
+def _check_sandbox(values: Mapping[str, Any]) -> None:
+    levels = tuple(SandboxLevel)
+    default = values.get("sandbox", SandboxLevel.WORKSPACE_WRITE)
+    ceiling = values.get("sandbox_ceiling", SandboxLevel.OFF)
+    if levels.index(SandboxLevel(default)) > levels.index(SandboxLevel(ceiling)):
+        raise SettingsError(
+            f"IAC_CODE_SANDBOX={default} is above IAC_CODE_SANDBOX_CEILING={ceiling}: new "
+            "sessions could not start with it"
+        )
 
 
 def _provider_values(

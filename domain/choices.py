@@ -33,7 +33,10 @@ class Choices:
     def as_config(self) -> SessionConfig:
         """The choices the catalogue checks options against."""
         return SessionConfig(
-            mode_id=self.mode_id, model=self.model, thought_level=self.thought_level
+            mode_id=self.mode_id,
+            model=self.model,
+            thought_level=self.thought_level,
+            options=self.config,
         )
 
     def with_option(self, option_id: str, value: str) -> "Choices":

@@ -2,11 +2,21 @@
 
 Each is a `select` config option; the mode is also ACP's mode (two doors, one setting)."""
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from domain.errors import InvalidConfigValue, UnknownConfigOption, UnknownMode
 from domain.models import LEVEL_NAMES, ModelInfo, ThoughtLevel
 from domain.modes import DEFAULT_MODE, Mode
+from domain.sandbox import (
+    LEVEL_DESCRIPTIONS,
+    NETWORK_DESCRIPTIONS,
+    NETWORK_OPTION_ID,
+    SANDBOX_OPTION_ID,
+    UNCONFINED,
+    SandboxPolicy,
+    SandboxRules,
+)
 
 MODE_OPTION_ID = "mode"
 MODEL_OPTION_ID = "model"
@@ -37,6 +47,7 @@ class SessionConfig:
     mode_id: str
     model: str
     thought_level: str
+    options: Mapping[str, object] = field(default_factory=dict)  # the others, by option id
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,6 +61,15 @@ class Catalog:
     # What a model the catalogue does not list is assumed to do (the provider's norm).
     unknown_thinks: bool = True
     unknown_reads_images: bool = True
+    # The server's sandbox terms; None: this server offers no sandbox options (its
+    # commands run unconfined, as before sandboxes: tests that build a bare catalogue).
+    sandbox: SandboxRules | None = None
+
+    def sandbox_policy(self, current: SessionConfig) -> SandboxPolicy:
+        """What the session's next command runs under (unconfined where none is offered)."""
+        if self.sandbox is None:
+            return UNCONFINED
+        return self.sandbox.policy(current.options, current.mode_id)
 
     def model(self, model_id: str) -> ModelInfo:
         known = next((m for m in self.models if m.id == model_id), None)
@@ -80,6 +100,10 @@ class Catalog:
             allowed = [c.value for c in self._model_choices(current.model)]
         elif option_id == THOUGHT_OPTION_ID and self.model(current.model).thinking:
             allowed = list(ThoughtLevel)
+        elif option_id == SANDBOX_OPTION_ID and self.sandbox is not None:
+            allowed = list(self.sandbox.levels())
+        elif option_id == NETWORK_OPTION_ID and self.sandbox is not None:
+            allowed = list(self.sandbox.networks())
         else:
             raise UnknownConfigOption(
                 f"Unknown configuration option {option_id!r}.",
@@ -131,6 +155,8 @@ class Catalog:
                     description="How much the model thinks first (from the next prompt on).",
                 )
             )
+        if self.sandbox is not None:
+            options.extend(_sandbox_options(self.sandbox, settings.options))
         return tuple(options)
 
     def _model_choices(self, current: str) -> tuple[Choice, ...]:
@@ -141,3 +167,32 @@ class Catalog:
             # A stored session may name a model no longer offered; keep it selectable.
             choices = (Choice(value=current, name=current), *choices)
         return choices
+
+
+def _sandbox_options(rules: SandboxRules, chosen: Mapping[str, object]) -> list[SelectOption]:
+    levels = rules.levels()
+    return [
+        SelectOption(
+            id=SANDBOX_OPTION_ID,
+            name="Sandbox",
+            category=None,
+            current_value=rules.level_of(chosen),
+            choices=tuple(
+                Choice(value=v, name=v, description=LEVEL_DESCRIPTIONS[v]) for v in levels
+            ),
+            description="What the agent's commands may touch (plan mode: read-only)."
+            if rules.available
+            else "This machine cannot confine commands: they run with the server's rights.",
+        ),
+        SelectOption(
+            id=NETWORK_OPTION_ID,
+            name="Network",
+            category=None,
+            current_value=rules.network_of(chosen),
+            choices=tuple(
+                Choice(value=v, name=v, description=NETWORK_DESCRIPTIONS[v])
+                for v in rules.networks()
+            ),
+            description="What the agent's sandboxed commands may reach.",
+        ),
+    ]

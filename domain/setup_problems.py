@@ -4,11 +4,12 @@ found when the session opens, told to the user (a notice), never an error."""
 from dataclasses import dataclass
 
 from domain.config import Catalog, SessionConfig
+from domain.sandbox import SANDBOX_OPTION_ID, SandboxRules
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SetupProblem:
-    setting: str  # "mode" or "model"
+    setting: str  # "mode", "model" or "sandbox"
     stored: str  # what the session had
     title: str
     description: str
@@ -42,4 +43,37 @@ def setup_problems(catalog: Catalog, config: SessionConfig) -> tuple[SetupProble
                 ),
             )
         )
+    if catalog.sandbox is not None:
+        problems.extend(_sandbox_problems(catalog.sandbox, config))
     return tuple(problems)
+
+
+def _sandbox_problems(rules: SandboxRules, config: SessionConfig) -> list[SetupProblem]:
+    stored = config.options.get(SANDBOX_OPTION_ID)
+    if not rules.available:
+        return [
+            SetupProblem(
+                setting="sandbox",
+                stored=str(stored or rules.default),
+                title="No sandbox here: commands run with all of the server's rights",
+                description=(
+                    "This machine cannot confine the agent's commands (bubblewrap is not "
+                    "installed): an approved command can read and write whatever the server "
+                    "can. Install the `bubblewrap` package to confine them."
+                ),
+            )
+        ]
+    level = rules.level_of(config.options)
+    if isinstance(stored, str) and stored != level:
+        return [
+            SetupProblem(
+                setting="sandbox",
+                stored=stored,
+                title=f"Sandbox '{stored}' is not allowed here: commands run '{level}'",
+                description=(
+                    "This server's ceiling for the sandbox is below the session's choice "
+                    f"(the operator allows at most '{rules.ceiling}')."
+                ),
+            )
+        ]
+    return []

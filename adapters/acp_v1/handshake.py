@@ -6,6 +6,7 @@ from typing import Any
 
 from adapters.acp_v1.auth_methods import auth_methods
 from adapters.acp_v1.methods import advertised
+from adapters.acp_v1.sandbox_meta import sandbox_capability
 from adapters.protocol.connection import Connection
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
 from application.handshake.initialize import Initialize
@@ -46,6 +47,14 @@ def requested_version(params: dict[str, Any] | None) -> int:
     return value
 
 
+def _meta(info: ServerInfo) -> dict[str, Any]:
+    meta: dict[str, Any] = _ADVERTISED["_meta"]
+    if info.sandbox is None:
+        return meta
+    ours = {**meta.get("iac_code", {}), "sandbox": sandbox_capability(info.sandbox)}
+    return {**meta, "iac_code": ours}
+
+
 def initialize_result(info: ServerInfo, client_capabilities: object = None) -> dict[str, Any]:
     return {
         "protocolVersion": info.protocol_version,
@@ -61,7 +70,7 @@ def initialize_result(info: ServerInfo, client_capabilities: object = None) -> d
             "sessionCapabilities": SESSION_CAPABILITIES,
             "auth": _ADVERTISED["auth"],
             # Extensions live under _meta, as ACP asks.
-            "_meta": _ADVERTISED["_meta"],
+            "_meta": _meta(info),
         },
         "agentInfo": {"name": info.name, "title": info.title, "version": info.version},
         # The same for the early answer and the agent's: both are built here.

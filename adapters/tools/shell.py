@@ -79,9 +79,13 @@ class Bash(Tool):
         else:
             status = f"Exit code {ran.exit_code}."
         full = f"{body}\n\n{status}"
+        if ran.note:
+            full = f"{full}\n{ran.note}"
         raw: dict[str, object] = {"exitCode": ran.exit_code, "timedOut": ran.timed_out}
         if ran.signal:
             raw["signal"] = ran.signal
+        if ran.note:
+            raw["sandbox"] = ran.note
         # A terminal the editor showed stays shown; its text is kept for a later replay.
         shown: tuple[ToolOutput, ...] = tuple(
             TerminalOutput(terminal_id=t.terminal_id, text=full) for t in terminals

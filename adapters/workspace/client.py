@@ -33,6 +33,7 @@ from application.ports.workspace import (
     WorkspaceError,
     Workspaces,
 )
+from domain.sandbox import SandboxPolicy
 from domain.text import clip
 from domain.tool_call import TerminalOutput
 
@@ -86,8 +87,11 @@ class AcpWorkspaces(Workspaces):
         self._clients = clients
         self._local = local
 
-    def for_session(self, session_id: str, directories: tuple[str, ...]) -> Workspace:
-        return ClientWorkspace(session_id, directories, self._clients, self._local)
+    def for_session(
+        self, session_id: str, directories: tuple[str, ...], sandbox: SandboxPolicy
+    ) -> Workspace:
+        local = self._local.under(sandbox, directories)
+        return ClientWorkspace(session_id, directories, self._clients, local)
 
 
 class ClientWorkspace(Workspace):
@@ -96,7 +100,7 @@ class ClientWorkspace(Workspace):
         session_id: str,
         directories: tuple[str, ...],
         clients: SessionClients[Editor],
-        local: LocalWorkspace,
+        local: Workspace,
     ) -> None:
         self._session_id = session_id
         self._directories = directories

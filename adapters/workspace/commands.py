@@ -95,13 +95,20 @@ async def _abandon(starting: "asyncio.Future[asyncio.subprocess.Process]", run_i
 
 
 async def run_process(
-    command: str, *, cwd: str, seconds: float, output_limit: int, chunk: Chunk
+    command: str,
+    *,
+    cwd: str,
+    seconds: float,
+    output_limit: int,
+    chunk: Chunk,
+    sandbox: str | None = None,
 ) -> CommandRun:
-    """Run `command` here, under its own launcher, streaming its output to `chunk`."""
+    """Run `command` here, under its own launcher (confined as `sandbox` says, if given),
+    streaming its output to `chunk`."""
     # The command may already run before its start returns here: a cancel that came
     # meanwhile must still stop all of it, so the start is not cancelled half-way.
     run_id = new_run_id()
-    starting = asyncio.ensure_future(_start(command, cwd, run_id))
+    starting = asyncio.ensure_future(_start(command, cwd, run_id, sandbox))
     try:
         process = await asyncio.shield(starting)
     except asyncio.CancelledError:
@@ -113,12 +120,14 @@ async def run_process(
         release(process.pid)
 
 
-async def _start(command: str, cwd: str, run_id: str) -> asyncio.subprocess.Process:
+async def _start(
+    command: str, cwd: str, run_id: str, sandbox: str | None
+) -> asyncio.subprocess.Process:
     # Forked from the event loop's thread, like every asyncio subprocess.
     reader, writer = watch_pipe()
     try:
         process = await asyncio.create_subprocess_exec(
-            *launch_arguments(command),
+            *launch_arguments(command, sandbox),
             cwd=cwd,
             env=_child_environment(run_id),
             stdin=reader,  # the launcher's watch pipe; the command gets /dev/null

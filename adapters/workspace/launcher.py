@@ -8,7 +8,10 @@ the server), with the server's watch pipe as stdin and the output pipe as stdout
   command's whole tree is always the set of this process's descendants;
 - drops CAP_SYS_PTRACE (bounding, inheritable, ambient, permitted and effective sets) before
   the command runs, so that a root command cannot read the non-dumpable server's memory;
-- runs the command (`/bin/bash -c`) in its own process group, stdin /dev/null;
+- runs the command (`/bin/bash -c`) in its own process group, stdin /dev/null; when the
+  server sends a sandbox (a JSON object as the second argument: adapters.workspace.
+  confinement), under bubblewrap, with the file-size and process limits set and the
+  seccomp program handed to bubblewrap through a pipe;
 - ends the tree when the command exits (background leftovers: SIGTERM, then SIGKILL), when
   the server sends SIGTERM (cancel, timeout: SIGTERM, a grace for the shell, then SIGKILL),
   and when the server goes away however it went (its end of the watch pipe closes, or the
@@ -18,6 +21,7 @@ the server), with the server's watch pipe as stdin and the output pipe as stdout
 
 import contextlib
 import ctypes
+import json
 import os
 import resource
 import select
@@ -78,7 +82,25 @@ def _on_signal(signum: int, _frame: object) -> None:
     _asked.add(signum)
 
 
-def _start(command: str) -> int:
+def _confined(command: str, sandbox: dict[str, object]) -> list[str]:
+    """bubblewrap's command line for `command`, after setting this process's limits (which
+    bubblewrap and everything below it inherit)."""
+    limits = sandbox["limits"]
+    assert isinstance(limits, dict)
+    for name, value in limits.items():
+        number = getattr(resource, name)
+        resource.setrlimit(number, (int(value), int(value)))
+    program = bytes.fromhex(str(sandbox["seccomp"]))
+    reader, writer = os.pipe()  # the program fits a pipe's buffer: the write cannot block
+    os.write(writer, program)
+    os.close(writer)
+    os.set_inheritable(reader, True)
+    wrap = sandbox["wrap"]
+    assert isinstance(wrap, list)
+    return [*map(str, wrap), "--seccomp", str(reader), "--", "/bin/bash", "-c", command]
+
+
+def _start(command: str, sandbox: dict[str, object] | None) -> int:
     child = os.fork()
     if child == 0:  # this process is single-threaded: all of this is safe after fork
         try:
@@ -86,9 +108,18 @@ def _start(command: str) -> int:
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)  # the command gets /dev/null, not the watch pipe
             os.close(null)
-            for signum in HANDLED:
+            # What Python ignores at start (SIGPIPE, SIGXFSZ) would stay ignored through
+            # exec: `yes | head -1` would end in "Broken pipe", a file over the size limit
+            # in EFBIG instead of the signal.
+            for signum in (*HANDLED, signal.SIGPIPE, signal.SIGXFSZ):
                 signal.signal(signum, signal.SIG_DFL)
-            os.execv("/bin/bash", ["/bin/bash", "-c", command])
+            if sandbox is None:
+                os.execv("/bin/bash", ["/bin/bash", "-c", command])
+            argv = _confined(command, sandbox)
+            os.execv(argv[0], argv)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.write(2, f"iac-code: the sandbox could not start: {exc}\n".encode())
         finally:
             os._exit(127)
     return child
@@ -171,9 +202,9 @@ def _end_tree(child: int, status: list[int]) -> None:
             status.append(os.waitpid(child, 0)[1])
 
 
-def _run(command: str) -> int:
+def _run(command: str, sandbox: dict[str, object] | None) -> int:
     status: list[int] = []
-    child = _start(command)
+    child = _start(command, sandbox)
     gone = False
     while not status and not gone and not _asked & {signal.SIGTERM, signal.SIGINT}:
         gone = _wait(None)
@@ -209,7 +240,8 @@ def main() -> None:
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGHUP)
     _drop_ptrace()
-    _exit_like(_run(sys.argv[1]))
+    sandbox = json.loads(sys.argv[2]) if len(sys.argv) > 2 else None
+    _exit_like(_run(sys.argv[1], sandbox))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 """This machine's files and processes: what every tool did before editors could lend theirs."""
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
+from adapters.workspace.blocked import blocked_note
 from adapters.workspace.commands import run_process
+from adapters.workspace.confinement import Confinement
 from adapters.workspace.reading import read_excerpt
 from application.ports.workspace import (
     Chunk,
@@ -15,6 +18,7 @@ from application.ports.workspace import (
     Workspace,
     WorkspaceError,
 )
+from domain.sandbox import SandboxPolicy
 from domain.text import is_binary, shown
 
 
@@ -47,6 +51,18 @@ def _list_dir(path: Path) -> tuple[str, ...]:
 
 
 class LocalWorkspace(Workspace):
+    """This machine's files and commands. `confinement`: how this server confines a
+    session's commands (`under`); None: it cannot, and a confined policy runs nothing."""
+
+    def __init__(self, confinement: Confinement | None = None) -> None:
+        self._confinement = confinement
+
+    def under(self, policy: SandboxPolicy, directories: tuple[str, ...]) -> Workspace:
+        """This workspace for a session whose commands run under `policy`."""
+        if not policy.confined:
+            return self
+        return ConfinedWorkspace(self, self._confinement, policy, directories)
+
     async def kind(self, path: str) -> PathKind:
         return _kind(Path(path))
 
@@ -74,4 +90,74 @@ class LocalWorkspace(Workspace):
     ) -> CommandRun:
         return await run_process(
             command, cwd=cwd, seconds=seconds, output_limit=output_limit, chunk=chunk
+        )
+
+
+class ConfinedWorkspace(Workspace):
+    """This machine's files, with its commands confined to a session's directories: what
+    `LocalWorkspace.under` gives. The files the agent reads and writes through its own
+    tools are checked elsewhere (adapters.workspace.confined); this confines the shell."""
+
+    def __init__(
+        self,
+        local: LocalWorkspace,
+        confinement: Confinement | None,
+        policy: SandboxPolicy,
+        directories: tuple[str, ...],
+    ) -> None:
+        self._local = local
+        self._confinement = confinement
+        self._policy = policy
+        self._directories = directories
+
+    async def kind(self, path: str) -> PathKind:
+        return await self._local.kind(path)
+
+    async def read_lines(self, path: str, start: int, end: int | None, window: Window) -> Excerpt:
+        return await self._local.read_lines(path, start, end, window)
+
+    async def read_text(self, path: str) -> str | None:
+        return await self._local.read_text(path)
+
+    async def write_text(self, path: str, text: str) -> None:
+        await self._local.write_text(path, text)
+
+    async def list_dir(self, path: str) -> tuple[str, ...]:
+        return await self._local.list_dir(path)
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: str,
+        seconds: float,
+        output_limit: int,
+        chunk: Chunk,
+        show: Show,
+    ) -> CommandRun:
+        sandbox = await self._launch_argument(cwd)
+        ran = await run_process(
+            command,
+            cwd=cwd,
+            seconds=seconds,
+            output_limit=output_limit,
+            chunk=chunk,
+            sandbox=sandbox,
+        )
+        note = blocked_note(self._policy, self._directories, ran.output, ran.exit_code)
+        return ran if note is None else replace(ran, note=note)
+
+    async def _launch_argument(self, cwd: str) -> str:
+        """How to confine the command; fails closed (WorkspaceError, nothing runs)."""
+        confinement = self._confinement
+        if confinement is None:
+            raise WorkspaceError("This server has no sandbox: the command did not run.")
+        problem = await asyncio.to_thread(lambda: confinement.problem)
+        if problem is not None:
+            raise WorkspaceError(
+                f"The sandbox cannot start on this machine ({problem}); the command did not "
+                "run. The operator can install bubblewrap, or allow the `off` sandbox level."
+            )
+        return await asyncio.to_thread(
+            confinement.launch_argument, self._policy, self._directories, cwd
         )

@@ -33,10 +33,12 @@ _live: dict[int, int] = {}  # launcher pid -> write end of its watch pipe
 _runs = itertools.count(1)
 
 
-def launch_arguments(command: str) -> tuple[str, ...]:
+def launch_arguments(command: str, sandbox: str | None = None) -> tuple[str, ...]:
+    """`sandbox`: the launcher's confinement (adapters.workspace.confinement), or None."""
     # -I: no PYTHON* variables, no user site, no cwd on the path; -S: the launcher needs
     # only the standard library, and starts faster without site.
-    return (sys.executable, "-I", "-S", str(LAUNCHER), command)
+    arguments = (sys.executable, "-I", "-S", str(LAUNCHER), command)
+    return arguments if sandbox is None else (*arguments, sandbox)
 
 
 def new_run_id() -> str:

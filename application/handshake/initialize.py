@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 
 from application.handshake.server_info import ServerInfo
+from domain.sandbox import SandboxRules
 
 PROTOCOL_VERSION = 1
 
@@ -21,6 +22,7 @@ class Initialize:
     key_variable: str = "IAC_CODE_API_KEY"
     key_link: str | None = None
     images: bool = True
+    sandbox: SandboxRules | None = None  # what the agent's commands run in
 
     def execute(self, requested_version: int) -> ServerInfo:
         return ServerInfo(
@@ -33,4 +35,5 @@ class Initialize:
             key_variable=self.key_variable,
             key_link=self.key_link,
             images=self.images,
+            sandbox=self.sandbox,
         )

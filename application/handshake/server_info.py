@@ -4,6 +4,8 @@ answers bring the session, config and MCP models with them (~5 ms on that path).
 
 from dataclasses import dataclass
 
+from domain.sandbox import SandboxRules
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerInfo:
@@ -17,4 +19,7 @@ class ServerInfo:
     provider_name: str = "the model provider"
     key_variable: str = "IAC_CODE_API_KEY"  # where the server reads the key
     key_link: str | None = None  # where a user gets one
-    images: bool = True  # the session's default model reads images
+    images: bool = True
+    sandbox: SandboxRules | None = (
+        None  # what the agent's commands run in  # the session's default model reads images
+    )

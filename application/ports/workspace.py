@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from domain.sandbox import SandboxPolicy
 from domain.tool_call import ToolOutput
 
 
@@ -74,6 +75,7 @@ class CommandRun:
     signal: str | None = None
     timed_out: bool = False
     truncated: bool = False
+    note: str | None = None  # what the sandbox stopped, for the model and the user
 
 
 Chunk = Callable[[str], Awaitable[None]]  # live output, as it comes
@@ -119,5 +121,8 @@ class Workspace(Protocol):
 
 class Workspaces(Protocol):
     @abstractmethod
-    def for_session(self, session_id: str, directories: tuple[str, ...]) -> Workspace:
-        """The workspace of a session working in `directories` (cwd first)."""
+    def for_session(
+        self, session_id: str, directories: tuple[str, ...], sandbox: SandboxPolicy
+    ) -> Workspace:
+        """The workspace of a session working in `directories` (cwd first), whose commands
+        on this machine run under `sandbox` (an editor's terminal runs them its own way)."""

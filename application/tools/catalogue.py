@@ -21,6 +21,7 @@ from application.tasks.task_tools import TASK_TOOLS, check_task_call
 from application.tools.ask_user import ASK_USER_TOOL, check_question
 from application.tools.plan_tool import TODO_WRITE_TOOL, check_plan
 from application.tools.session_tools import SessionTools
+from application.tools.session_workspace import session_workspace
 from application.tools.skill_tools import SkillTools
 from application.tools.toolbox import Toolbox
 from domain.config import Catalog
@@ -154,5 +155,5 @@ class ToolCatalogue(Toolbox):
             session_id=session.id,
             roots=session.additional_directories,
             briefing=active.briefing if active is not None else Briefing(),
-            workspace=self._workspaces.for_session(session.id, session.roots),
+            workspace=session_workspace(self._workspaces, self._catalog, session),
         )

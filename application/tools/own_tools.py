@@ -13,6 +13,8 @@ from application.tasks.task_tools import TaskTools, started_text
 from application.tools.ask_user import AskUser
 from application.tools.call_log import ToolCallLog
 from application.tools.plan_tool import plan_written
+from application.tools.session_workspace import session_workspace
+from domain.config import Catalog
 from domain.content import ToolResultBlock
 from domain.events import PlanUpdated, ToolCallUpdated
 from domain.plan import TODO_WRITE, read_plan
@@ -50,7 +52,9 @@ class SessionOwnTools(OwnTools):
         ask_user: AskUser,
         tasks: BackgroundTasks,
         workspaces: Workspaces,
+        catalog: Catalog,
     ) -> None:
+        self._catalog = catalog
         self._calls = calls
         self._ask_user = ask_user
         self._tasks = tasks
@@ -101,4 +105,4 @@ class SessionOwnTools(OwnTools):
 
     def _workspace(self, session: Session) -> Workspace:
         """Where the session's commands run: this machine, or the editor's terminals."""
-        return self._workspaces.for_session(session.id, session.roots)
+        return session_workspace(self._workspaces, self._catalog, session)

@@ -8,6 +8,7 @@ from dependency_injector import containers, providers
 from adapters.clock import SystemClock
 from adapters.ids import UuidIds
 from application.runtime.registry import SessionRegistry
+from bootstrap.confinement import build_confinement
 from bootstrap.offered_models import build_catalog
 from bootstrap.settings import Settings
 from bootstrap.tracing import make_tracer
@@ -22,5 +23,7 @@ class Core(containers.DeclarativeContainer):
     ids = providers.Singleton(UuidIds)
     registry = providers.Singleton(SessionRegistry)
     catalog = providers.Singleton(build_catalog, settings)
+    # How the agent's commands are confined (bubblewrap, seccomp, limits).
+    confinement = providers.Singleton(build_confinement, settings)
     # OpenTelemetry when OTEL_* variables configure an exporter; else the no-op tracer.
     tracer = providers.Singleton(make_tracer, settings.provided.traces_exporters)

@@ -57,7 +57,7 @@ class Gateways(containers.DeclarativeContainer):
         bash_timeout=core.settings.provided.bash_timeout,
         bash_max_timeout=core.settings.provided.bash_max_timeout,
     )
-    local_workspace = providers.Singleton(LocalWorkspace)
+    local_workspace = providers.Singleton(LocalWorkspace, core.confinement)
     local_tools = providers.Singleton(LocalToolRunner, tool_limits, local_workspace)
     subagent_runs = providers.Singleton(SubagentRuns)  # running children, to cancel one
     knowledge = providers.Singleton(

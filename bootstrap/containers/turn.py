@@ -133,6 +133,7 @@ class Turn(containers.DeclarativeContainer):
                 ),
                 tasks=clients.tasks,
                 workspaces=clients.workspaces,
+                catalog=core.catalog,
             ),
             watch=providers.Factory(
                 SessionWatch,

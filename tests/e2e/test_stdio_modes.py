@@ -45,6 +45,8 @@ async def test_modes_are_offered_and_switch_through_both_doors(
             "mode": "default",
             "model": "claude-test",
             "thought_level": "off",
+            "sandbox": "workspace-write",  # the sandbox's defaults (docs/sandbox.md)
+            "network": "none",
         }
         await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
         answer = await agent.conn.set_config_option(
@@ -160,7 +162,7 @@ async def test_accept_edits_writes_without_asking_but_asks_for_bash(
     all_valid(server)
 
 
-async def test_mode_model_and_thought_level_survive_restart_load_and_fork(
+async def test_mode_model_thought_level_and_sandbox_survive_restart_load_and_fork(
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic
 ) -> None:
     env = anthropic_env(server)
@@ -172,8 +174,16 @@ async def test_mode_model_and_thought_level_survive_restart_load_and_fork(
             config_id="model", session_id=sid, value="claude-opus-4-5"
         )
         await first.conn.set_config_option(config_id="thought_level", session_id=sid, value="high")
+        await first.conn.set_config_option(config_id="sandbox", session_id=sid, value="off")
+        await first.conn.set_config_option(config_id="network", session_id=sid, value="full")
         first.kill()
-    expected = {"mode": "plan", "model": "claude-opus-4-5", "thought_level": "high"}
+    expected = {
+        "mode": "plan",
+        "model": "claude-opus-4-5",
+        "thought_level": "high",
+        "sandbox": "off",
+        "network": "full",
+    }
     async with spawn(env) as second:
         await second.initialize()
         loaded = await second.conn.load_session(cwd=str(workdir), session_id=sid, mcp_servers=[])
@@ -232,7 +242,12 @@ async def test_a_model_option_value_the_server_does_not_offer_is_refused(
         answer = await agent.conn.set_config_option(
             config_id="model", session_id=sid, value="claude-3-5-haiku-latest"
         )
-    assert values(answer.config_options) == {"mode": "default", "model": "claude-3-5-haiku-latest"}
+    assert values(answer.config_options) == {
+        "mode": "default",
+        "model": "claude-3-5-haiku-latest",
+        "sandbox": "workspace-write",
+        "network": "none",
+    }
     assert updates(agent, "config_option_update")  # only the accepted change is announced
     assert len(updates(agent, "config_option_update")) == 1
 

@@ -38,7 +38,13 @@ async def test_a_prompt_streams_the_reply_and_is_stored(spawn: Spawn, workdir: P
     async with spawn(DEMO) as agent:
         await agent.initialize()
         session = await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])
-        assert [o.category for o in session.config_options] == ["mode", "model", "thought_level"]
+        assert [o.id for o in session.config_options] == [
+            *("mode", "model", "thought_level"),
+            *("sandbox", "network"),
+        ]
+        assert [o.category for o in session.config_options][:3] == [
+            *("mode", "model", "thought_level")
+        ]
         assert session.modes.current_mode_id == "default"
         result = await agent.conn.prompt(
             session_id=session.session_id, prompt=[text_block("Hello agent")]

@@ -59,7 +59,9 @@ async def probe_the_server(spawn: Spawn, workdir: Path, server: ScriptedAnthropi
         f"{sys.executable} {PROBE} $(cat {pid_file}) {KEY[::-1]} > {result}"
     )
     server.script(bash(command), stream(text("probed")))
-    async with spawn(anthropic_env(server)) as agent:
+    # Unconfined: what is tested is the launcher's own guard, which holds without a
+    # sandbox too (a sandboxed command does not even see the server: test_escapes.py).
+    async with spawn(anthropic_env(server, IAC_CODE_SANDBOX="off")) as agent:
         agent.client.answers = ["allow_once"]
         sid = await start(agent, workdir)
         pid_file.write_text(str(agent.process.pid))

@@ -16,6 +16,7 @@ from application.ports.workspace import (
     Workspace,
     Workspaces,
 )
+from domain.sandbox import SandboxPolicy
 
 
 @dataclass
@@ -55,9 +56,13 @@ class InMemoryWorkspace(Workspace):
 class FakeWorkspaces(Workspaces):
     workspace: InMemoryWorkspace = field(default_factory=InMemoryWorkspace)
     asked: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    policies: list[SandboxPolicy] = field(default_factory=list)  # the sandbox each was given
 
-    def for_session(self, session_id: str, directories: tuple[str, ...]) -> Workspace:
+    def for_session(
+        self, session_id: str, directories: tuple[str, ...], sandbox: SandboxPolicy
+    ) -> Workspace:
         self.asked.append((session_id, directories))
+        self.policies.append(sandbox)
         return self.workspace
 
 

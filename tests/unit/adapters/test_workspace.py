@@ -19,6 +19,7 @@ from adapters.workspace.local import LocalWorkspace
 from application.attachments.room import Attachments
 from application.ports.tools import ToolContext
 from application.ports.workspace import PathKind, Window, Workspace, WorkspaceError
+from domain.sandbox import UNCONFINED
 from domain.tool_call import DiffOutput, TerminalOutput, ToolOutput
 
 SID = "s1"
@@ -121,7 +122,9 @@ def editor(tmp_path: Path, capabilities: object = EVERYTHING) -> tuple[Workspace
     scripted = ScriptedEditor(exits={COMMAND: ("one\ntwo\n", 3)})
     room = _room()
     room.attach(SID, scripted.connect(capabilities))
-    return AcpWorkspaces(room, LocalWorkspace()).for_session(SID, (str(tmp_path),)), scripted
+    return AcpWorkspaces(room, LocalWorkspace()).for_session(
+        SID, (str(tmp_path),), UNCONFINED
+    ), scripted
 
 
 @pytest.fixture(params=["local", "editor"])
@@ -222,7 +225,7 @@ async def test_files_outside_the_sessions_directories_stay_local(tmp_path: Path)
     scripted = ScriptedEditor()
     room = _room()
     room.attach(SID, scripted.connect(EVERYTHING))
-    workspace = AcpWorkspaces(room, LocalWorkspace()).for_session(SID, (str(inside),))
+    workspace = AcpWorkspaces(room, LocalWorkspace()).for_session(SID, (str(inside),), UNCONFINED)
     assert await workspace.read_text(str(outside)) == "outside\n"
     assert scripted.calls == []
 

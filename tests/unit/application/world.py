@@ -131,6 +131,7 @@ class World:
                 tools=catalogue,
                 calls=calls,
                 own=SessionOwnTools(
+                    catalog=self.catalog,
                     calls=calls,
                     ask_user=self.ask_user(calls),
                     tasks=self.tasks,

@@ -192,7 +192,10 @@ def test_an_option_other_than_mode_and_model_goes_to_the_config() -> None:
     assert (session.thought_level, session.mode_id) == ("high", "plan")
     assert session.updated_at == T0 + timedelta(hours=1)
     assert session.settings == SessionConfig(
-        mode_id="plan", model=session.model, thought_level="high"
+        mode_id="plan",
+        model=session.model,
+        thought_level="high",
+        options={"thought_level": "high"},
     )
 
 

@@ -45,7 +45,9 @@ def test_another_option_is_new_choices() -> None:
     assert choices.thought_level == ThoughtLevel.OFF  # none chosen
     chosen = choices.with_option("thought_level", "high")
     assert (chosen.thought_level, choices.thought_level) == ("high", ThoughtLevel.OFF)
-    assert chosen.as_config() == SessionConfig(mode_id="plan", model="m", thought_level="high")
+    assert chosen.as_config() == SessionConfig(
+        mode_id="plan", model="m", thought_level="high", options={"thought_level": "high"}
+    )
 
 
 def test_choices_name_a_model_and_a_mode() -> None:
