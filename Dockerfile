@@ -11,6 +11,11 @@ COPY adapters adapters
 COPY bootstrap bootstrap
 COPY migrations migrations
 # The otel extra: tracing is turned on by OTEL_* variables alone (docs/tracing.md).
+# bubblewrap confines the agent's commands (docs/sandbox.md); the container must be allowed
+# to make user namespaces (compose's security_opt), or the server refuses to start unless
+# IAC_CODE_SANDBOX=off says to run without.
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap \
+  && rm -rf /var/lib/apt/lists/*
 RUN pip install --no-cache-dir ".[otel]" && useradd --create-home --uid 10001 agent \
   && mkdir /workspace && chown agent:agent /workspace
 USER agent
