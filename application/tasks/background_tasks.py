@@ -246,6 +246,8 @@ class BackgroundTasks:
         status = ToolCallStatus.COMPLETED if task.succeeded else ToolCallStatus.FAILED
         tail = (ran.output if ran is not None and ran.output else task.output.text)[-PROGRESS_TAIL:]
         text = f"{tail or '(no output)'}\n\nTask {task.id} {task.status_text()}."
+        if ran is not None and ran.note:  # what the sandbox stopped
+            text = f"{text}\n{ran.note}"
         shown: tuple[ToolOutput, ...] = (TextOutput(text=text),)
         if entry.terminal is not None:  # the editor keeps showing it; a replay shows text
             shown = (TerminalOutput(terminal_id=entry.terminal, text=text),)

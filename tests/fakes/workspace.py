@@ -90,10 +90,12 @@ class ScriptedWorkspace(Workspace):
             running.stopped = True
             raise
 
-    async def finish(self, command: str, output: str, exit_code: int) -> None:
+    async def finish(
+        self, command: str, output: str, exit_code: int, note: str | None = None
+    ) -> None:
         running = self.commands[command]
         await running.chunk(output)
-        running.exit.set_result(CommandRun(output=output, exit_code=exit_code))
+        running.exit.set_result(CommandRun(output=output, exit_code=exit_code, note=note))
 
     async def kind(self, path: str) -> PathKind:
         raise NotImplementedError

@@ -139,6 +139,14 @@ async def test_a_failure_ends_failed_and_a_running_turn_is_not_interrupted(
     assert bench.notices() == [] and not task.running
 
 
+async def test_what_the_sandbox_stopped_is_in_the_tasks_result(bench: Bench) -> None:
+    await bench.launch("make install")
+    note = "[sandbox] This command ran in a sandbox, which blocked a write"
+    await bench.workspace.finish("make install", "Read-only file system\n", 2, note=note)
+    await wait_until(lambda: bench.updates()[-1].status is ToolCallStatus.FAILED)
+    assert note in str(bench.stored().output)
+
+
 async def test_kill_stops_the_command_and_waits_for_it(bench: Bench) -> None:
     await bench.launch("serve")
     task = await bench.tasks.kill(bench.session.id, "t1")
