@@ -146,6 +146,8 @@ def _anchors(directories: Sequence[str], writable: Sequence[str]) -> list[str]:
             top = area.rstrip("/")
             if directory.startswith(top + "/"):
                 anchor = top + "/" + directory[len(top) + 1 :].split("/")[0]
-                if anchor not in found:
+                # A session directory right in the area is its own anchor: left writable
+                # (`..` from it reaches only the private area, lost with it).
+                if anchor not in found and anchor not in directories:
                     found.append(anchor)
     return found

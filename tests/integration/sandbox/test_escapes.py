@@ -5,6 +5,7 @@ tells the model; a command that could do it would fail the test."""
 
 import asyncio
 import os
+import shutil
 import socket
 import uuid
 from collections.abc import Iterator
@@ -261,3 +262,26 @@ async def test_the_servers_directory_inside_the_workspace_is_covered_whole(
     assert ran.output.split("\n")[0] == "0"
     assert API_KEY not in ran.output and DATABASE not in ran.output
     assert sorted(p.name for p in config.iterdir()) == ["config.toml", "iac-code.db"]
+
+
+@pytest.fixture
+def in_tmp() -> Iterator[Path]:
+    work = Path(f"/tmp/iac-sandbox-work-{uuid.uuid4().hex[:12]}")
+    work.mkdir()
+    yield work
+    shutil.rmtree(work)
+
+
+async def test_a_workspace_right_in_tmp_is_written(world: World, in_tmp: Path) -> None:
+    """Found by bench/sandbox.py: a session directory directly in /tmp was read-only."""
+    workspace = LocalWorkspace(world.confinement()).under(WRITE, (str(in_tmp),))
+    ran = await workspace.run(
+        "echo ok > made.txt && cat made.txt",
+        cwd=str(in_tmp),
+        seconds=30,
+        output_limit=5_000,
+        chunk=quiet,
+        show=unshown,
+    )
+    assert ran.output == "ok\n"
+    assert exists(f"{in_tmp}/made.txt")
