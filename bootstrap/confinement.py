@@ -29,4 +29,5 @@ def build_confinement(settings: Settings) -> Confinement:
             max_file_bytes=settings.sandbox_max_file_bytes,
             max_processes=settings.sandbox_max_processes,
         ),
+        engine=settings.sandbox_engine,
     )

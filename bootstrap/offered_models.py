@@ -5,7 +5,7 @@ from adapters.llm.catalogue import catalogue
 from adapters.llm.providers import Adapter
 from application.handshake.initialize import Initialize
 from bootstrap.provider_settings import Endpoint, ProviderConfig
-from bootstrap.sandbox import bwrap_installed, sandbox_rules
+from bootstrap.sandbox import likely_engine, sandbox_rules
 from bootstrap.settings import Settings
 from domain.config import Catalog
 from domain.models import ModelInfo
@@ -66,7 +66,7 @@ def make_initialize(settings: Settings, version: str) -> Initialize:
         key_variable=settings.key_hint,
         key_link=settings.profile.key_link,
         images=default.images if default else True,
-        sandbox=sandbox_rules(settings, available=bwrap_installed()),
+        sandbox=sandbox_rules(settings, engine=likely_engine(settings)),
     )
 
 
@@ -78,5 +78,5 @@ def build_catalog(settings: Settings) -> Catalog:
         models=tuple(model for _, model in offered(settings)),
         default_mode=settings.default_mode,
         default_thought_level=settings.thought_level,
-        sandbox=sandbox_rules(settings, available=bwrap_installed()),
+        sandbox=sandbox_rules(settings, engine=likely_engine(settings)),
     )

@@ -96,6 +96,7 @@ class Settings:
     sandbox_allow: tuple[str, ...] = ()
     sandbox_max_file_bytes: int = 4 * 2**30
     sandbox_max_processes: int = 2048
+    sandbox_engine: str = "auto"  # bubblewrap, else Landlock; or only the one named
 
     @property
     def profile(self) -> ProviderProfile:
@@ -155,6 +156,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "sandbox_allow": ("IAC_CODE_SANDBOX_ALLOW",),
     "sandbox_max_file_bytes": ("IAC_CODE_SANDBOX_MAX_FILE_BYTES",),
     "sandbox_max_processes": ("IAC_CODE_SANDBOX_MAX_PROCESSES",),
+    "sandbox_engine": ("IAC_CODE_SANDBOX_ENGINE",),
 }
 _FLOATS = {
     "lease_seconds",
@@ -204,6 +206,7 @@ _CHOICES = {
     "sandbox_ceiling": tuple(SandboxLevel),
     # `allowlist` waits for the proxy that would carry it (docs/sandbox.md).
     "sandbox_network": (NetworkLevel.NONE, NetworkLevel.FULL),
+    "sandbox_engine": ("auto", "bubblewrap", "landlock"),
 }
 
 

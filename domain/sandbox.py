@@ -71,6 +71,7 @@ class SandboxRules:
     network: NetworkLevel = NetworkLevel.NONE
     allow: tuple[str, ...] = ()
     available: bool = True
+    engine: str | None = None  # what confines the commands, as the server names it
 
     def __post_init__(self) -> None:
         if _LEVELS.index(self.default) > _LEVELS.index(self.ceiling):

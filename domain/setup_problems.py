@@ -57,9 +57,9 @@ def _sandbox_problems(rules: SandboxRules, config: SessionConfig) -> list[SetupP
                 stored=str(stored or rules.default),
                 title="No sandbox here: commands run with all of the server's rights",
                 description=(
-                    "This machine cannot confine the agent's commands (bubblewrap is not "
-                    "installed): an approved command can read and write whatever the server "
-                    "can. Install the `bubblewrap` package to confine them."
+                    "This machine cannot confine the agent's commands (no bubblewrap, and no "
+                    "Landlock in its kernel): an approved command can read and write whatever "
+                    "the server can. Install the `bubblewrap` package to confine them."
                 ),
             )
         ]

@@ -17,10 +17,11 @@ _NET_ISOLATION = {
 def sandbox_capability(rules: SandboxRules) -> dict[str, Any]:
     confined = rules.available and rules.default is not SandboxLevel.OFF
     return {
-        # The RFD's modes name container engines; ours is namespaces and seccomp
-        # (bubblewrap), which it files under "custom", with the engine named beside it.
+        # The RFD's modes name container engines; ours are namespaces and seccomp
+        # (bubblewrap) or Landlock and seccomp, which it files under "custom", with the
+        # engine named beside it.
         "mode": "custom" if confined else "host",
-        "engine": "bubblewrap" if rules.available else None,
+        "engine": rules.engine,
         "guarantees": {
             "fsIsolation": "workspace" if confined else "none",
             "netIsolation": _NET_ISOLATION[rules.network] if confined else "none",

@@ -9,6 +9,8 @@ import signal
 from domain.sandbox import NetworkLevel, SandboxLevel, SandboxPolicy
 
 _WRITE = ("Read-only file system",)
+# Landlock's refusals (the fallback's): of a file or TCP, of a link across its rules.
+_DENIED = ("Permission denied", "Invalid cross-device link")
 _NETWORK = (
     "Temporary failure in name resolution",
     "Could not resolve host",
@@ -40,6 +42,11 @@ def blocked_note(
     found: list[str] = []
     if any(sign in output for sign in _WRITE):
         found.append(f"a write outside what the sandbox allows ({_where(policy, directories)})")
+    elif exit_code != 0 and any(sign in output for sign in _DENIED):
+        found.append(
+            "probably an access outside what the sandbox allows "
+            f"({_where(policy, directories)}; network: {policy.network})"
+        )
     if policy.network is NetworkLevel.NONE and any(sign in output for sign in _NETWORK):
         found.append(
             "network access (this session's network is `none`: no host, not even the server's)"

@@ -1,10 +1,10 @@
-"""This server's sandbox: whether it can confine a command here, and what the launcher is
-handed to do so (bubblewrap's command line, the seccomp program, the limits).
+"""This server's sandbox: what can confine a command here, and what the launcher is handed
+to do so (bubblewrap's command line or the Landlock rules, the seccomp program, the limits).
 
-Whether it can is found once, by running a trivial confined command (`probe`): a missing
-`bwrap`, user namespaces the kernel refuses, or no libseccomp all say so in plain words, and
-a command that asked for a sandbox then does not run at all (it never runs unconfined in
-its place)."""
+bubblewrap is tried once, by running a trivial confined command; where it cannot run (no
+`bwrap`, user namespaces the kernel or the container refuses), Landlock takes its place if
+the kernel has it. Where neither can, a command that asked for a sandbox does not run at
+all (it never runs unconfined in its place), and `problem` says why in plain words."""
 
 import functools
 import json
@@ -13,9 +13,11 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
-from adapters.workspace.bwrap import Layout, bwrap_arguments, owner_only
+from adapters.workspace import landlock
+from adapters.workspace.bwrap import SYSTEM_DIRECTORIES, Layout, bwrap_arguments, owner_only
 from adapters.workspace.seccomp import SeccompUnavailable, refusing_filter
 from domain.sandbox import NetworkLevel, SandboxLevel, SandboxPolicy
 
@@ -32,20 +34,41 @@ class Limits:
     max_processes: int = 2048  # processes of the server's user, for a non-root server
 
 
+class Engine(StrEnum):
+    """What confines a command: bubblewrap (namespaces, the full sandbox) or, where it
+    cannot run, Landlock (adapters.workspace.landlock: weaker, said in docs/sandbox.md)."""
+
+    BUBBLEWRAP = "bubblewrap"
+    LANDLOCK = "landlock"
+
+
+ENGINE_CHOICES = ("auto", Engine.BUBBLEWRAP, Engine.LANDLOCK)
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+
+
 class Confinement:
-    """What every confined command of this server shares."""
+    """What every confined command of this server shares. `engine`: "auto" (bubblewrap,
+    else Landlock), or only the one named."""
 
     def __init__(
-        self, *, bwrap: str | None, hidden: Sequence[Path] = (), limits: Limits | None = None
+        self,
+        *,
+        bwrap: str | None,
+        hidden: Sequence[Path] = (),
+        limits: Limits | None = None,
+        engine: str = "auto",
     ) -> None:
         self._bwrap = bwrap
         self._hidden = tuple(str(p.expanduser().resolve()) for p in hidden)
         self._limits = limits or Limits()
+        self._engine = engine
 
     @classmethod
-    def found(cls, *, hidden: Sequence[Path] = (), limits: Limits | None = None) -> "Confinement":
+    def found(
+        cls, *, hidden: Sequence[Path] = (), limits: Limits | None = None, engine: str = "auto"
+    ) -> "Confinement":
         """With the `bwrap` on PATH (or none)."""
-        return cls(bwrap=shutil.which("bwrap"), hidden=hidden, limits=limits)
+        return cls(bwrap=shutil.which("bwrap"), hidden=hidden, limits=limits, engine=engine)
 
     @functools.cached_property
     def _layout(self) -> Layout:
@@ -63,20 +86,59 @@ class Confinement:
         )
 
     @functools.cached_property
-    def problem(self) -> str | None:
-        """Why this machine cannot confine a command; None: it can (checked once)."""
+    def _bwrap_problem(self) -> str | None:
+        """Why bubblewrap cannot confine a command here; None: it can (checked once, by
+        running `true` confined as a command would be)."""
         try:
-            argv = self.launch_argument(_PROBE, (), "/")
-            spec = json.loads(argv)
-            result = _try(spec)
+            return _try(self._spec(Engine.BUBBLEWRAP, _PROBE, (), "/"))
         except (SandboxUnavailable, SeccompUnavailable) as exc:
             return str(exc)
-        return result
+
+    @functools.cached_property
+    def _landlock_version(self) -> int:
+        return landlock.abi()
+
+    @functools.cached_property
+    def engine(self) -> Engine | None:
+        """What confines this server's commands; None: nothing can."""
+        if self._engine != Engine.LANDLOCK and self._bwrap_problem is None:
+            return Engine.BUBBLEWRAP
+        if self._engine != Engine.BUBBLEWRAP and self._landlock_version >= landlock.MIN_ABI:
+            try:
+                refusing_filter()
+            except SeccompUnavailable:
+                return None
+            return Engine.LANDLOCK
+        return None
+
+    @functools.cached_property
+    def problem(self) -> str | None:
+        """Why this machine cannot confine a command; None: it can."""
+        if self.engine is not None:
+            return None
+        reasons = []
+        if self._engine != Engine.LANDLOCK:
+            reasons.append(self._bwrap_problem or "bubblewrap is not to be used")
+        if self._engine != Engine.BUBBLEWRAP:
+            version = self._landlock_version
+            reasons.append(
+                f"the kernel's Landlock is version {version}, {landlock.MIN_ABI} is needed"
+                if version
+                else "the kernel has no Landlock"
+            )
+        return "; ".join(reasons)
 
     def launch_argument(self, policy: SandboxPolicy, directories: Sequence[str], cwd: str) -> str:
         """The launcher's second argument: how to confine this command."""
-        spec = {
-            "wrap": bwrap_arguments(self._layout, policy, directories, cwd),
+        engine = self.engine
+        if engine is None:
+            raise SandboxUnavailable(self.problem or "no sandbox")
+        return json.dumps(self._spec(engine, policy, directories, cwd))
+
+    def _spec(
+        self, engine: Engine, policy: SandboxPolicy, directories: Sequence[str], cwd: str
+    ) -> dict[str, object]:
+        spec: dict[str, object] = {
             "seccomp": refusing_filter().hex(),
             "limits": {
                 "RLIMIT_FSIZE": self._limits.max_file_bytes,
@@ -84,7 +146,24 @@ class Confinement:
                 "RLIMIT_CORE": 0,
             },
         }
-        return json.dumps(spec)
+        if engine is Engine.BUBBLEWRAP:
+            spec["wrap"] = bwrap_arguments(self._layout, policy, directories, cwd)
+        else:
+            spec["landlock"] = self._landlock_rules(policy, directories)
+        return spec
+
+    def _landlock_rules(
+        self, policy: SandboxPolicy, directories: Sequence[str]
+    ) -> dict[str, object]:
+        real = [os.path.realpath(d) for d in directories]
+        system = sorted({os.path.realpath(f"/{name}") for name in SYSTEM_DIRECTORIES})
+        return {
+            "read": [*system, "/dev", "/proc", *([] if policy.writes_workspace else real)],
+            "write": real if policy.writes_workspace else [],
+            "devices": list(DEVICES),
+            "network": policy.network is NetworkLevel.FULL,
+            "version": self._landlock_version,
+        }
 
 
 _PROBE = SandboxPolicy(level=SandboxLevel.READ_ONLY, network=NetworkLevel.NONE)

@@ -10,8 +10,9 @@ the server), with the server's watch pipe as stdin and the output pipe as stdout
   the command runs, so that a root command cannot read the non-dumpable server's memory;
 - runs the command (`/bin/bash -c`) in its own process group, stdin /dev/null; when the
   server sends a sandbox (a JSON object as the second argument: adapters.workspace.
-  confinement), under bubblewrap, with the file-size and process limits set and the
-  seccomp program handed to bubblewrap through a pipe;
+  confinement), with the file-size and process limits set, under bubblewrap (the seccomp
+  program handed to it through a pipe) or, as the fallback, confined by Landlock and the
+  seccomp program here in the child before it runs the shell (adapters.workspace.landlock);
 - ends the tree when the command exits (background leftovers: SIGTERM, then SIGKILL), when
   the server sends SIGTERM (cancel, timeout: SIGTERM, a grace for the shell, then SIGKILL),
   and when the server goes away however it went (its end of the watch pipe closes, or the
@@ -25,9 +26,12 @@ import json
 import os
 import resource
 import select
+import shutil
 import signal
 import sys
+import tempfile
 import time
+from types import ModuleType
 
 PR_SET_PDEATHSIG = 1
 PR_CAPBSET_DROP = 24
@@ -82,14 +86,17 @@ def _on_signal(signum: int, _frame: object) -> None:
     _asked.add(signum)
 
 
-def _confined(command: str, sandbox: dict[str, object]) -> list[str]:
-    """bubblewrap's command line for `command`, after setting this process's limits (which
-    bubblewrap and everything below it inherit)."""
+def _set_limits(sandbox: dict[str, object]) -> None:
     limits = sandbox["limits"]
     assert isinstance(limits, dict)
     for name, value in limits.items():
         number = getattr(resource, name)
         resource.setrlimit(number, (int(value), int(value)))
+
+
+def _wrapped(command: str, sandbox: dict[str, object]) -> list[str]:
+    """bubblewrap's command line for `command`, the seccomp program handed to it through
+    a pipe (this process's limits are inherited by bubblewrap and all below it)."""
     program = bytes.fromhex(str(sandbox["seccomp"]))
     reader, writer = os.pipe()  # the program fits a pipe's buffer: the write cannot block
     os.write(writer, program)
@@ -100,7 +107,39 @@ def _confined(command: str, sandbox: dict[str, object]) -> list[str]:
     return [*map(str, wrap), "--seccomp", str(reader), "--", "/bin/bash", "-c", command]
 
 
-def _start(command: str, sandbox: dict[str, object] | None) -> int:
+def _sibling(name: str) -> ModuleType:
+    """A module beside this script, loaded by its path (the server's packages are not on
+    this interpreter's path: -I)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"iac_code_launcher_{name}", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _landlocked(sandbox: dict[str, object], private: str) -> None:
+    """Confine this very process (the fallback: adapters/workspace/landlock.py), which then
+    runs the shell itself; `private` is its own temporary directory and home."""
+    landlock = _sibling("landlock")
+    rules = sandbox["landlock"]
+    assert isinstance(rules, dict)
+    landlock.restrict(
+        read=list(rules["read"]),
+        write=[*rules["write"], private],
+        devices=list(rules["devices"]),
+        network=bool(rules["network"]),
+        version=int(rules["version"]),
+    )
+    landlock.load_seccomp(bytes.fromhex(str(sandbox["seccomp"])))
+    for name in ("HOME", "TMPDIR"):
+        os.environ[name] = private
+
+
+def _start(command: str, sandbox: dict[str, object] | None, private: str | None) -> int:
     child = os.fork()
     if child == 0:  # this process is single-threaded: all of this is safe after fork
         try:
@@ -115,7 +154,11 @@ def _start(command: str, sandbox: dict[str, object] | None) -> int:
                 signal.signal(signum, signal.SIG_DFL)
             if sandbox is None:
                 os.execv("/bin/bash", ["/bin/bash", "-c", command])
-            argv = _confined(command, sandbox)
+            _set_limits(sandbox)
+            if private is not None:
+                _landlocked(sandbox, private)
+                os.execv("/bin/bash", ["/bin/bash", "-c", command])
+            argv = _wrapped(command, sandbox)
             os.execv(argv[0], argv)
         except BaseException as exc:
             with contextlib.suppress(OSError):
@@ -203,8 +246,21 @@ def _end_tree(child: int, status: list[int]) -> None:
 
 
 def _run(command: str, sandbox: dict[str, object] | None) -> int:
+    # A Landlock command gets a temporary directory of its own (bubblewrap makes a /tmp),
+    # removed with everything in it once the command's tree is gone.
+    private = None
+    if sandbox is not None and "landlock" in sandbox:
+        private = tempfile.mkdtemp(prefix="iac-code-sandbox-")
+    try:
+        return _supervised(command, sandbox, private)
+    finally:
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def _supervised(command: str, sandbox: dict[str, object] | None, private: str | None) -> int:
     status: list[int] = []
-    child = _start(command, sandbox)
+    child = _start(command, sandbox, private)
     gone = False
     while not status and not gone and not _asked & {signal.SIGTERM, signal.SIGINT}:
         gone = _wait(None)

@@ -1,7 +1,8 @@
 """The sandbox through the real server and the official ACP client: what `initialize` and a
 new session say of it, a command the scripted model asks for that the sandbox stops (and
 what the tool result tells the model), the session's choice and the operator's ceiling, and
-a machine without bubblewrap (stdio runs unconfined and says so; HTTP refuses to start)."""
+a machine without bubblewrap (Landlock confines the commands), and one where nothing can
+(stdio runs unconfined and says so; HTTP refuses to start)."""
 
 import os
 import subprocess
@@ -128,13 +129,30 @@ def no_bwrap(tmp_path: Path) -> str:
     return str(bin_dir)
 
 
-async def test_without_bubblewrap_stdio_runs_unconfined_and_says_so(
+async def test_without_bubblewrap_commands_fall_back_to_landlock(
+    spawn: Spawn, tmp_path: Path, workdir: Path, server: ScriptedAnthropic, outside: Path
+) -> None:
+    server.script(bash(f"echo x > {outside}"), stream(text("ok")))
+    async with spawn(anthropic_env(server, PATH=no_bwrap(tmp_path))) as agent:
+        agent.client.answers = ["allow_once"]
+        init = await agent.initialize()
+        sid = (await agent.conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("write")])
+    meta = init.agent_capabilities.field_meta["iac_code"]["sandbox"]
+    assert (meta["mode"], meta["engine"]) == ("custom", "landlock")
+    assert content(outside) == "untouched\n"
+    told = tool_result(server, 1)
+    assert "Permission denied" in told and "[sandbox]" in told
+
+
+async def test_with_no_engine_stdio_runs_unconfined_and_says_so(
     tmp_path: Path, workdir: Path
 ) -> None:
     env = {
         "IAC_CODE_CONFIG_DIR": str(tmp_path / "config"),
         "IAC_CODE_PROVIDER": "demo",
         "PATH": no_bwrap(tmp_path),
+        "IAC_CODE_SANDBOX_ENGINE": "bubblewrap",  # and no Landlock: nothing can confine
     }
     async with raw_client(env, workdir) as client:
         init = await client.call(
@@ -153,14 +171,13 @@ async def test_without_bubblewrap_stdio_runs_unconfined_and_says_so(
     assert notice["_meta"]["iac_code"]["setupProblem"]["setting"] == "sandbox"
 
 
-def test_without_bubblewrap_http_refuses_to_start_unless_told_to_run_unconfined(
-    tmp_path: Path,
-) -> None:
+def test_with_no_engine_http_refuses_to_start(tmp_path: Path) -> None:
     env = {
         "IAC_CODE_CONFIG_DIR": str(tmp_path / "config"),
         "IAC_CODE_PROVIDER": "demo",
         "PATH": no_bwrap(tmp_path),
         "HOME": os.environ.get("HOME", "/root"),
+        "IAC_CODE_SANDBOX_ENGINE": "bubblewrap",
     }
     refused = subprocess.run(
         [IAC_CODE, "acp", "--transport", "http", "--port", "0"],

@@ -37,9 +37,9 @@ class World:
     other: Path  # another session's directory
     outside: Path  # a file in no workspace
 
-    def confinement(self, limits: Limits | None = None) -> Confinement:
+    def confinement(self, limits: Limits | None = None, engine: str = "auto") -> Confinement:
         database = self.work / "iac-code.db"
-        return Confinement.found(hidden=(self.config, database), limits=limits)
+        return Confinement.found(hidden=(self.config, database), limits=limits, engine=engine)
 
 
 def _unmount_below(root: Path) -> None:
@@ -88,9 +88,10 @@ def runner(
     policy: SandboxPolicy = WRITE,
     limits: Limits | None = None,
     directories: tuple[str, ...] | None = None,
+    engine: str = "auto",
 ) -> Run:
     """Run a command as the session's bash tool would, confined."""
-    local = LocalWorkspace(world.confinement(limits))
+    local = LocalWorkspace(world.confinement(limits, engine))
     workspace: Workspace = local.under(policy, directories or (str(world.work),))
 
     async def run(command: str, seconds: float = 60.0) -> CommandRun:

@@ -327,3 +327,16 @@ def test_a_default_above_the_ceiling_is_refused(tmp_path: Path) -> None:
                 "IAC_CODE_SANDBOX_CEILING": "workspace-write",
             }
         )
+
+
+def test_an_http_server_told_to_run_unconfined_needs_no_sandbox(tmp_path: Path) -> None:
+    from bootstrap.http import sandbox_problem
+
+    settings = load_settings(
+        {
+            "IAC_CODE_CONFIG_DIR": str(tmp_path),
+            "IAC_CODE_SANDBOX": "off",
+            "IAC_CODE_SANDBOX_ENGINE": "bubblewrap",
+        }
+    )
+    assert sandbox_problem(settings) is None
