@@ -8,16 +8,30 @@ from domain.tools import Category, ToolSpec
 
 
 class PermissionOption(StrEnum):
-    """The four answers a user can give; each option id equals its ACP kind."""
+    """The answers a user can give. Each option id is its ACP kind, but for running a
+    command once outside the sandbox: an `allow_once` of its own, offered only where the
+    sandbox's ceiling allows `off` (never remembered, never implied by another answer)."""
 
     ALLOW_ONCE = "allow_once"
     ALLOW_ALWAYS = "allow_always"
     REJECT_ONCE = "reject_once"
     REJECT_ALWAYS = "reject_always"
+    ALLOW_ONCE_UNSANDBOXED = "allow_once_unsandboxed"
 
     @property
     def allows(self) -> bool:
-        return self in (PermissionOption.ALLOW_ONCE, PermissionOption.ALLOW_ALWAYS)
+        return self in (
+            PermissionOption.ALLOW_ONCE,
+            PermissionOption.ALLOW_ALWAYS,
+            PermissionOption.ALLOW_ONCE_UNSANDBOXED,
+        )
+
+    @property
+    def kind(self) -> str:
+        """ACP's `PermissionOptionKind` of this option."""
+        if self is PermissionOption.ALLOW_ONCE_UNSANDBOXED:
+            return PermissionOption.ALLOW_ONCE.value
+        return self.value
 
     @property
     def remembered(self) -> bool:
@@ -30,6 +44,7 @@ class PermissionOption(StrEnum):
             PermissionOption.ALLOW_ALWAYS: "Always allow in this project",
             PermissionOption.REJECT_ONCE: "Reject",
             PermissionOption.REJECT_ALWAYS: "Always reject this tool in this session",
+            PermissionOption.ALLOW_ONCE_UNSANDBOXED: "Allow once, outside the sandbox",
         }[self]
 
 

@@ -34,6 +34,7 @@ class ToolSpec:
 EXIT_PLAN_MODE = "exit_plan_mode"
 TASK_OUTPUT = "task_output"
 TASK_KILL = "task_kill"
+BASH = "bash"  # the one tool that runs a command on this machine (sandboxed)
 LOAD_SKILL = "load_skill"  # reads a skill's instructions: never asks, in any mode
 
 TOOLS: Mapping[str, ToolSpec] = {

@@ -50,7 +50,7 @@ def permission_request(session_id: str, request: PermissionRequest) -> dict[str,
     )
     options = [
         acp.PermissionOption(
-            option_id=request.option_id(o), name=request.option_name(o), kind=o.value
+            option_id=request.option_id(o), name=request.option_name(o), kind=o.kind
         )
         for o in request.options
     ]

@@ -20,6 +20,7 @@ from application.runtime.registry import ActiveSession, SessionRegistry
 from application.tasks.task_tools import TASK_TOOLS, check_task_call
 from application.tools.ask_user import ASK_USER_TOOL, check_question
 from application.tools.plan_tool import TODO_WRITE_TOOL, check_plan
+from application.tools.sandbox_waivers import SandboxWaivers
 from application.tools.session_tools import SessionTools
 from application.tools.session_workspace import session_workspace
 from application.tools.skill_tools import SkillTools
@@ -77,7 +78,9 @@ class ToolCatalogue(Toolbox):
         knowledge: ProjectKnowledge,
         elicitor: Elicitor,
         sink: EventSink,
+        waivers: SandboxWaivers,
     ) -> None:
+        self._waivers = waivers
         self._runner = runner
         self._catalog = catalog
         self._registry = registry
@@ -130,7 +133,10 @@ class ToolCatalogue(Toolbox):
         async def report(event: AgentEvent) -> None:
             await self._sink.emit(session.id, event)
 
-        context = replace(self._context(session), call_id=call.id, permit=permit, report=report)
+        waived = self._waivers.take(call.id)
+        context = replace(
+            self._context(session, waived=waived), call_id=call.id, permit=permit, report=report
+        )
         return await tools.run(call.name, call.arguments, context, progress)
 
     def _active(self, session: Session) -> ActiveSession | None:
@@ -147,7 +153,7 @@ class ToolCatalogue(Toolbox):
             tools = NamedAgentTools(tools, active.briefing.agents)
         return tools
 
-    def _context(self, session: Session) -> ToolContext:
+    def _context(self, session: Session, *, waived: bool = False) -> ToolContext:
         active = self._active(session)
         return ToolContext(
             cwd=session.cwd,
@@ -155,5 +161,5 @@ class ToolCatalogue(Toolbox):
             session_id=session.id,
             roots=session.additional_directories,
             briefing=active.briefing if active is not None else Briefing(),
-            workspace=session_workspace(self._workspaces, self._catalog, session),
+            workspace=session_workspace(self._workspaces, self._catalog, session, waived=waived),
         )

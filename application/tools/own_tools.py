@@ -13,6 +13,7 @@ from application.tasks.task_tools import TaskTools, started_text
 from application.tools.ask_user import AskUser
 from application.tools.call_log import ToolCallLog
 from application.tools.plan_tool import plan_written
+from application.tools.sandbox_waivers import SandboxWaivers
 from application.tools.session_workspace import session_workspace
 from domain.config import Catalog
 from domain.content import ToolResultBlock
@@ -53,8 +54,10 @@ class SessionOwnTools(OwnTools):
         tasks: BackgroundTasks,
         workspaces: Workspaces,
         catalog: Catalog,
+        waivers: SandboxWaivers,
     ) -> None:
         self._catalog = catalog
+        self._waivers = waivers
         self._calls = calls
         self._ask_user = ask_user
         self._tasks = tasks
@@ -87,7 +90,7 @@ class SessionOwnTools(OwnTools):
 
     async def _background(self, session: Session, call: ToolCallRecord) -> ToolResultBlock:
         """Start the command as a background task; its call ends when it exits."""
-        workspace = self._workspace(session)
+        workspace = self._workspace(session, waived=self._waivers.take(call.id))
         try:
             command = str(call.arguments["command"])
             task = await self._tasks.launch(session, call, workspace, command)
@@ -103,6 +106,6 @@ class SessionOwnTools(OwnTools):
         status = ToolCallStatus.FAILED if result.is_error else ToolCallStatus.COMPLETED
         return await self._calls.finish(session, call, status, result)
 
-    def _workspace(self, session: Session) -> Workspace:
+    def _workspace(self, session: Session, *, waived: bool = False) -> Workspace:
         """Where the session's commands run: this machine, or the editor's terminals."""
-        return session_workspace(self._workspaces, self._catalog, session)
+        return session_workspace(self._workspaces, self._catalog, session, waived=waived)

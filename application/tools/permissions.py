@@ -8,25 +8,22 @@ from application.ports.permissions import PermissionRequest, PermissionUnavailab
 from application.ports.tools import ChildCall, ToolPlan
 from application.runtime.turn_control import TurnCancelled, TurnControl
 from application.tools.permission_desk import PermissionDesk
+from application.tools.sandbox_waivers import SandboxWaivers
 from domain.config import Catalog
 from domain.events import NoticeSeverity, SessionNotice
 from domain.modes import stricter
 from domain.permission import Decider, PermissionOption, Verdict, decide
 from domain.project_rules import ProjectRule, rule_for
+from domain.sandbox import SandboxLevel
 from domain.session import Session
 from domain.tool_call import TextOutput, ToolCallRecord
-from domain.tools import Category, spec_for
+from domain.tools import BASH, Category, spec_for
 
 DENIED = "Permission denied."
 PLANNING = (
     "Not run: the session is in plan mode, where no file is changed and no command runs. "
     "Keep researching with the read-only tools, then call exit_plan_mode with your plan to "
     "ask the user to approve it."
-)
-WITHOUT_ALWAYS_ALLOW = (
-    PermissionOption.ALLOW_ONCE,
-    PermissionOption.REJECT_ONCE,
-    PermissionOption.REJECT_ALWAYS,
 )
 # Allowed without asking and without a decision worth storing: reads inside cwd, the plan.
 UNRECORDED = frozenset({Category.READ, Category.THINK, Category.TASKS})
@@ -66,7 +63,9 @@ class PermissionFlow:
         catalog: Catalog,
         clock: Clock,
         sink: EventSink,  # where a request nobody answered is told
+        waivers: SandboxWaivers,
     ) -> None:
+        self._waivers = waivers
         self._desk = desk
         self._catalog = catalog
         self._clock = clock
@@ -130,7 +129,8 @@ class PermissionFlow:
         child: ChildCall | None,
     ) -> Answer:
         grant = None if plan.always_asks else self._grant(session, call)
-        request = _request(call, plan, grant, rules)
+        waivable = child is None and self._waivable(session, call)
+        request = _request(call, plan, grant, rules, waivable=waivable)
         if child is not None:
             request = replace(request, child_session_id=child.child_id, agent=child.agent)
         record = self._desk.record
@@ -154,6 +154,11 @@ class PermissionFlow:
             return Answer(allowed=False, refusal=f"Permission denied: {exc}")
         if chosen is PermissionOption.ALLOW_ALWAYS and grant is None:
             chosen = PermissionOption.ALLOW_ONCE  # not offered: never remembered
+        if chosen is PermissionOption.ALLOW_ONCE_UNSANDBOXED:
+            if not waivable:  # not offered: the sandbox stays
+                chosen = PermissionOption.ALLOW_ONCE
+            else:
+                self._waivers.grant(call.id)
         await record(session, call, chosen, Decider.USER, grant=grant)
         if chosen is None:
             return Answer(allowed=False, cancel_turn=True)
@@ -173,6 +178,14 @@ class PermissionFlow:
         )
         await self._sink.emit(session.id, notice)
 
+    def _waivable(self, session: Session, call: ToolCallRecord) -> bool:
+        """A command that would run sandboxed, where the ceiling allows none: the user may
+        let this one run outside (its own option, never the default)."""
+        rules = self._catalog.sandbox
+        if call.name != BASH or rules is None or SandboxLevel.OFF not in rules.levels():
+            return False
+        return self._catalog.sandbox_policy(session.settings).confined
+
     def _grant(self, session: Session, call: ToolCallRecord) -> ProjectRule | None:
         """What "always allow" would remember: never a call outside the project, never a
         compound command."""
@@ -185,8 +198,22 @@ class PermissionFlow:
         )
 
 
+def _options(grant: ProjectRule | None, *, waivable: bool) -> tuple[PermissionOption, ...]:
+    options = [o for o in PermissionOption if o is not PermissionOption.ALLOW_ONCE_UNSANDBOXED]
+    if grant is None:
+        options.remove(PermissionOption.ALLOW_ALWAYS)
+    if waivable:  # right after "allow once": the same answer, without the sandbox
+        options.insert(1, PermissionOption.ALLOW_ONCE_UNSANDBOXED)
+    return tuple(options)
+
+
 def _request(
-    call: ToolCallRecord, plan: ToolPlan, grant: ProjectRule | None, rules: list[ProjectRule]
+    call: ToolCallRecord,
+    plan: ToolPlan,
+    grant: ProjectRule | None,
+    rules: list[ProjectRule],
+    *,
+    waivable: bool = False,
 ) -> PermissionRequest:
     reason = plan.ask_reason
     return PermissionRequest(
@@ -198,7 +225,7 @@ def _request(
         arguments=call.arguments,
         locations=call.locations,
         preview=(TextOutput(text=reason), *plan.preview) if reason else plan.preview,
-        options=tuple(PermissionOption) if grant else WITHOUT_ALWAYS_ALLOW,
+        options=_options(grant, waivable=waivable),
         grant=grant,
         names={PermissionOption.ALLOW_ALWAYS: always_name(grant)} if grant else {},
         remembered=tuple(r for r in rules if r.tool_name == call.name),

@@ -25,6 +25,7 @@ from application.tools.permission_desk import PermissionDesk
 from application.tools.permissions import PermissionFlow
 from application.tools.phase import ToolPhase
 from application.tools.plan_exit import PlanExit
+from application.tools.sandbox_waivers import SandboxWaivers
 
 
 class Turn(containers.DeclarativeContainer):
@@ -77,8 +78,12 @@ class Turn(containers.DeclarativeContainer):
     )
     # The tool phase, by job: the session's tools, what is shown and stored of each call,
     # the gate (the permission decision, leaving plan mode), running an allowed call.
+    # The calls the user let run once outside the sandbox: granted by the permission flow,
+    # taken when the call's workspace is made.
+    waivers = providers.Singleton(SandboxWaivers)
     tool_catalogue = providers.Factory(
         ToolCatalogue,
+        waivers=waivers,
         runner=subagent_tools,
         catalog=core.catalog,
         registry=core.registry,
@@ -104,6 +109,7 @@ class Turn(containers.DeclarativeContainer):
             SessionGate,
             permissions=providers.Factory(
                 PermissionFlow,
+                waivers=waivers,
                 desk=permission_desk,
                 catalog=core.catalog,
                 clock=core.clock,
@@ -134,6 +140,7 @@ class Turn(containers.DeclarativeContainer):
                 tasks=clients.tasks,
                 workspaces=clients.workspaces,
                 catalog=core.catalog,
+                waivers=waivers,
             ),
             watch=providers.Factory(
                 SessionWatch,

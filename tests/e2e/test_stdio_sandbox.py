@@ -192,3 +192,29 @@ def test_with_no_engine_http_refuses_to_start(tmp_path: Path) -> None:
     assert last.startswith("iac-code: this machine cannot sandbox the agent's commands")
     assert "bubblewrap" in last and "IAC_CODE_SANDBOX=off" in last
     assert "Traceback" not in refused.stderr
+
+
+async def test_the_user_may_let_one_command_out_of_the_sandbox_and_only_that_one(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic, outside: Path
+) -> None:
+    server.script(
+        bash(f"echo once >> {outside}"),
+        stream(
+            tool_use("bash", {"command": f"echo twice >> {outside}"}, id="toolu_again"),
+            stop_reason="tool_use",
+        ),
+        stream(text("ok")),
+    )
+    async with spawn(anthropic_env(server)) as agent:
+        agent.client.answers = ["allow_once_unsandboxed", "allow_once"]
+        sid = await start(agent, workdir)
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("write twice")])
+    (_, first), (_, second) = agent.client.permission_requests
+    options = [(o.option_id, o.kind, o.name) for o in first]
+    assert [o.option_id for o in second] == [o.option_id for o in first]
+    assert options[:2] == [
+        ("allow_once", "allow_once", "Allow once"),
+        ("allow_once_unsandboxed", "allow_once", "Allow once, outside the sandbox"),
+    ]
+    assert content(outside) == "untouched\nonce\n"  # the first ran outside, the second not
+    assert "[sandbox]" in tool_result(server, 2)

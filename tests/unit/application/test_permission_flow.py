@@ -2,7 +2,7 @@
 the client and the store (no prompt, no model, no tool runs)."""
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -11,9 +11,12 @@ from application.ports.tools import ToolPlan
 from application.runtime.turn_control import TurnControl
 from application.tools.permission_desk import PermissionDesk
 from application.tools.permissions import DENIED, PLANNING, Answer, PermissionFlow
+from application.tools.sandbox_waivers import SandboxWaivers
+from domain.config import Catalog
 from domain.events import NoticeSeverity, SessionNotice
 from domain.ids import ToolCallId
 from domain.permission import Decider, PermissionOption
+from domain.sandbox import SandboxLevel, SandboxRules
 from domain.session import Session
 from domain.tool_call import ToolCallRecord, ToolCallStatus
 from domain.tools import spec_for
@@ -23,6 +26,14 @@ from tests.fakes.turn import RecordingSink, ScriptedAsker
 from tests.fakes.unit_of_work import FakeUnitOfWork
 from tests.unit.application.world import CATALOG
 
+# The four answers of a request without a sandbox to leave.
+FOUR = (
+    PermissionOption.ALLOW_ONCE,
+    PermissionOption.ALLOW_ALWAYS,
+    PermissionOption.REJECT_ONCE,
+    PermissionOption.REJECT_ALWAYS,
+)
+
 
 @dataclass
 class Fakes:
@@ -30,11 +41,15 @@ class Fakes:
     uow: FakeUnitOfWork = field(default_factory=FakeUnitOfWork)
     timeout: float = 5.0
     sink: RecordingSink = field(default_factory=RecordingSink)
+    catalog: Catalog = CATALOG
+    waivers: SandboxWaivers = field(default_factory=SandboxWaivers)
 
     def flow(self) -> PermissionFlow:
         clock = FixedClock()
         desk = PermissionDesk(asker=self.asker, uow=self.uow, clock=clock, timeout=self.timeout)
-        return PermissionFlow(desk=desk, catalog=CATALOG, clock=clock, sink=self.sink)
+        return PermissionFlow(
+            desk=desk, catalog=self.catalog, clock=clock, sink=self.sink, waivers=self.waivers
+        )
 
     async def session(self, mode: str = "default") -> Session:
         """A session in `mode`, stored: decisions are recorded against it."""
@@ -85,7 +100,7 @@ async def test_always_allow_is_offered_named_and_remembered_for_the_project() ->
     s = await fakes.session()
     assert await permit(fakes, s, call("bash", command="make test")) == Answer(allowed=True)
     (request,) = fakes.asker.requests
-    assert request.options == tuple(PermissionOption)
+    assert request.options == FOUR
     assert request.option_name(PermissionOption.ALLOW_ALWAYS) == (
         "Always allow `make test …` commands in this project"
     )
@@ -180,3 +195,57 @@ async def test_a_cancelled_turn_cancels_the_request() -> None:
     control.cancelled.set()
     assert await asking == Answer(allowed=False, cancel_turn=True)
     assert fakes.decided(s) == [(None, Decider.USER)]
+
+
+# --- "Allow once, outside the sandbox" -------------------------------------------------------
+
+
+def sandboxed(ceiling: SandboxLevel = SandboxLevel.OFF) -> Catalog:
+    return replace(CATALOG, sandbox=SandboxRules(ceiling=ceiling))
+
+
+UNSANDBOXED = PermissionOption.ALLOW_ONCE_UNSANDBOXED
+
+
+async def test_a_sandboxed_command_may_be_let_out_once_as_its_own_option() -> None:
+    fakes = Fakes(asker=ScriptedAsker(UNSANDBOXED), catalog=sandboxed())
+    s = await fakes.session()
+    answer = await permit(fakes, s, call("bash", command="make install"))
+    assert answer == Answer(allowed=True)
+    [request] = fakes.asker.requests
+    assert request.options[:2] == (PermissionOption.ALLOW_ONCE, UNSANDBOXED)
+    assert request.option_name(UNSANDBOXED) == "Allow once, outside the sandbox"
+    assert fakes.decided(s) == [(UNSANDBOXED, Decider.USER)]
+    assert fakes.waivers.take("toolu_1") is True
+    assert fakes.waivers.take("toolu_1") is False  # once
+
+
+@pytest.mark.parametrize(
+    ("catalog", "chosen"),
+    [
+        (CATALOG, {}),  # no sandbox offered at all
+        (sandboxed(SandboxLevel.WORKSPACE_WRITE), {}),  # the ceiling keeps every command in
+        (sandboxed(), {"sandbox": "off"}),  # the session runs unconfined already
+    ],
+    ids=["no-sandbox", "ceiling", "already-off"],
+)
+async def test_it_is_offered_only_where_it_means_something_the_ceiling_allows(
+    catalog: Catalog, chosen: dict[str, str]
+) -> None:
+    fakes = Fakes(asker=ScriptedAsker(UNSANDBOXED), catalog=catalog)
+    s = await fakes.session()
+    for option, value in chosen.items():
+        s.configure(option, value, at=FixedClock().now())
+    answer = await permit(fakes, s, call("bash", command="make install"))
+    assert UNSANDBOXED not in fakes.asker.requests[0].options
+    # Picked anyway (a client that made it up): an ordinary "allow once", the sandbox stays.
+    assert answer == Answer(allowed=True)
+    assert fakes.decided(s) == [(PermissionOption.ALLOW_ONCE, Decider.USER)]
+    assert fakes.waivers.take("toolu_1") is False
+
+
+async def test_it_is_never_offered_for_a_file_edit() -> None:
+    fakes = Fakes(asker=ScriptedAsker(PermissionOption.ALLOW_ONCE), catalog=sandboxed())
+    s = await fakes.session()
+    await permit(fakes, s, call("write_file", path="a.py", content="x"))
+    assert UNSANDBOXED not in fakes.asker.requests[0].options

@@ -48,6 +48,7 @@ from application.tools.permission_desk import PermissionDesk
 from application.tools.permissions import PermissionFlow
 from application.tools.phase import DEFAULT_MAX_SUBAGENTS, ToolPhase
 from application.tools.plan_exit import PlanExit
+from application.tools.sandbox_waivers import SandboxWaivers
 from application.turn.announce import AnnounceSession
 from application.turn.ownership import TurnOwnership
 from application.turn.preparation import PromptPreparation
@@ -107,6 +108,7 @@ class World:
     files: InMemoryWorkspaceFiles = field(default_factory=InMemoryWorkspaceFiles)  # checkpoints'
     tasks: BackgroundTasks = field(init=False)  # background tasks, where a test runs them
     children: SubagentRuns = field(default_factory=SubagentRuns)  # sub-agents running here
+    waivers: SandboxWaivers = field(default_factory=SandboxWaivers)  # calls let out once
 
     def __post_init__(self) -> None:
         notices = SessionNotices(sink=self.sink, ids=self.ids)
@@ -120,7 +122,7 @@ class World:
             asker=self.asker, uow=self.uow, clock=self.clock, timeout=self.permission_timeout
         )
         permissions = PermissionFlow(
-            desk=desk, catalog=self.catalog, clock=self.clock, sink=self.sink
+            desk=desk, catalog=self.catalog, clock=self.clock, sink=self.sink, waivers=self.waivers
         )
         plan_exit = PlanExit(desk=desk, settings=self.settings(), catalog=self.catalog, calls=calls)
         return ToolPhase(
@@ -132,6 +134,7 @@ class World:
                 calls=calls,
                 own=SessionOwnTools(
                     catalog=self.catalog,
+                    waivers=self.waivers,
                     calls=calls,
                     ask_user=self.ask_user(calls),
                     tasks=self.tasks,
@@ -156,6 +159,7 @@ class World:
             knowledge=self.knowledge,
             elicitor=self.elicitor,
             sink=self.sink,
+            waivers=self.waivers,
         )
 
     def ask_user(self, calls: ToolCallLog) -> AskUser:

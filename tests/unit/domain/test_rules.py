@@ -71,6 +71,17 @@ def test_permission_options() -> None:
         "allow_always",
         "reject_once",
         "reject_always",
+        "allow_once_unsandboxed",
+    }
+    # Its own id, ACP's kind: a client shows it as the "allow once" it is.
+    unsandboxed = PermissionOption.ALLOW_ONCE_UNSANDBOXED
+    assert unsandboxed.allows and not unsandboxed.remembered
+    assert unsandboxed.kind == "allow_once"
+    assert {o.kind for o in PermissionOption} == {
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
     }
     decision = PermissionDecision(
         tool_call_id=ToolCallId("t"),
