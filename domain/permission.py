@@ -1,6 +1,7 @@
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Literal
 
 from domain.ids import ToolCallId
 from domain.modes import ModeId
@@ -27,11 +28,9 @@ class PermissionOption(StrEnum):
         )
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> "OptionKind":
         """ACP's `PermissionOptionKind` of this option."""
-        if self is PermissionOption.ALLOW_ONCE_UNSANDBOXED:
-            return PermissionOption.ALLOW_ONCE.value
-        return self.value
+        return _KINDS[self]
 
     @property
     def remembered(self) -> bool:
@@ -46,6 +45,16 @@ class PermissionOption(StrEnum):
             PermissionOption.REJECT_ALWAYS: "Always reject this tool in this session",
             PermissionOption.ALLOW_ONCE_UNSANDBOXED: "Allow once, outside the sandbox",
         }[self]
+
+
+OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+_KINDS: dict[PermissionOption, OptionKind] = {
+    PermissionOption.ALLOW_ONCE: "allow_once",
+    PermissionOption.ALLOW_ALWAYS: "allow_always",
+    PermissionOption.REJECT_ONCE: "reject_once",
+    PermissionOption.REJECT_ALWAYS: "reject_always",
+    PermissionOption.ALLOW_ONCE_UNSANDBOXED: "allow_once",
+}
 
 
 class Decider(StrEnum):

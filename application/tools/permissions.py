@@ -199,7 +199,9 @@ class PermissionFlow:
 
 
 def _options(grant: ProjectRule | None, *, waivable: bool) -> tuple[PermissionOption, ...]:
-    options = [o for o in PermissionOption if o is not PermissionOption.ALLOW_ONCE_UNSANDBOXED]
+    options: list[PermissionOption] = [
+        o for o in PermissionOption if o is not PermissionOption.ALLOW_ONCE_UNSANDBOXED
+    ]
     if grant is None:
         options.remove(PermissionOption.ALLOW_ALWAYS)
     if waivable:  # right after "allow once": the same answer, without the sandbox
