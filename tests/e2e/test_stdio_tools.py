@@ -1,6 +1,7 @@
 """Tools and permissions through the real process, the official client and the real SDK."""
 
 import asyncio
+import uuid
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ from acp import text_block
 
 from tests.e2e.conftest import Agent, Spawn, anthropic_env
 from tests.support.patience import PATIENCE
+from tests.support.processes import survivors
 from tests.support.scripted_anthropic import (
     HANG,
     ScriptedAnthropic,
@@ -187,10 +189,15 @@ async def test_cancelling_the_permission_request_ends_the_turn(
 async def test_cancel_during_a_long_bash_kills_its_process_group(
     spawn: Spawn, workdir: Path, server: ScriptedAnthropic
 ) -> None:
-    pid_file = workdir / "sleeper.pid"
+    # Found by name, not by the pid the command saw: a sandboxed command has its own pids.
+    marker = f"iac-sleeper-{uuid.uuid4().hex[:12]}"
+    started = workdir / "started"
     server.script(
         calls(
-            tool_use("bash", {"command": f"sleep 60 & echo $! > {pid_file}; echo started; wait"})
+            tool_use(
+                "bash",
+                {"command": f"(exec -a {marker} sleep 60) & touch {started}; echo started; wait"},
+            )
         ),
         stream(text("after")),
     )
@@ -201,14 +208,13 @@ async def test_cancel_during_a_long_bash_kills_its_process_group(
             agent.conn.prompt(session_id=sid, prompt=[text_block("sleep")])
         )
         deadline = asyncio.get_running_loop().time() + PATIENCE
-        while not (pid_file.exists() and pid_file.read_text().strip()):
+        while not (started.exists() and survivors(marker)):
             assert asyncio.get_running_loop().time() < deadline, "the command never started"
             await asyncio.sleep(0.02)
-        sleeper = int(pid_file.read_text())
         await agent.conn.cancel(session_id=sid)
         result = await asyncio.wait_for(prompt, PATIENCE)  # not a minute: the sleep was stopped
         assert result.stop_reason == "cancelled"
-        assert not _running(sleeper)
+        assert survivors(marker) == []
         again = await agent.conn.prompt(session_id=sid, prompt=[text_block("next")])
     assert again.stop_reason == "end_turn"
     (result_block,) = tool_results(server, 1)[-1:]
@@ -255,11 +261,3 @@ async def test_tool_calls_can_be_cancelled_mid_model_stream_too(
         await asyncio.to_thread(server.wait_for_hang)
         await agent.conn.cancel(session_id=sid)
         assert (await asyncio.wait_for(prompt, PATIENCE)).stop_reason == "cancelled"
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
