@@ -6,6 +6,7 @@ from domain.mcp import McpServerSpec
 from domain.modes import Mode
 from domain.stop_reason import StopReason
 from domain.usage import Usage
+from domain.worktree import Worktree
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -16,6 +17,7 @@ class SessionState:
     current_mode_id: str
     modes: tuple[Mode, ...]
     options: tuple[SelectOption, ...]
+    worktree: Worktree | None = None  # the session's own worktree, for a new or forked one
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

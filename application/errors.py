@@ -107,3 +107,10 @@ class RestoreDeclined(ApplicationError):
     """The user did not allow the files to be restored: nothing was done."""
 
     default_message = "The user did not allow restoring the files; nothing was done."
+
+
+class WorktreeRefused(ApplicationError):
+    """A session's worktree could not be made, or deleting it would lose work not asked
+    to be discarded; the details say what and how to go on."""
+
+    default_message = "The session's worktree refused the request."

@@ -64,6 +64,8 @@ def early_new_session(settings: "Settings") -> dict[str, EarlyAnswer]:
     answers, e.g. that a sign-in is needed): the first thing every editor asks for."""
     if not settings.database_url.startswith("sqlite") or not _signed_in(settings):
         return {}
+    if settings.isolation == "worktree":  # a worktree is the agent's to make
+        return {}
     made: EarlyAnswer | None = None
 
     async def session_new(params: dict[str, Any] | None, peer: Connection) -> Any | None:
@@ -185,6 +187,7 @@ class _EarlyReads:
             await asyncio.wait([self._connecting])
         from adapters.acp_v1.listing import plain_list_params, plain_list_result
         from adapters.persistence.early_reads import NotReadableEarly
+        from adapters.workspace.worktrees import worktree_at
         from application.errors import ApplicationError
         from application.sessions.listing import read_page
 
@@ -193,7 +196,7 @@ class _EarlyReads:
         if request is None or pages is None:
             return None
         try:
-            page = await read_page(pages, *request)
+            page = await read_page(pages, *request, worktree_of=worktree_at)
         except (NotReadableEarly, ApplicationError, sqlite3.Error, ValueError) as exc:
             log.debug("session/list left to the agent: %s", exc)
             return None  # the agent answers, and says what is wrong if anything is

@@ -97,6 +97,8 @@ class Settings:
     sandbox_max_file_bytes: int = 4 * 2**30
     sandbox_max_processes: int = 2048
     sandbox_engine: str = "auto"  # bubblewrap, else Landlock; or only the one named
+    # New sessions in a git repository each work in a worktree of their own (`worktree`).
+    isolation: str = "none"
 
     @property
     def profile(self) -> ProviderProfile:
@@ -157,6 +159,7 @@ _ENV = {  # setting -> environment variables, first set wins (the provider's: se
     "sandbox_max_file_bytes": ("IAC_CODE_SANDBOX_MAX_FILE_BYTES",),
     "sandbox_max_processes": ("IAC_CODE_SANDBOX_MAX_PROCESSES",),
     "sandbox_engine": ("IAC_CODE_SANDBOX_ENGINE",),
+    "isolation": ("IAC_CODE_ISOLATION",),
 }
 _FLOATS = {
     "lease_seconds",
@@ -207,6 +210,7 @@ _CHOICES = {
     # `allowlist` waits for the proxy that would carry it (docs/sandbox.md).
     "sandbox_network": (NetworkLevel.NONE, NetworkLevel.FULL),
     "sandbox_engine": ("auto", "bubblewrap", "landlock"),
+    "isolation": ("none", "worktree"),
 }
 
 

@@ -441,12 +441,13 @@ class Session:
             version=self._version,
         )
 
-    def fork(self, new_id: SessionId, *, at: datetime) -> "Session":
+    def fork(self, new_id: SessionId, *, at: datetime, cwd: str | None = None) -> "Session":
         """A new session with this history, settings and "always" answers (nothing spent
-        yet, no sub-agent's place)."""
+        yet, no sub-agent's place); working in `cwd` where given (its own worktree)."""
+        workspace = self._workspace if cwd is None else replace(self._workspace, cwd=cwd)
         return Session(
             id=new_id,
-            workspace=self._workspace,
+            workspace=workspace,
             choices=self._choices,
             title=self._title,
             timestamps=Timestamps.starting(at),

@@ -7,6 +7,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
+from adapters.acp_v1.worktree_meta import listed_meta
 from application.ports.session_listing import SessionSummary
 from application.sessions.listing import SessionPage
 
@@ -40,6 +41,9 @@ def _info(summary: SessionSummary) -> dict[str, Any]:
     if summary.title is not None:
         info["title"] = summary.title
     info["updatedAt"] = _iso(summary.updated_at)
+    meta = listed_meta(summary)
+    if meta is not None:
+        info["_meta"] = meta
     return info
 
 

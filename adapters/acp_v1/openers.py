@@ -12,7 +12,7 @@ from acp import schema as acp
 
 from adapters.acp_v1 import results
 from adapters.acp_v1.opening import session_opening
-from adapters.acp_v1.params import check_cwd, fork_point
+from adapters.acp_v1.params import check_cwd, fork_point, isolation
 from adapters.protocol.connection import AnswerThen, Connection
 from adapters.protocol.dispatch import Call
 from adapters.protocol.errors import running_elsewhere
@@ -41,8 +41,9 @@ class Openers:
         it: the client learns the new session's id from the response)."""
         check_cwd(request.cwd)
         opening = session_opening(call.params)
+        asked = isolation(request.field_meta)
         state = await self._uc.new_session().execute(
-            NewSessionRequest(cwd=request.cwd, opening=opening)
+            NewSessionRequest(cwd=request.cwd, opening=opening, isolation=asked)
         )
         return await self._made(call, state.session_id, results.new_session_result(state))
 

@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from adapters.protocol.jsonrpc import INVALID_PARAMS, RpcError
+from domain.worktree import Isolation
 
 
 def no_mcp_default(params: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -53,6 +54,29 @@ def fork_point(meta: dict[str, Any] | None) -> str | None:
             {"method": "session/fork", "field": "_meta.iac_code.atMessageId", "received": at},
         )
     return at
+
+
+def isolation(meta: dict[str, Any] | None) -> Isolation | None:
+    """`session/new`'s `_meta.iac_code.isolation` (`worktree` or `none`); None: not asked."""
+    ours = (meta or {}).get("iac_code")
+    asked = ours.get("isolation") if isinstance(ours, dict) else None
+    if asked is None:
+        return None
+    if asked not in tuple(Isolation):
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: _meta.iac_code.isolation must be one of: "
+            + ", ".join(Isolation)
+            + ".",
+            {"method": "session/new", "field": "_meta.iac_code.isolation", "received": asked},
+        )
+    return Isolation(asked)
+
+
+def discard_worktree(meta: dict[str, Any] | None) -> bool:
+    """`session/delete`'s `_meta.iac_code.discardWorktree`: lose what its worktree holds."""
+    ours = (meta or {}).get("iac_code")
+    return isinstance(ours, dict) and ours.get("discardWorktree") is True
 
 
 def check_prompt(prompt: list[Any]) -> None:

@@ -6,8 +6,8 @@ from typing import Any
 
 from acp import schema as acp
 
-from adapters.acp_v1.child_sessions import spawn_meta
 from adapters.acp_v1.wire import ConfigOption, config_option_models, dump, iso
+from adapters.acp_v1.worktree_meta import listed_meta, worktree_meta
 from application.dto import PromptResult, SessionState
 from application.sessions.listing import SessionPage
 from domain.steering import SteerResult
@@ -30,7 +30,10 @@ def config_options(state: SessionState) -> list[ConfigOption]:
 def new_session_result(state: SessionState) -> dict[str, Any]:
     return dump(
         acp.NewSessionResponse(
-            session_id=state.session_id, modes=_modes(state), config_options=config_options(state)
+            session_id=state.session_id,
+            modes=_modes(state),
+            config_options=config_options(state),
+            field_meta=worktree_meta(state.worktree),
         )
     )
 
@@ -48,7 +51,10 @@ def resume_session_result(state: SessionState) -> dict[str, Any]:
 def fork_session_result(state: SessionState) -> dict[str, Any]:
     return dump(
         acp.ForkSessionResponse(
-            session_id=state.session_id, modes=_modes(state), config_options=config_options(state)
+            session_id=state.session_id,
+            modes=_modes(state),
+            config_options=config_options(state),
+            field_meta=worktree_meta(state.worktree),
         )
     )
 
@@ -63,7 +69,7 @@ def list_result(page: SessionPage) -> dict[str, Any]:
                     additional_directories=list(s.additional_directories) or None,
                     title=s.title,
                     updated_at=iso(s.updated_at),
-                    field_meta=spawn_meta(s.spawn),
+                    field_meta=listed_meta(s),
                 )
                 for s in page.sessions
             ],

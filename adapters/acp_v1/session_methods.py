@@ -8,7 +8,7 @@ from acp import schema as acp
 
 from adapters.acp_v1 import results
 from adapters.acp_v1.child_sessions import listed_parent
-from adapters.acp_v1.params import check_list_cwd
+from adapters.acp_v1.params import check_list_cwd, discard_worktree
 from adapters.acp_v1.requests import (
     ConfigOptionParams,
     RenameParams,
@@ -84,7 +84,8 @@ class SessionMethods:
 
     async def delete(self, request: acp.DeleteSessionRequest, call: Call) -> Any:
         self._room.check_may_act(request.session_id, call.peer)
-        await self._uc.delete_session().execute(request.session_id)
+        discard = discard_worktree(request.field_meta)
+        await self._uc.delete_session().execute(request.session_id, discard_worktree=discard)
         self._room.forget(request.session_id)
         return dump(acp.DeleteSessionResponse())
 

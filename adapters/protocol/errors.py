@@ -18,6 +18,7 @@ from application.errors import (
     SessionBusy,
     SessionNotFound,
     StorageError,
+    WorktreeRefused,
 )
 from domain.errors import DetailedError, DomainError
 
@@ -30,6 +31,7 @@ _CODES: list[tuple[type[Exception], int]] = [
     (RewindConflict, INVALID_PARAMS),
     (RestoreRefused, INVALID_PARAMS),
     (RestoreDeclined, INVALID_PARAMS),
+    (WorktreeRefused, INVALID_PARAMS),
     (AuthRequired, AUTH_REQUIRED),
     # The provider refused the key: the client can ask the user for another one.
     (ModelAuthFailed, AUTH_REQUIRED),

@@ -15,6 +15,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from adapters.workspace.worktrees import linked_repository
 from domain.sandbox import NetworkLevel, SandboxPolicy
 
 SYSTEM_DIRECTORIES = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt")
@@ -128,10 +129,30 @@ def bwrap_arguments(
     bind = "--bind-try" if policy.writes_workspace else "--ro-bind-try"
     for directory in real:
         arguments += [bind, directory, directory]
+    arguments += _repositories(real, bind)
     arguments += _covers(layout, real)
     for anchor in anchors:
         arguments += ["--remount-ro", anchor]
     arguments += ["--remount-ro", "/", "--chdir", os.path.realpath(cwd)]
+    return arguments
+
+
+def _repositories(directories: Sequence[str], bind: str) -> list[str]:
+    """A session working in a linked worktree commits into its repository's git directory:
+    bound as the workspace is, but for what git runs or reads as settings (hooks, config),
+    read-only: a command must not leave behind what the user's own git would run later."""
+    arguments: list[str] = []
+    seen: set[str] = set()
+    for directory in directories:
+        found = linked_repository(directory)
+        if found is None or found[0] in seen:
+            continue
+        common = found[0]
+        seen.add(common)
+        arguments += [bind, common, common]
+        for name in ("hooks", "config", "info"):
+            path = os.path.join(common, name)
+            arguments += ["--ro-bind-try", path, path]
     return arguments
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from adapters.workspace import landlock
 from adapters.workspace.bwrap import SYSTEM_DIRECTORIES, Layout, bwrap_arguments, owner_only
 from adapters.workspace.seccomp import SeccompUnavailable, refusing_filter
+from adapters.workspace.worktrees import linked_repository
 from domain.sandbox import NetworkLevel, SandboxLevel, SandboxPolicy
 
 PROBE_SECONDS = 10.0
@@ -157,13 +158,35 @@ class Confinement:
     ) -> dict[str, object]:
         real = [os.path.realpath(d) for d in directories]
         system = sorted({os.path.realpath(f"/{name}") for name in SYSTEM_DIRECTORIES})
+        read, write = _repository_rules(real)
+        if not policy.writes_workspace:
+            read, write = [*read, *write, *real], []
+        else:
+            write = [*real, *write]
         return {
-            "read": [*system, "/dev", "/proc", *([] if policy.writes_workspace else real)],
-            "write": real if policy.writes_workspace else [],
+            "read": [*system, "/dev", "/proc", *read],
+            "write": write,
             "devices": list(DEVICES),
             "network": policy.network is NetworkLevel.FULL,
             "version": self._landlock_version,
         }
+
+
+def _repository_rules(directories: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(read, write) for the git directory of a worktree a session works in: Landlock only
+    allows, so what a commit writes is listed (objects, refs, logs, the worktree's own
+    directory), and the rest — hooks, config — only read."""
+    read: list[str] = []
+    write: list[str] = []
+    for directory in directories:
+        found = linked_repository(directory)
+        if found is None:
+            continue
+        common, own = found
+        read.append(common)
+        write += [os.path.join(common, n) for n in ("objects", "refs", "logs", "packed-refs")]
+        write.append(own)
+    return read, write
 
 
 _PROBE = SandboxPolicy(level=SandboxLevel.READ_ONLY, network=NetworkLevel.NONE)

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from domain.ids import SessionId
 from domain.spawn import Spawn
+from domain.worktree import Worktree
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -20,6 +21,7 @@ class SessionSummary:
     message_count: int
     additional_directories: tuple[str, ...] = ()
     spawn: Spawn | None = None  # a sub-agent's session: where it came from
+    worktree: Worktree | None = None  # its own git worktree (found from cwd, not stored)
 
 
 class SessionListing(Protocol):

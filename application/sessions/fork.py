@@ -1,15 +1,19 @@
 """Fork a session: a new session with its history (or the history before one prompt)."""
 
+from dataclasses import replace
+
 from application.checkpoints.file_checkpoints import carry_checkpoints
 from application.dto import NOTHING_MORE, SessionOpening, SessionState
 from application.ports.clock import Clock
 from application.ports.ids import IdGenerator
 from application.ports.unit_of_work import UnitOfWork
+from application.ports.worktrees import Worktrees
 from application.runtime.registry import SessionRegistry
 from application.sessions.load_session import StoredSessions
 from application.sessions.opening import OpenWith
 from application.sessions.state import state_of
 from domain.config import Catalog
+from domain.worktree import branch_for
 
 
 class ForkSession:
@@ -18,6 +22,8 @@ class ForkSession:
     The fork is opened; the source is left as it was (open or not). Cost does not depend
     on the history's length: the store shares the messages up to the fork point. The file
     checkpoints of the turns it holds are copied (a rewind of the fork restores files).
+    A source working in its own worktree forks into a worktree of the fork's own, holding
+    the source's current files.
     """
 
     def __init__(
@@ -30,7 +36,9 @@ class ForkSession:
         clock: Clock,
         catalog: Catalog,
         open_with: OpenWith,
+        worktrees: Worktrees,
     ) -> None:
+        self._worktrees = worktrees
         self._uow = uow
         self._open_with = open_with
         self._stored = stored
@@ -53,7 +61,12 @@ class ForkSession:
         source = active.session if active else await self._stored.fetch(session_id)
         if source.cwd != cwd:
             await self._stored.open(session_id, cwd)  # raises the "lives elsewhere" error
-        fork = source.fork(self._ids.session_id(), at=self._clock.now())
+        fork_id = self._ids.session_id()
+        made = None
+        if (worktree := self._worktrees.of(source.cwd)) is not None:
+            # A session in its own worktree forks into its own too, from its current files.
+            made = await self._worktrees.fork(worktree, source.cwd, branch_for(fork_id))
+        fork = source.fork(fork_id, at=self._clock.now(), cwd=made.cwd if made else None)
         if at_message_id is not None:
             fork.cut_at(source.prompt_position(at_message_id))
         await self._open_with.apply(fork, opening, stored=False)
@@ -62,4 +75,5 @@ class ForkSession:
             await carry_checkpoints(uow.checkpoints, source.id, fork)
             await uow.commit()
         self._registry.open(fork).mcp_wanted = opening.mcp_servers
-        return state_of(fork, self._catalog)
+        state = state_of(fork, self._catalog)
+        return replace(state, worktree=made.worktree) if made else state

@@ -1,23 +1,27 @@
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from application.dto import NOTHING_MORE, SessionOpening, SessionState
-from application.errors import AuthRequired
+from application.errors import AuthRequired, WorktreeRefused
 from application.ports.clock import Clock
 from application.ports.ids import IdGenerator
 from application.ports.llm import LLMClient
 from application.ports.unit_of_work import UnitOfWork
+from application.ports.worktrees import Made, NoRepository, Worktrees
 from application.runtime.registry import SessionRegistry
 from application.sessions.fresh_session import fresh_session
 from application.sessions.opening import OpenWith
 from application.sessions.state import state_of
 from domain.config import Catalog
+from domain.ids import SessionId
 from domain.session import Session
+from domain.worktree import Isolation, branch_for
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NewSessionRequest:
     cwd: str
     opening: SessionOpening = NOTHING_MORE
+    isolation: Isolation | None = None  # None: the server's default (IAC_CODE_ISOLATION)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,9 +34,9 @@ class Fresh:
     catalog: Catalog
     default_model: str
 
-    def session(self, cwd: str) -> Session:
+    def session(self, cwd: str, session_id: SessionId | None = None) -> Session:
         return fresh_session(
-            self.ids.session_id(),
+            session_id or self.ids.session_id(),
             cwd,
             self.clock.now(),
             model=self.default_model,
@@ -62,6 +66,10 @@ class NewSession:
 
     - Raises AuthRequired when the model provider has no credentials.
     - Raises InvalidWorkingDirectory for a relative cwd (existence is checked at the edge).
+    - With isolation `worktree` (asked, or the server's default) the session works in a git
+      worktree of its own, on a branch of its own, at the same place inside it as `cwd` is
+      in its repository. Asked outside a repository: WorktreeRefused; by default there, the
+      session works in `cwd` as it is.
     """
 
     def __init__(
@@ -72,7 +80,11 @@ class NewSession:
         open_with: OpenWith,
         fresh: Fresh,
         access: ModelAccess,
+        worktrees: Worktrees,
+        isolation: Isolation = Isolation.NONE,
     ) -> None:
+        self._worktrees = worktrees
+        self._isolation = isolation
         self._uow = uow
         self._registry = registry
         self._open_with = open_with
@@ -81,10 +93,26 @@ class NewSession:
 
     async def execute(self, request: NewSessionRequest) -> SessionState:
         self._access.require()
-        session = self._fresh.session(request.cwd)
+        session_id = self._fresh.ids.session_id()
+        made = await self._worktree(request, session_id)
+        session = self._fresh.session(made.cwd if made else request.cwd, session_id)
         await self._open_with.apply(session, request.opening, stored=False)
         async with self._uow as uow:
             await uow.sessions.add(session)
             await uow.commit()
         self._registry.open(session).mcp_wanted = request.opening.mcp_servers
-        return state_of(session, self._fresh.catalog)
+        state = state_of(session, self._fresh.catalog)
+        return replace(state, worktree=made.worktree) if made else state
+
+    async def _worktree(self, request: NewSessionRequest, session_id: str) -> Made | None:
+        isolation = request.isolation or self._isolation
+        if isolation is not Isolation.WORKTREE:
+            return None
+        try:
+            return await self._worktrees.make(request.cwd, branch_for(session_id))
+        except NoRepository as exc:
+            if request.isolation is None:  # the server's default: where it can be
+                return None
+            raise WorktreeRefused(
+                f"No worktree: {exc}.", cwd=request.cwd, isolation=isolation.value
+            ) from None

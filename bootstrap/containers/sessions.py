@@ -1,10 +1,13 @@
 """The session lifecycle's use cases: open, load, list, resume, fork, rename, delete,
 settings, cancel (close is with the room, in clients.py); and the turn leases they hold."""
 
+from pathlib import Path
+
 from dependency_injector import containers, providers
 
 from adapters.workspace.disk_files import DiskFiles
 from adapters.workspace.file_scan import SnapshotScanner
+from adapters.workspace.worktrees import GitWorktrees
 from application.checkpoints.file_checkpoints import FileCheckpoints
 from application.checkpoints.restoring import FileRestorer
 from application.notices.telling import TellSession
@@ -23,6 +26,12 @@ from application.sessions.resume import ResumeSession
 from application.sessions.settings import ChangeSettings, SetConfigOption, SetMode
 from application.sessions.turn_lease import LeaseTerms, TurnLeasing
 from application.turn.steering import SteerSession
+from bootstrap.settings import Settings
+from domain.worktree import Isolation
+
+
+def worktrees_root(settings: Settings) -> Path:
+    return settings.config_dir / "worktrees"
 
 
 class Sessions(containers.DeclarativeContainer):
@@ -52,8 +61,15 @@ class Sessions(containers.DeclarativeContainer):
         catalog=core.catalog,
     )
     open_with = providers.Factory(OpenWith, uow=storage.uow, registry=core.registry)
+    # Sessions in worktrees of their own (IAC_CODE_ISOLATION, _meta.iac_code.isolation),
+    # made under the server's directory.
+    worktrees = providers.Singleton(
+        GitWorktrees, root=providers.Callable(worktrees_root, core.settings)
+    )
     new_session = providers.Factory(
         NewSession,
+        worktrees=worktrees,
+        isolation=providers.Callable(Isolation, core.settings.provided.isolation),
         uow=storage.uow,
         registry=core.registry,
         open_with=open_with,
@@ -79,7 +95,7 @@ class Sessions(containers.DeclarativeContainer):
         open_with=open_with,
         tasks=clients.tasks,
     )
-    list_sessions = providers.Factory(ListSessions, uow=storage.uow)
+    list_sessions = providers.Factory(ListSessions, uow=storage.uow, worktrees=worktrees)
     resume_session = providers.Factory(
         ResumeSession, stored=stored, catalog=core.catalog, open_with=open_with
     )
@@ -92,6 +108,7 @@ class Sessions(containers.DeclarativeContainer):
         clock=core.clock,
         catalog=core.catalog,
         open_with=open_with,
+        worktrees=worktrees,
     )
     rename_session = providers.Factory(
         RenameSession,
@@ -133,6 +150,7 @@ class Sessions(containers.DeclarativeContainer):
         registry=core.registry,
         clock=core.clock,
         tasks=clients.tasks,
+        worktrees=worktrees,
     )
     set_mode = providers.Factory(SetMode, registry=core.registry, settings=change_settings)
     set_config_option = providers.Factory(

@@ -5,7 +5,6 @@ import pytest
 
 from application.errors import InvalidCursor, SessionNotFound
 from application.sessions.cursor import encode_cursor
-from application.sessions.delete import DeleteSession
 from application.sessions.listing import ListSessions
 from application.sessions.load_session import LoadSessionRequest
 from application.sessions.new_session import NewSessionRequest
@@ -117,9 +116,7 @@ async def test_unknown_sessions(world: World) -> None:
 
 async def test_delete_is_idempotent_and_closes_the_runtime(world: World) -> None:
     sid = await new(world)
-    delete = DeleteSession(
-        uow=world.uow, registry=world.registry, clock=world.clock, tasks=world.background_tasks()
-    )
+    delete = world.delete()
     assert await delete.execute(sid)
     assert world.registry.find(sid) is None
     assert not await delete.execute(sid)
@@ -136,9 +133,7 @@ async def test_a_session_without_turns_supports_everything(world: World) -> None
     ).execute(sid, "/p")
     fork = await world.fork().execute(sid, "/p")
     assert world.uow.sessions.messages[fork.session_id] == []
-    delete = DeleteSession(
-        uow=world.uow, registry=world.registry, clock=world.clock, tasks=world.background_tasks()
-    )
+    delete = world.delete()
     assert await delete.execute(sid)
 
 

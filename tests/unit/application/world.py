@@ -27,6 +27,7 @@ from application.ports.tracing import NO_TRACING
 from application.runtime.command_registry import CommandRegistry
 from application.runtime.registry import SessionRegistry
 from application.runtime.subagent_runs import SubagentRuns
+from application.sessions.delete import DeleteSession
 from application.sessions.fork import ForkSession
 from application.sessions.lifecycle import CancelTurn, CloseSession
 from application.sessions.load_session import LoadSession, StoredSessions
@@ -56,6 +57,7 @@ from application.turn.prompt import Prompt
 from domain.config import Catalog
 from domain.models import ModelInfo
 from domain.modes import offered_modes
+from domain.worktree import Isolation
 from tests.fakes.briefing import UnbriefedBriefer
 from tests.fakes.elicitation import FakeElicitor
 from tests.fakes.knowledge import FakeKnowledge
@@ -66,6 +68,7 @@ from tests.fakes.turn import FakeTools, RecordingSink, ScriptedAsker, ScriptedLL
 from tests.fakes.unit_of_work import FakeUnitOfWork
 from tests.fakes.workspace import FakeWorkspaces
 from tests.fakes.workspace_files import InMemoryWorkspaceFiles, ScriptedScanner
+from tests.fakes.worktrees import FakeWorktrees
 
 CATALOG = Catalog(
     modes=offered_modes(allow_bypass=True),
@@ -109,6 +112,8 @@ class World:
     tasks: BackgroundTasks = field(init=False)  # background tasks, where a test runs them
     children: SubagentRuns = field(default_factory=SubagentRuns)  # sub-agents running here
     waivers: SandboxWaivers = field(default_factory=SandboxWaivers)  # calls let out once
+    worktrees: FakeWorktrees = field(default_factory=FakeWorktrees)
+    isolation: Isolation = Isolation.NONE  # the server's default for new sessions
 
     def __post_init__(self) -> None:
         notices = SessionNotices(sink=self.sink, ids=self.ids)
@@ -194,6 +199,8 @@ class World:
             open_with=self.open_with(),
             fresh=fresh,
             access=ModelAccess(llm=self.llm),
+            worktrees=self.worktrees,
+            isolation=self.isolation,
         )
 
     def fork(self) -> ForkSession:
@@ -205,6 +212,16 @@ class World:
             clock=self.clock,
             catalog=self.catalog,
             open_with=self.open_with(),
+            worktrees=self.worktrees,
+        )
+
+    def delete(self) -> DeleteSession:
+        return DeleteSession(
+            uow=self.uow,
+            registry=self.registry,
+            clock=self.clock,
+            tasks=self.background_tasks(),
+            worktrees=self.worktrees,
         )
 
     def resume(self) -> ResumeSession:

@@ -340,3 +340,11 @@ def test_an_http_server_told_to_run_unconfined_needs_no_sandbox(tmp_path: Path) 
         }
     )
     assert sandbox_problem(settings) is None
+
+
+def test_isolation_defaults_to_none_and_takes_worktree(tmp_path: Path) -> None:
+    assert load_settings({"IAC_CODE_CONFIG_DIR": str(tmp_path)}).isolation == "none"
+    env = {"IAC_CODE_CONFIG_DIR": str(tmp_path), "IAC_CODE_ISOLATION": "worktree"}
+    assert load_settings(env).isolation == "worktree"
+    with pytest.raises(SettingsError, match="one of none, worktree"):
+        load_settings({**env, "IAC_CODE_ISOLATION": "container"})

@@ -1,0 +1,51 @@
+"""Git worktrees, one per session that asks for one (`isolation: worktree`)."""
+
+from abc import abstractmethod
+from dataclasses import dataclass
+from typing import Protocol
+
+from domain.worktree import Worktree
+
+
+class NoRepository(Exception):
+    """The directory is not inside a git repository with a commit to start from."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unmerged:
+    """What deleting a worktree would lose."""
+
+    changes: int  # files changed or added and not committed
+    commits: int  # commits on its branch that no other branch holds
+
+    def __bool__(self) -> bool:
+        return bool(self.changes or self.commits)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Made:
+    worktree: Worktree
+    cwd: str  # where the session works: the same place inside it as asked outside it
+
+
+class Worktrees(Protocol):
+    @abstractmethod
+    async def make(self, cwd: str, branch: str) -> Made:
+        """A worktree of the repository holding `cwd`, on a new `branch` from its HEAD.
+        Raises NoRepository."""
+
+    @abstractmethod
+    async def fork(self, source: Worktree, cwd: str, branch: str) -> Made:
+        """A worktree on a new `branch` holding `source`'s current files (its commits, its
+        uncommitted changes and its new files)."""
+
+    @abstractmethod
+    def of(self, cwd: str) -> Worktree | None:
+        """The session worktree `cwd` lies in; None: none (cheap: no git process)."""
+
+    @abstractmethod
+    async def unmerged(self, worktree: Worktree) -> Unmerged: ...
+
+    @abstractmethod
+    async def remove(self, worktree: Worktree) -> None:
+        """The worktree and its branch, whatever they hold."""
