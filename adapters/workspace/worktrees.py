@@ -9,7 +9,14 @@ import os
 import shutil
 from pathlib import Path
 
-from application.ports.worktrees import Made, NoRepository, Unmerged, Worktrees
+from application.ports.worktrees import (
+    Made,
+    Merged,
+    NoRepository,
+    Summary,
+    Unmerged,
+    Worktrees,
+)
 from domain.worktree import BRANCH_PREFIX, Worktree
 
 BASE_FILE = "iac-code-base"
@@ -20,7 +27,7 @@ class GitFailed(Exception):
     pass
 
 
-async def _git(*arguments: str, cwd: str) -> str:
+async def _git(*arguments: str, cwd: str, check: bool = True) -> str:
     process = await asyncio.create_subprocess_exec(
         "git",
         *arguments,
@@ -36,10 +43,14 @@ async def _git(*arguments: str, cwd: str) -> str:
         process.kill()
         await process.wait()
         raise GitFailed(f"git {arguments[0]} took longer than {GIT_SECONDS:g} s") from None
-    if process.returncode != 0:
+    if check and process.returncode != 0:
         said = err.decode(errors="replace").strip() or f"exit {process.returncode}"
         raise GitFailed(f"git {arguments[0]}: {said}")
     return out.decode(errors="replace").strip()
+
+
+# A merge commit needs a committer: the repository's own, else this one (never a prompt).
+_MERGER = ("-c", "user.name=iac-code", "-c", "user.email=iac-code@localhost")
 
 
 def _gitdir(top: str) -> str | None:
@@ -167,6 +178,45 @@ class GitWorktrees(Worktrees):
             return
         await _git("worktree", "remove", "--force", worktree.path, cwd=repository)
         await _git("branch", "-D", worktree.branch, cwd=repository)
+
+    async def summary(self, worktree: Worktree) -> Summary:
+        base = worktree.base or "HEAD"
+        log = await _git("log", "--oneline", "--no-decorate", f"{base}..HEAD", cwd=worktree.path)
+        changed = await _git("diff", "--stat", base, cwd=worktree.path)
+        untracked = await _git("ls-files", "--others", "--exclude-standard", cwd=worktree.path)
+        return Summary(
+            commits=tuple(filter(None, log.splitlines())),
+            changed=changed,
+            untracked=tuple(filter(None, untracked.splitlines())),
+        )
+
+    async def merge(self, worktree: Worktree) -> Merged:
+        main = await self._main_checkout(worktree)
+        into = await _git("branch", "--show-current", cwd=main)
+        if not into:
+            return Merged(done=False, into="(none)", why="the main checkout is on no branch")
+        identity = () if await _git("config", "user.email", cwd=main, check=False) else _MERGER
+        before = await _git("rev-parse", "HEAD", cwd=main)
+        try:
+            await _git(*identity, "merge", "--no-edit", worktree.branch, cwd=main)
+        except GitFailed as exc:
+            conflicts = await _git("diff", "--name-only", "--diff-filter=U", cwd=main, check=False)
+            await _git("merge", "--abort", cwd=main, check=False)
+            return Merged(
+                done=False, into=into, why=str(exc), conflicts=tuple(conflicts.splitlines())
+            )
+        after = await _git("rev-list", "--parents", "-n", "1", "HEAD", cwd=main)
+        if after.split()[0] == before:
+            return Merged(done=True, into=into, how="already merged: nothing to do")
+        merge_commit = len(after.split()) > 2  # a commit with two parents
+        return Merged(
+            done=True, into=into, how="a merge commit" if merge_commit else "a fast-forward"
+        )
+
+    async def _main_checkout(self, worktree: Worktree) -> str:
+        listing = await _git("worktree", "list", "--porcelain", cwd=worktree.path)
+        first = listing.splitlines()[0]  # the main worktree is listed first
+        return first.removeprefix("worktree ").strip()
 
     async def _add(self, repository: str, label: str, branch: str, head: str) -> str:
         name = f"{label}-{branch.removeprefix(BRANCH_PREFIX)}"

@@ -28,6 +28,27 @@ class Made:
     cwd: str  # where the session works: the same place inside it as asked outside it
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Summary:
+    """What a worktree holds against its base, for the user."""
+
+    commits: tuple[str, ...]  # one line each, newest first
+    changed: str  # `git diff --stat` of its files (committed and not) against its base
+    untracked: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Merged:
+    """How a merge back went: done (`how`: fast-forward or a merge commit), or not (`why`,
+    and the files in conflict); a merge that did not go through leaves nothing changed."""
+
+    done: bool
+    into: str  # the main checkout's branch
+    how: str = ""
+    why: str = ""
+    conflicts: tuple[str, ...] = ()
+
+
 class Worktrees(Protocol):
     @abstractmethod
     async def make(self, cwd: str, branch: str) -> Made:
@@ -49,3 +70,11 @@ class Worktrees(Protocol):
     @abstractmethod
     async def remove(self, worktree: Worktree) -> None:
         """The worktree and its branch, whatever they hold."""
+
+    @abstractmethod
+    async def summary(self, worktree: Worktree) -> Summary: ...
+
+    @abstractmethod
+    async def merge(self, worktree: Worktree) -> Merged:
+        """Merge the worktree's branch into the repository's main checkout: a fast-forward
+        where it can, else a merge commit; never forced, a conflict aborted and reported."""

@@ -12,6 +12,7 @@ from application.commands.queue import QueueCommand
 from application.commands.rewind import RewindCommand
 from application.commands.settings import ModeCommand, ModelCommand, RenameCommand
 from application.commands.tasks import TasksCommand
+from application.commands.worktree import WorktreeCommand
 from application.runtime.command_registry import Command, CommandRegistry
 
 
@@ -59,6 +60,7 @@ class Commands(containers.DeclarativeContainer):
         config_dir=providers.Callable(str, core.settings.provided.config_dir),
     )
     agents_command = providers.Factory(AgentsCommand, knowledge=gateways.knowledge)
+    worktree_command = providers.Factory(WorktreeCommand, worktrees=sessions.worktrees)
     registry = providers.Singleton(
         build_commands,
         compact_command.provider,
@@ -72,5 +74,6 @@ class Commands(containers.DeclarativeContainer):
         agents_command.provider,
         queue_command.provider,
         rewind_command.provider,
+        worktree_command.provider,
         help_command.provider,
     )

@@ -29,6 +29,7 @@ COMMANDS = [
     "agents",
     "queue",
     "rewind",
+    "worktree",
     "help",
     "init",
 ]
@@ -117,7 +118,9 @@ async def test_commands_are_announced_with_each_answer_that_opens_a_session(
     [listed] = updates(agent, "available_commands_update")
     assert [c.name for c in listed.available_commands] == COMMANDS
     hints = {c.name: c.input.root.hint for c in listed.available_commands if c.input}
-    assert set(hints) == {"compact", "rename", "model", "mode", "tasks", "queue", "rewind"}
+    assert set(hints) == {
+        *("compact", "rename", "model", "mode", "tasks", "queue", "rewind", "worktree")
+    }
     # With the commands comes how full the context is.
     [usage] = updates(agent, "usage_update")
     assert usage.size == 200_000 and usage.used > 0

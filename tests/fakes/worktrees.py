@@ -4,7 +4,14 @@
 import posixpath
 from dataclasses import dataclass, field
 
-from application.ports.worktrees import Made, NoRepository, Unmerged, Worktrees
+from application.ports.worktrees import (
+    Made,
+    Merged,
+    NoRepository,
+    Summary,
+    Unmerged,
+    Worktrees,
+)
 from domain.worktree import BRANCH_PREFIX, Worktree
 
 
@@ -15,16 +22,19 @@ class FakeWorktrees(Worktrees):
     unmerged_work: dict[str, Unmerged] = field(default_factory=dict)  # path -> what it holds
     removed: list[str] = field(default_factory=list)
     forked: list[tuple[str, str]] = field(default_factory=list)  # (source path, new path)
+    summaries: dict[str, Summary] = field(default_factory=dict)  # path -> what it holds
+    merges: dict[str, Merged] = field(default_factory=dict)  # path -> how a merge goes
+    merged: list[str] = field(default_factory=list)
 
     async def make(self, cwd: str, branch: str) -> Made:
         top = next((r for r in self.repositories if cwd == r or cwd.startswith(r + "/")), None)
         if top is None:
             raise NoRepository(f"{cwd} is not inside a git repository with a commit")
-        worktree = self._new(branch, base="base0")
+        worktree = self.add(branch, base="base0")
         return Made(worktree=worktree, cwd=worktree.path + cwd[len(top) :])
 
     async def fork(self, source: Worktree, cwd: str, branch: str) -> Made:
-        worktree = self._new(branch, base="head1")
+        worktree = self.add(branch, base="head1")
         self.forked.append((source.path, worktree.path))
         return Made(worktree=worktree, cwd=worktree.path + cwd[len(source.path) :])
 
@@ -38,7 +48,14 @@ class FakeWorktrees(Worktrees):
         self.removed.append(worktree.path)
         self.made.pop(worktree.path, None)
 
-    def _new(self, branch: str, base: str) -> Worktree:
+    async def summary(self, worktree: Worktree) -> Summary:
+        return self.summaries.get(worktree.path, Summary(commits=(), changed="", untracked=()))
+
+    async def merge(self, worktree: Worktree) -> Merged:
+        self.merged.append(worktree.path)
+        return self.merges.get(worktree.path, Merged(done=True, into="main", how="a fast-forward"))
+
+    def add(self, branch: str, base: str) -> Worktree:
         path = posixpath.join("/worktrees", branch.removeprefix(BRANCH_PREFIX))
         worktree = Worktree(path=path, branch=branch, base=base)
         self.made[path] = worktree

@@ -151,3 +151,58 @@ async def test_removing_takes_the_worktree_and_its_branch(
     await worktrees.remove(made.worktree)
     assert not exists(made.worktree.path)
     assert "iac-code/77777777" not in git("branch", "--list", cwd=repository)
+
+
+def commit_in(path: str, name: str, text: str, message: str) -> None:
+    write(text, path, name)
+    git("add", name, cwd=path)
+    git(*IDENTITY.split(), "commit", "-qm", message, cwd=path)
+
+
+async def test_the_summary_shows_commits_changes_and_new_files(
+    repository: Path, worktrees: GitWorktrees
+) -> None:
+    made = await worktrees.make(str(repository), "iac-code/88888888")
+    commit_in(made.worktree.path, "src/app.py", "print('v2')\n", "agent: v2")
+    write("draft\n", made.worktree.path, "notes.md")
+    summary = await worktrees.summary(made.worktree)
+    assert [c.split(" ", 1)[1] for c in summary.commits] == ["agent: v2"]
+    assert "src/app.py" in summary.changed
+    assert summary.untracked == ("notes.md",)
+
+
+async def test_a_merge_back_fast_forwards_where_it_can(
+    repository: Path, worktrees: GitWorktrees
+) -> None:
+    made = await worktrees.make(str(repository), "iac-code/99999999")
+    commit_in(made.worktree.path, "src/app.py", "print('v2')\n", "agent: v2")
+    merged = await worktrees.merge(made.worktree)
+    assert (merged.done, merged.how) == (True, "a fast-forward")
+    assert read(str(repository), "src/app.py") == "print('v2')\n"
+    assert await worktrees.unmerged(made.worktree) == Unmerged(changes=0, commits=0)
+
+
+async def test_a_merge_back_makes_a_merge_commit_when_both_moved(
+    repository: Path, worktrees: GitWorktrees
+) -> None:
+    made = await worktrees.make(str(repository), "iac-code/aaaaaaaa")
+    commit_in(made.worktree.path, "agent.txt", "by the agent\n", "agent")
+    commit_in(str(repository), "user.txt", "by the user\n", "user")
+    merged = await worktrees.merge(made.worktree)
+    assert (merged.done, merged.how) == (True, "a merge commit")
+    assert read(str(repository), "agent.txt") == "by the agent\n"
+    assert read(str(repository), "user.txt") == "by the user\n"
+
+
+async def test_a_conflict_is_reported_and_nothing_is_changed(
+    repository: Path, worktrees: GitWorktrees
+) -> None:
+    made = await worktrees.make(str(repository), "iac-code/bbbbbbbb")
+    commit_in(made.worktree.path, "src/app.py", "print('agent')\n", "agent")
+    commit_in(str(repository), "src/app.py", "print('user')\n", "user")
+    head = git("rev-parse", "HEAD", cwd=repository)
+    merged = await worktrees.merge(made.worktree)
+    assert not merged.done and merged.conflicts == ("src/app.py",)
+    assert git("rev-parse", "HEAD", cwd=repository) == head
+    assert read(str(repository), "src/app.py") == "print('user')\n"
+    assert git("status", "--porcelain", cwd=repository) == ""  # the merge was aborted
