@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from adapters.workspace.confinement import Confinement, Limits
+from adapters.workspace.egress import AllowList
 from bootstrap.settings import Settings
 
 
@@ -31,3 +32,9 @@ def build_confinement(settings: Settings) -> Confinement:
         ),
         engine=settings.sandbox_engine,
     )
+
+
+def egress_allow_list(settings: Settings) -> AllowList:
+    """IAC_CODE_SANDBOX_ALLOW, with the ports this server listens on refused whatever it
+    lists (IAC_CODE_HTTP_PORT's, when serving HTTP: read where the HTTP server is set up)."""
+    return AllowList(settings.sandbox_allow, own_ports=settings.own_ports)

@@ -268,6 +268,8 @@ def main(settings: Settings, host: str, port: int) -> int:
         print(f"iac-code: {exc}", file=sys.stderr)
         return 1
     announce = sign_in_announcer(host, sockets, config, link_choice)
+    # A sandbox's allowlist must never lead back here (bootstrap.confinement).
+    settings = replace(settings, own_ports=tuple({s.getsockname()[1] for s in sockets}))
     asyncio.run(serve(settings, config, host, port, sockets, listening=announce))
     return 0
 

@@ -27,7 +27,9 @@ def sandbox_rules(settings: Settings, *, engine: str | None) -> SandboxRules:
         default=SandboxLevel(settings.sandbox) if engine else SandboxLevel.OFF,
         ceiling=SandboxLevel(settings.sandbox_ceiling),
         network=NetworkLevel(settings.sandbox_network),
-        allow=settings.sandbox_allow,
+        # Only bubblewrap can give a command no route but the proxy's: elsewhere there is
+        # nothing an allowlist could be offered for.
+        allow=settings.sandbox_allow if engine == "bubblewrap" else (),
         available=engine is not None,
         engine=engine,
     )

@@ -99,6 +99,9 @@ class Settings:
     sandbox_engine: str = "auto"  # bubblewrap, else Landlock; or only the one named
     # New sessions in a git repository each work in a worktree of their own (`worktree`).
     isolation: str = "none"
+    # The TCP ports this server listens on (set by the HTTP server once bound, not read
+    # from the environment): a sandbox's allowlist never reaches them.
+    own_ports: tuple[int, ...] = ()
 
     @property
     def profile(self) -> ProviderProfile:
@@ -207,8 +210,7 @@ _CHOICES = {
     "default_mode": tuple(ModeId),
     "sandbox": tuple(SandboxLevel),
     "sandbox_ceiling": tuple(SandboxLevel),
-    # `allowlist` waits for the proxy that would carry it (docs/sandbox.md).
-    "sandbox_network": (NetworkLevel.NONE, NetworkLevel.FULL),
+    "sandbox_network": tuple(NetworkLevel),
     "sandbox_engine": ("auto", "bubblewrap", "landlock"),
     "isolation": ("none", "worktree"),
 }
@@ -317,6 +319,11 @@ def _check_sandbox(values: Mapping[str, Any]) -> None:
         raise SettingsError(
             f"IAC_CODE_SANDBOX={default} is above IAC_CODE_SANDBOX_CEILING={ceiling}: new "
             "sessions could not start with it"
+        )
+    if values.get("sandbox_network") == NetworkLevel.ALLOWLIST and not values.get("sandbox_allow"):
+        raise SettingsError(
+            "IAC_CODE_SANDBOX_NETWORK=allowlist needs IAC_CODE_SANDBOX_ALLOW: the hosts "
+            "(host[:port], comma-separated) the sandbox's proxy lets through"
         )
 
 

@@ -83,13 +83,15 @@ class SandboxRules:
         return _LEVELS[: _LEVELS.index(self.ceiling) + 1]
 
     def networks(self) -> tuple[NetworkLevel, ...]:
-        """`full` only where the ceiling allows no sandbox at all, or the operator made it
-        the default: a server that keeps every command confined keeps its network too."""
-        # `allowlist` is named (settings may not choose it yet) but not offered: the proxy
-        # that would carry it is not built, and an option must do what it says.
+        """`allowlist` where the operator listed hosts for it; `full` only where the
+        ceiling allows no sandbox at all, or the operator made it the default: a server
+        that keeps every command confined keeps its network too."""
+        offered = [NetworkLevel.NONE]
+        if self.allow:
+            offered.append(NetworkLevel.ALLOWLIST)
         if self.ceiling is SandboxLevel.OFF or self.network is NetworkLevel.FULL:
-            return (NetworkLevel.NONE, NetworkLevel.FULL)
-        return (NetworkLevel.NONE,)
+            offered.append(NetworkLevel.FULL)
+        return tuple(offered)
 
     def level_of(self, config: Mapping[str, object]) -> SandboxLevel:
         """A session's chosen level, held to what is offered now (a stored choice above a
@@ -103,7 +105,9 @@ class SandboxRules:
     def network_of(self, config: Mapping[str, object]) -> NetworkLevel:
         offered = self.networks()
         chosen = config.get(NETWORK_OPTION_ID, self.network)
-        return NetworkLevel(str(chosen)) if chosen in offered else self.network
+        if chosen in offered:
+            return NetworkLevel(str(chosen))
+        return self.network if self.network in offered else NetworkLevel.NONE
 
     def policy(self, config: Mapping[str, object], mode_id: str) -> SandboxPolicy:
         """What a session's next command runs under; plan mode reads only."""

@@ -94,8 +94,52 @@ def _covers(layout: Layout, directories: Sequence[str]) -> list[str]:
     return arguments
 
 
+# Inside an `allowlist` sandbox: the egress proxy's socket, the forwarder that serves it on
+# 127.0.0.1, and the variables that make HTTP clients use it.
+EGRESS_DIRECTORY = "/run/iac-code"
+EGRESS_SOCKET = f"{EGRESS_DIRECTORY}/proxy.sock"
+FORWARDER = f"{EGRESS_DIRECTORY}/forwarder.py"
+PROXY_PORT = 3128
+PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Egress:
+    """What an `allowlist` sandbox is given: the server's proxy socket, the forwarder
+    script and the interpreter that runs it (its installation bound read-only)."""
+
+    socket: str
+    forwarder: str
+    python: str
+    python_home: str
+
+
+def _egress(egress: Egress) -> list[str]:
+    arguments = ["--ro-bind", egress.python_home, egress.python_home]
+    arguments += ["--bind", egress.socket, EGRESS_SOCKET, "--ro-bind", egress.forwarder, FORWARDER]
+    for name in PROXY_VARIABLES:
+        arguments += ["--setenv", name, PROXY_URL]
+    return [*arguments, "--setenv", "NO_PROXY", "", "--setenv", "no_proxy", ""]
+
+
+def egress_shell(egress: Egress) -> list[str]:
+    """The shell that starts the forwarder (returning once it listens), then the command
+    (given after these, as the script's $1)."""
+    script = (
+        f"{egress.python} -I -S {FORWARDER} {PROXY_PORT} {EGRESS_SOCKET} || "
+        '{ echo "iac-code: the sandbox\'s proxy could not start" >&2; exit 125; }; '
+        'exec /bin/bash -c "$1"'
+    )
+    return ["/bin/bash", "-c", script, "iac-code-sandbox"]
+
+
 def bwrap_arguments(
-    layout: Layout, policy: SandboxPolicy, directories: Sequence[str], cwd: str
+    layout: Layout,
+    policy: SandboxPolicy,
+    directories: Sequence[str],
+    cwd: str,
+    egress: Egress | None = None,
 ) -> list[str]:
     """Everything before the command (`--seccomp FD` and the command are the launcher's)."""
     real = [os.path.realpath(d) for d in directories]
@@ -131,6 +175,8 @@ def bwrap_arguments(
         arguments += [bind, directory, directory]
     arguments += _repositories(real, bind)
     arguments += _covers(layout, real)
+    if egress is not None:
+        arguments += _egress(egress)
     for anchor in anchors:
         arguments += ["--remount-ro", anchor]
     arguments += ["--remount-ro", "/", "--chdir", os.path.realpath(cwd)]

@@ -11,13 +11,21 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from adapters.workspace import landlock
-from adapters.workspace.bwrap import SYSTEM_DIRECTORIES, Layout, bwrap_arguments, owner_only
+from adapters.workspace.bwrap import (
+    SYSTEM_DIRECTORIES,
+    Egress,
+    Layout,
+    bwrap_arguments,
+    egress_shell,
+    owner_only,
+)
 from adapters.workspace.seccomp import SeccompUnavailable, refusing_filter
 from adapters.workspace.worktrees import linked_repository
 from domain.sandbox import NetworkLevel, SandboxLevel, SandboxPolicy
@@ -129,15 +137,34 @@ class Confinement:
             )
         return "; ".join(reasons)
 
-    def launch_argument(self, policy: SandboxPolicy, directories: Sequence[str], cwd: str) -> str:
-        """The launcher's second argument: how to confine this command."""
+    def launch_argument(
+        self,
+        policy: SandboxPolicy,
+        directories: Sequence[str],
+        cwd: str,
+        egress_socket: str | None = None,
+    ) -> str:
+        """The launcher's second argument: how to confine this command. An `allowlist`
+        network needs bubblewrap and the egress proxy's socket (else SandboxUnavailable)."""
         engine = self.engine
         if engine is None:
             raise SandboxUnavailable(self.problem or "no sandbox")
-        return json.dumps(self._spec(engine, policy, directories, cwd))
+        if policy.network is NetworkLevel.ALLOWLIST and (
+            engine is not Engine.BUBBLEWRAP or egress_socket is None
+        ):
+            raise SandboxUnavailable(
+                "the allowlist network needs bubblewrap (Landlock cannot tell one host from "
+                "another)"
+            )
+        return json.dumps(self._spec(engine, policy, directories, cwd, egress_socket))
 
     def _spec(
-        self, engine: Engine, policy: SandboxPolicy, directories: Sequence[str], cwd: str
+        self,
+        engine: Engine,
+        policy: SandboxPolicy,
+        directories: Sequence[str],
+        cwd: str,
+        egress_socket: str | None = None,
     ) -> dict[str, object]:
         spec: dict[str, object] = {
             "seccomp": refusing_filter().hex(),
@@ -148,7 +175,10 @@ class Confinement:
             },
         }
         if engine is Engine.BUBBLEWRAP:
-            spec["wrap"] = bwrap_arguments(self._layout, policy, directories, cwd)
+            egress = _egress(egress_socket) if egress_socket is not None else None
+            spec["wrap"] = bwrap_arguments(self._layout, policy, directories, cwd, egress)
+            if egress is not None:
+                spec["shell"] = egress_shell(egress)
         else:
             spec["landlock"] = self._landlock_rules(policy, directories)
         return spec
@@ -170,6 +200,15 @@ class Confinement:
             "network": policy.network is NetworkLevel.FULL,
             "version": self._landlock_version,
         }
+
+
+def _egress(socket: str) -> Egress:
+    python = os.path.realpath(sys.executable)
+    home = os.path.realpath(sys.base_prefix)
+    if not python.startswith(home.rstrip("/") + "/"):  # an interpreter outside its prefix
+        home = os.path.dirname(os.path.dirname(python))
+    forwarder = str(Path(__file__).with_name("forwarder.py"))
+    return Egress(socket=socket, forwarder=forwarder, python=python, python_home=home)
 
 
 def _repository_rules(directories: Sequence[str]) -> tuple[list[str], list[str]]:

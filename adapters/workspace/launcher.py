@@ -104,7 +104,11 @@ def _wrapped(command: str, sandbox: dict[str, object]) -> list[str]:
     os.set_inheritable(reader, True)
     wrap = sandbox["wrap"]
     assert isinstance(wrap, list)
-    return [*map(str, wrap), "--seccomp", str(reader), "--", "/bin/bash", "-c", command]
+    # The shell before the command: `bash -c`, or for an allowlist a script that starts the
+    # proxy's forwarder first and takes the command as its $1 (adapters.workspace.bwrap).
+    shell = sandbox.get("shell", ["/bin/bash", "-c"])
+    assert isinstance(shell, list)
+    return [*map(str, wrap), "--seccomp", str(reader), "--", *map(str, shell), command]
 
 
 def _sibling(name: str) -> ModuleType:

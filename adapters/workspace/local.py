@@ -6,7 +6,8 @@ from pathlib import Path
 
 from adapters.workspace.blocked import blocked_note
 from adapters.workspace.commands import run_process
-from adapters.workspace.confinement import Confinement
+from adapters.workspace.confinement import Confinement, SandboxUnavailable
+from adapters.workspace.egress import EgressProxy
 from adapters.workspace.reading import read_excerpt
 from application.ports.workspace import (
     Chunk,
@@ -18,7 +19,7 @@ from application.ports.workspace import (
     Workspace,
     WorkspaceError,
 )
-from domain.sandbox import SandboxPolicy
+from domain.sandbox import NetworkLevel, SandboxPolicy
 from domain.text import is_binary, shown
 
 
@@ -54,14 +55,17 @@ class LocalWorkspace(Workspace):
     """This machine's files and commands. `confinement`: how this server confines a
     session's commands (`under`); None: it cannot, and a confined policy runs nothing."""
 
-    def __init__(self, confinement: Confinement | None = None) -> None:
+    def __init__(
+        self, confinement: Confinement | None = None, egress: EgressProxy | None = None
+    ) -> None:
         self._confinement = confinement
+        self._egress = egress
 
     def under(self, policy: SandboxPolicy, directories: tuple[str, ...]) -> Workspace:
         """This workspace for a session whose commands run under `policy`."""
         if not policy.confined:
             return self
-        return ConfinedWorkspace(self, self._confinement, policy, directories)
+        return ConfinedWorkspace(self, self._confinement, policy, directories, self._egress)
 
     async def kind(self, path: str) -> PathKind:
         return _kind(Path(path))
@@ -104,7 +108,9 @@ class ConfinedWorkspace(Workspace):
         confinement: Confinement | None,
         policy: SandboxPolicy,
         directories: tuple[str, ...],
+        egress: EgressProxy | None = None,
     ) -> None:
+        self._egress = egress
         self._local = local
         self._confinement = confinement
         self._policy = policy
@@ -158,6 +164,15 @@ class ConfinedWorkspace(Workspace):
                 f"The sandbox cannot start on this machine ({problem}); the command did not "
                 "run. The operator can install bubblewrap, or allow the `off` sandbox level."
             )
-        return await asyncio.to_thread(
-            confinement.launch_argument, self._policy, self._directories, cwd
-        )
+        socket = None
+        if self._policy.network is NetworkLevel.ALLOWLIST:
+            if self._egress is None:
+                raise WorkspaceError("This server has no egress proxy: the command did not run.")
+            socket = await self._egress.socket_path()
+        try:
+            return await asyncio.to_thread(
+                confinement.launch_argument, self._policy, self._directories, cwd, socket
+            )
+        except SandboxUnavailable as exc:
+            message = f"The sandbox cannot start ({exc}); the command did not run."
+            raise WorkspaceError(message) from None

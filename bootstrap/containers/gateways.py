@@ -8,10 +8,12 @@ from dependency_injector import containers, providers
 from adapters.knowledge.local import LocalProjectKnowledge
 from adapters.tools.base import Limits
 from adapters.tools.runner import LocalToolRunner
+from adapters.workspace.egress import EgressProxy
 from adapters.workspace.local import LocalWorkspace
 from application.agent_loop.provider_retry import QuietRetry, RetryTerms
 from application.ports.mcp import McpConnector
 from application.runtime.subagent_runs import SubagentRuns
+from bootstrap.confinement import egress_allow_list
 from bootstrap.model_clients import build_llm
 from bootstrap.settings import Settings
 
@@ -57,7 +59,12 @@ class Gateways(containers.DeclarativeContainer):
         bash_timeout=core.settings.provided.bash_timeout,
         bash_max_timeout=core.settings.provided.bash_max_timeout,
     )
-    local_workspace = providers.Singleton(LocalWorkspace, core.confinement)
+    # The one way out of an `allowlist` sandbox (IAC_CODE_SANDBOX_ALLOW), started on first use.
+    egress = providers.Singleton(
+        EgressProxy,
+        providers.Callable(egress_allow_list, core.settings),
+    )
+    local_workspace = providers.Singleton(LocalWorkspace, core.confinement, egress)
     local_tools = providers.Singleton(LocalToolRunner, tool_limits, local_workspace)
     subagent_runs = providers.Singleton(SubagentRuns)  # running children, to cancel one
     knowledge = providers.Singleton(

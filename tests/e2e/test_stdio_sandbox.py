@@ -13,6 +13,7 @@ import pytest
 from acp import RequestError, text_block
 
 from tests.e2e.conftest import IAC_CODE, Agent, Spawn, anthropic_env
+from tests.support.hello_http import fetch, serving
 from tests.support.raw_acp import NOTICES, raw_client
 from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text, tool_use
 
@@ -218,3 +219,25 @@ async def test_the_user_may_let_one_command_out_of_the_sandbox_and_only_that_one
     ]
     assert content(outside) == "untouched\nonce\n"  # the first ran outside, the second not
     assert "[sandbox]" in tool_result(server, 2)
+
+
+async def test_an_allowlist_lets_the_listed_host_through_and_names_the_refused(
+    spawn: Spawn, workdir: Path, server: ScriptedAnthropic
+) -> None:
+    with serving("127.0.0.1") as listed, serving("127.0.0.2") as other:
+        server.script(
+            bash(f"{fetch(f'http://localhost:{listed}/')}; {fetch(f'http://127.0.0.2:{other}/')}"),
+            stream(text("fetched")),
+        )
+        env = anthropic_env(server, IAC_CODE_SANDBOX_ALLOW=f"localhost:{listed}")
+        async with spawn(env) as agent:
+            agent.client.answers = ["allow_once"]
+            sid = await start(agent, workdir)
+            answer = await agent.conn.set_config_option(
+                config_id="network", session_id=sid, value="allowlist"
+            )
+            assert values(answer.config_options)["network"] == "allowlist"
+            await agent.conn.prompt(session_id=sid, prompt=[text_block("fetch")])
+    told = tool_result(server, 1)
+    assert "hello from 127.0.0.1" in told
+    assert f"403 iac-code sandbox: 127.0.0.2:{other} is not on the sandbox's allow list" in told

@@ -306,8 +306,8 @@ def test_the_sandbox_settings_are_read(tmp_path: Path) -> None:
     [
         ("IAC_CODE_SANDBOX", "container", "one of read-only, workspace-write, off"),
         ("IAC_CODE_SANDBOX_CEILING", "none", "one of read-only, workspace-write, off"),
-        # Not offered until the proxy that would carry it is built (docs/sandbox.md).
-        ("IAC_CODE_SANDBOX_NETWORK", "allowlist", "one of none, full"),
+        ("IAC_CODE_SANDBOX_NETWORK", "some", "one of none, allowlist, full"),
+        ("IAC_CODE_SANDBOX_NETWORK", "allowlist", "needs IAC_CODE_SANDBOX_ALLOW"),
         ("IAC_CODE_SANDBOX_MAX_PROCESSES", "0", "too small"),
     ],
 )

@@ -35,6 +35,15 @@ def test_full_network_only_where_the_ceiling_allows_no_sandbox_or_it_is_the_defa
     assert full.networks() == (NetworkLevel.NONE, NetworkLevel.FULL)
 
 
+def test_allowlist_is_offered_where_hosts_are_listed_and_carries_them() -> None:
+    rules = SandboxRules(ceiling=WRITE, allow=("pypi.org",))
+    assert rules.networks() == (NetworkLevel.NONE, NetworkLevel.ALLOWLIST)
+    policy = rules.policy({"network": "allowlist"}, "default")
+    assert (policy.network, policy.allow) == (NetworkLevel.ALLOWLIST, ("pypi.org",))
+    assert rules.policy({"network": "none"}, "default").allow == ()
+    assert SandboxRules(ceiling=WRITE).network_of({"network": "allowlist"}) is NetworkLevel.NONE
+
+
 def test_a_new_session_gets_the_default() -> None:
     rules = SandboxRules()
     assert rules.policy({}, "default") == SandboxPolicy(level=WRITE, network=NetworkLevel.NONE)
