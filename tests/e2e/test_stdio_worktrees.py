@@ -2,7 +2,7 @@
 `session/new` with `_meta.iac_code.isolation = "worktree"` in a git repository answers
 with the worktree; the model's command works there, sandboxed, not in the checkout the
 editor opened; `session/list` shows it; a delete asks first while it holds unmerged work,
-and takes it along once told to."""
+and takes it along once told to; a rewind inside it restores what `bash` changed."""
 
 import subprocess
 from pathlib import Path
@@ -12,6 +12,9 @@ import pytest
 from acp import RequestError, text_block
 
 from tests.e2e.conftest import Spawn, anthropic_env
+from tests.e2e.test_stdio_rewind import REWIND, call
+from tests.e2e.test_stdio_rewind_files import bash, turn
+from tests.e2e.test_stdio_rewind_safety import to, tree
 from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -100,3 +103,24 @@ async def test_asked_outside_a_repository_it_is_a_clear_error(
     assert refused.value.code == -32602 and "not inside a git repository" in str(refused.value)
     assert wrong.value.code == -32602
     assert wrong.value.data["field"] == "_meta.iac_code.isolation"
+
+
+async def test_a_rewind_inside_a_worktree_restores_what_sandboxed_bash_changed(
+    spawn: Spawn, repository: Path, server: ScriptedAnthropic
+) -> None:
+    async with spawn(anthropic_env(server)) as agent:
+        await agent.initialize()
+        new = await agent.conn.new_session(
+            cwd=str(repository), mcp_servers=[], iac_code={"isolation": "worktree"}
+        )
+        sid, place = new.session_id, Path(ours(new.field_meta)["worktree"]["path"])
+        await turn(agent, server, sid, "one", bash("echo one > notes.txt"))
+        before_two = tree(place)
+        await turn(agent, server, sid, "two", bash("echo two >> app.py && rm notes.txt"))
+        assert "notes.txt" not in tree(place)
+        agent.client.answers = ["allow_once"]
+        to_two = await to(agent, sid, place, "two")
+        rewound = await call(agent, REWIND, sessionId=sid, toMessageId=to_two, files="restore")
+        assert rewound["files"]["notRestorable"] == []
+        assert tree(place) == before_two
+    assert read(repository / "app.py") == "print('v1')\n"  # the editor's checkout, untouched
