@@ -7,6 +7,7 @@ it cannot."""
 
 import os
 import shutil
+import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -61,22 +62,30 @@ def run_as_ordinary_user(
         WRITE, (str(where.work),), str(where.work)
     )
     reader, writer = os.pipe()  # the launcher's watch pipe, as the server holds it
+    process = subprocess.Popen(
+        [
+            *("setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups"),
+            *(PYTHON, "-I", "-S", str(LAUNCHER), command, spec),
+        ],
+        stdin=reader,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=where.work,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(where.home)},
+    )
+    os.close(reader)
     try:
-        return subprocess.run(
-            [
-                *("setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups"),
-                *(PYTHON, "-I", "-S", str(LAUNCHER), command, spec),
-            ],
-            stdin=reader,
-            capture_output=True,
-            text=True,
-            cwd=where.work,
-            timeout=seconds,
-            env={"PATH": "/usr/bin:/bin", "HOME": str(where.home)},
-        )
-    finally:
-        os.close(reader)
+        out, err = process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        # As when the server goes away: the launcher ends the command's whole tree.
         os.close(writer)
+        writer = -1
+        out, err = process.communicate(timeout=30)
+    finally:
+        if writer >= 0:
+            os.close(writer)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 def test_the_launcher_is_where_the_server_starts_it() -> None:
@@ -111,3 +120,52 @@ def test_an_ordinary_users_fork_bomb_stops_at_the_process_limit(ordinary: Home) 
     started = int(output.rsplit("started=", 1)[1].split()[0])
     assert 0 < started < 40
     assert survivors(marker) == []  # the launcher ended what the command left running
+
+
+def test_an_ordinary_users_command_reaches_no_loopback_listener(ordinary: Home) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.setblocking(False)
+        port = server.getsockname()[1]
+        done = run_as_ordinary_user(ordinary, f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo in")
+        with pytest.raises(BlockingIOError):
+            server.accept()
+    assert "in" not in done.stdout.split()
+
+
+def test_an_ordinary_users_command_sees_no_other_workspace_and_no_server(ordinary: Home) -> None:
+    other = ordinary.root / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("ANOTHER-SESSION-77aa")
+    os.chown(other, UID, UID)
+    os.chown(other / "notes.txt", UID, UID)
+    done = run_as_ordinary_user(
+        ordinary, f"cat {other}/notes.txt; kill -0 {os.getpid()} && echo signalled; ls /proc"
+    )
+    assert "ANOTHER-SESSION-77aa" not in done.stdout
+    assert "signalled" not in done.stdout
+    assert str(os.getpid()) not in done.stdout.split()
+
+
+def test_an_ordinary_users_huge_file_ends_at_the_size_limit(ordinary: Home) -> None:
+    done = run_as_ordinary_user(
+        # 64 MiB asked for, 1 MiB allowed: a limit that failed would still end the write.
+        ordinary,
+        "head -c 64M /dev/zero > big.bin; echo status=$?",
+        Limits(max_file_bytes=2**20),
+    )
+    assert "status=153" in done.stdout
+    assert (ordinary.work / "big.bin").stat().st_size == 2**20
+
+
+def test_an_ordinary_users_leftovers_end_with_the_command(ordinary: Home) -> None:
+    marker = f"iac-unpriv-{uuid.uuid4().hex[:12]}"
+    done = run_as_ordinary_user(
+        ordinary,
+        f"setsid bash -c 'exec -a {marker}-setsid sleep 1000' & "
+        f"( exec -a {marker}-double-fork sleep 1000 & ) & "
+        f"until [ \"$(pgrep -cf '^{marker}-')\" = 2 ]; do sleep 0.05; done; echo all-started",
+    )
+    assert "all-started" in done.stdout
+    assert survivors(marker) == []
