@@ -65,7 +65,7 @@ class LocalWorkspace(Workspace):
         """This workspace for a session whose commands run under `policy`."""
         if not policy.confined:
             return self
-        return ConfinedWorkspace(self, self._confinement, policy, directories, self._egress)
+        return ConfinedWorkspace(self._confinement, policy, directories, self._egress)
 
     async def kind(self, path: str) -> PathKind:
         return _kind(Path(path))
@@ -97,39 +97,21 @@ class LocalWorkspace(Workspace):
         )
 
 
-class ConfinedWorkspace(Workspace):
+class ConfinedWorkspace(LocalWorkspace):
     """This machine's files, with its commands confined to a session's directories: what
     `LocalWorkspace.under` gives. The files the agent reads and writes through its own
     tools are checked elsewhere (adapters.workspace.confined); this confines the shell."""
 
     def __init__(
         self,
-        local: LocalWorkspace,
         confinement: Confinement | None,
         policy: SandboxPolicy,
         directories: tuple[str, ...],
         egress: EgressProxy | None = None,
     ) -> None:
-        self._egress = egress
-        self._local = local
-        self._confinement = confinement
+        super().__init__(confinement, egress)
         self._policy = policy
         self._directories = directories
-
-    async def kind(self, path: str) -> PathKind:
-        return await self._local.kind(path)
-
-    async def read_lines(self, path: str, start: int, end: int | None, window: Window) -> Excerpt:
-        return await self._local.read_lines(path, start, end, window)
-
-    async def read_text(self, path: str) -> str | None:
-        return await self._local.read_text(path)
-
-    async def write_text(self, path: str, text: str) -> None:
-        await self._local.write_text(path, text)
-
-    async def list_dir(self, path: str) -> tuple[str, ...]:
-        return await self._local.list_dir(path)
 
     async def run(
         self,
@@ -141,7 +123,12 @@ class ConfinedWorkspace(Workspace):
         chunk: Chunk,
         show: Show,
     ) -> CommandRun:
-        sandbox = await self._launch_argument(cwd)
+        socket = None
+        if self._policy.network is NetworkLevel.ALLOWLIST:
+            if self._egress is None:
+                raise WorkspaceError("This server has no egress proxy: the command did not run.")
+            socket = await self._egress.socket_path()
+        sandbox = await asyncio.to_thread(self._launch_argument, cwd, socket)
         ran = await run_process(
             command,
             cwd=cwd,
@@ -153,26 +140,20 @@ class ConfinedWorkspace(Workspace):
         note = blocked_note(self._policy, self._directories, ran.output, ran.exit_code)
         return ran if note is None else replace(ran, note=note)
 
-    async def _launch_argument(self, cwd: str) -> str:
-        """How to confine the command; fails closed (WorkspaceError, nothing runs)."""
+    def _launch_argument(self, cwd: str, socket: str | None) -> str:
+        """How to confine the command (in a thread: the first asks bubblewrap whether it
+        works here); fails closed (WorkspaceError, nothing runs)."""
         confinement = self._confinement
         if confinement is None:
             raise WorkspaceError("This server has no sandbox: the command did not run.")
-        problem = await asyncio.to_thread(lambda: confinement.problem)
+        problem = confinement.problem
         if problem is not None:
             raise WorkspaceError(
                 f"The sandbox cannot start on this machine ({problem}); the command did not "
                 "run. The operator can install bubblewrap, or allow the `off` sandbox level."
             )
-        socket = None
-        if self._policy.network is NetworkLevel.ALLOWLIST:
-            if self._egress is None:
-                raise WorkspaceError("This server has no egress proxy: the command did not run.")
-            socket = await self._egress.socket_path()
         try:
-            return await asyncio.to_thread(
-                confinement.launch_argument, self._policy, self._directories, cwd, socket
-            )
+            return confinement.launch_argument(self._policy, self._directories, cwd, socket)
         except SandboxUnavailable as exc:
             message = f"The sandbox cannot start ({exc}); the command did not run."
             raise WorkspaceError(message) from None
