@@ -65,17 +65,22 @@ def _gitdir(top: str) -> str | None:
     return os.path.join(top, value.strip())
 
 
-def worktree_at(cwd: str) -> Worktree | None:
-    """The session worktree `cwd` lies in (its top directory or below); None: none."""
-    current = os.path.abspath(cwd)
-    while True:
-        marker = os.path.join(current, ".git")
-        if os.path.lexists(marker):
-            return _session_worktree(current)
+def _checkout_top(directory: str) -> str | None:
+    """The nearest directory at or above `directory` holding a `.git` (a file in a linked
+    worktree, a directory in a main checkout); None: not in one."""
+    current = os.path.abspath(directory)
+    while not os.path.lexists(os.path.join(current, ".git")):
         parent = os.path.dirname(current)
         if parent == current:
             return None
         current = parent
+    return current
+
+
+def worktree_at(cwd: str) -> Worktree | None:
+    """The session worktree `cwd` lies in (its top directory or below); None: none."""
+    top = _checkout_top(cwd)
+    return None if top is None else _session_worktree(top)
 
 
 def _session_worktree(top: str) -> Worktree | None:
@@ -100,13 +105,10 @@ def linked_repository(directory: str) -> tuple[str, str] | None:
     """For a directory inside a linked worktree (any, not only a session's): the git
     directory its commits go to and the worktree's own administrative directory, which a
     sandboxed `git` in it must reach; None elsewhere."""
-    current = os.path.abspath(directory)
-    while not os.path.lexists(os.path.join(current, ".git")):
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-    gitdir, common = _gitdir(current), common_dir(current)
+    top = _checkout_top(directory)
+    if top is None:
+        return None
+    gitdir, common = _gitdir(top), common_dir(top)
     if gitdir is None or common is None:
         return None
     return common, os.path.realpath(gitdir)
