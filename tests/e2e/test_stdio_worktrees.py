@@ -13,7 +13,7 @@ from acp import RequestError, text_block
 
 from tests.e2e.conftest import Spawn, anthropic_env
 from tests.e2e.test_stdio_rewind import REWIND, call
-from tests.e2e.test_stdio_rewind_files import bash, turn
+from tests.e2e.test_stdio_rewind_files import bash, committed, turn
 from tests.e2e.test_stdio_rewind_safety import to, tree
 from tests.support.scripted_anthropic import ScriptedAnthropic, stream, text, tool_use
 
@@ -29,10 +29,7 @@ def git(*arguments: str, cwd: Path) -> str:
 
 @pytest.fixture
 def repository(workdir: Path) -> Path:
-    (workdir / "app.py").write_text("print('v1')\n")
-    git("init", "-q", cwd=workdir)
-    git("add", ".", cwd=workdir)
-    git("-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-qm", "v1", cwd=workdir)
+    committed(workdir, **{"app.py": "print('v1')\n"})
     return workdir
 
 

@@ -95,16 +95,28 @@ def runner(
     workspace: Workspace = local.under(policy, directories or (str(world.work),))
 
     async def run(command: str, seconds: float = 60.0) -> CommandRun:
-        return await workspace.run(
-            command,
-            cwd=str(world.work),
-            seconds=seconds,
-            output_limit=20_000,
-            chunk=quiet,
-            show=unshown,
-        )
+        return await run_in(workspace, command, world.work, seconds=seconds)
 
     return run
+
+
+async def run_in(
+    workspace: Workspace,
+    command: str,
+    cwd: Path | str,
+    *,
+    seconds: float = 60.0,
+    output_limit: int = 20_000,
+) -> CommandRun:
+    """`command` in `workspace` as the bash tool runs it, at `cwd`, its output kept whole."""
+    return await workspace.run(
+        command,
+        cwd=str(cwd),
+        seconds=seconds,
+        output_limit=output_limit,
+        chunk=quiet,
+        show=unshown,
+    )
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from adapters.workspace.egress import AllowList, EgressProxy
 from adapters.workspace.local import LocalWorkspace
 from application.ports.workspace import CommandRun
 from domain.sandbox import NetworkLevel, SandboxLevel, SandboxPolicy
-from tests.integration.sandbox.conftest import World, quiet, unshown
+from tests.integration.sandbox.conftest import World, run_in
 from tests.support.hello_http import PYTHON, fetch, serving
 
 pytestmark = pytest.mark.integration
@@ -37,9 +37,7 @@ async def run(world: World, proxy: EgressProxy, network: NetworkLevel, command: 
         level=SandboxLevel.WORKSPACE_WRITE, network=network, allow=("localhost",)
     )
     workspace = LocalWorkspace(world.confinement(), proxy).under(policy, (str(world.work),))
-    return await workspace.run(
-        command, cwd=str(world.work), seconds=60, output_limit=20_000, chunk=quiet, show=unshown
-    )
+    return await run_in(workspace, command, world.work)
 
 
 async def test_a_listed_host_is_reached_by_name_through_the_proxy(

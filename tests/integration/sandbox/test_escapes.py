@@ -25,10 +25,9 @@ from tests.integration.sandbox.conftest import (
     WRITE,
     Run,
     World,
-    quiet,
+    run_in,
     runner,
     unchanged,
-    unshown,
 )
 from tests.support.processes import survivors
 
@@ -252,13 +251,12 @@ async def test_the_servers_directory_inside_the_workspace_is_covered_whole(
         Confinement.found(hidden=(config, config / "iac-code.db", config / "iac-code.db-wal"))
     )
     workspace = local.under(WRITE, (str(world.work),))
-    ran = await workspace.run(
+    ran = await run_in(
+        workspace,
         "ls -A .iac-code | wc -l; cat .iac-code/*; echo x > .iac-code/planted",
-        cwd=str(world.work),
+        world.work,
         seconds=30,
         output_limit=5_000,
-        chunk=quiet,
-        show=unshown,
     )
     assert ran.output.split("\n")[0] == "0"
     assert API_KEY not in ran.output and DATABASE not in ran.output
@@ -276,13 +274,8 @@ def in_tmp() -> Iterator[Path]:
 async def test_a_workspace_right_in_tmp_is_written(world: World, in_tmp: Path) -> None:
     """Found by bench/sandbox.py: a session directory directly in /tmp was read-only."""
     workspace = LocalWorkspace(world.confinement()).under(WRITE, (str(in_tmp),))
-    ran = await workspace.run(
-        "echo ok > made.txt && cat made.txt",
-        cwd=str(in_tmp),
-        seconds=30,
-        output_limit=5_000,
-        chunk=quiet,
-        show=unshown,
+    ran = await run_in(
+        workspace, "echo ok > made.txt && cat made.txt", in_tmp, seconds=30, output_limit=5_000
     )
     assert ran.output == "ok\n"
     assert exists(f"{in_tmp}/made.txt")

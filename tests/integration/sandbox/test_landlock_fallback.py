@@ -18,10 +18,9 @@ from tests.integration.sandbox.conftest import (
     WRITE,
     Run,
     World,
-    quiet,
+    run_in,
     runner,
     unchanged,
-    unshown,
 )
 from tests.integration.sandbox.test_escapes import accepted, exists, listening, planted
 from tests.support.processes import survivors
@@ -51,13 +50,8 @@ async def test_with_neither_a_confined_command_does_not_run(world: World) -> Non
     local = LocalWorkspace(Confinement(bwrap=None, engine="bubblewrap"))
     workspace = local.under(WRITE, (str(world.work),))
     with pytest.raises(WorkspaceError, match="the command did not run"):
-        await workspace.run(
-            f"echo x > {world.outside}",
-            cwd=str(world.work),
-            seconds=30,
-            output_limit=5_000,
-            chunk=quiet,
-            show=unshown,
+        await run_in(
+            workspace, f"echo x > {world.outside}", world.work, seconds=30, output_limit=5_000
         )
     assert unchanged(world)
 

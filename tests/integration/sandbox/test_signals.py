@@ -6,7 +6,7 @@ import pytest
 
 from adapters.workspace.local import LocalWorkspace
 from domain.sandbox import UNCONFINED
-from tests.integration.sandbox.conftest import WRITE, World, quiet, unshown
+from tests.integration.sandbox.conftest import WRITE, World, run_in
 
 pytestmark = pytest.mark.integration
 
@@ -15,12 +15,11 @@ pytestmark = pytest.mark.integration
 async def test_a_pipe_closed_early_ends_its_writer_quietly(world: World, confined: bool) -> None:
     local = LocalWorkspace(world.confinement())
     workspace = local.under(WRITE if confined else UNCONFINED, (str(world.work),))
-    ran = await workspace.run(
+    ran = await run_in(
+        workspace,
         "yes | head -n 2; echo pipe=${PIPESTATUS[0]}",
-        cwd=str(world.work),
+        world.work,
         seconds=30,
         output_limit=5_000,
-        chunk=quiet,
-        show=unshown,
     )
     assert ran.output == "y\ny\npipe=141\n"  # 128 + SIGPIPE, and no "Broken pipe" said

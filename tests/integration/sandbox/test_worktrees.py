@@ -14,7 +14,7 @@ from adapters.workspace.local import LocalWorkspace
 from adapters.workspace.worktrees import GitWorktrees, worktree_at
 from application.ports.workspace import CommandRun
 from application.ports.worktrees import Made, NoRepository, Unmerged
-from tests.integration.sandbox.conftest import WRITE, World, quiet, unshown
+from tests.integration.sandbox.conftest import WRITE, World, run_in
 
 pytestmark = pytest.mark.integration
 
@@ -56,12 +56,10 @@ def worktrees(world: World) -> GitWorktrees:
     return GitWorktrees(world.root / "config" / "worktrees")
 
 
-async def run_in(world: World, made: Made, command: str, engine: str = "auto") -> CommandRun:
+async def run_made(world: World, made: Made, command: str, engine: str = "auto") -> CommandRun:
     confinement = Confinement.found(hidden=(world.config,), engine=engine)
     workspace = LocalWorkspace(confinement).under(WRITE, (made.cwd,))
-    return await workspace.run(
-        command, cwd=made.cwd, seconds=60, output_limit=20_000, chunk=quiet, show=unshown
-    )
+    return await run_in(workspace, command, made.cwd)
 
 
 async def test_a_worktree_is_made_at_the_same_place_on_its_own_branch(
@@ -86,8 +84,10 @@ async def test_two_sessions_edit_the_same_file_without_seeing_each_other(
 ) -> None:
     one = await worktrees.make(str(repository), "iac-code/11111111")
     two = await worktrees.make(str(repository), "iac-code/22222222")
-    first = await run_in(world, one, "echo \"print('one')\" > src/app.py; cat src/app.py", engine)
-    second = await run_in(world, two, "echo \"print('two')\" > src/app.py; cat src/app.py", engine)
+    first = await run_made(world, one, "echo \"print('one')\" > src/app.py; cat src/app.py", engine)
+    second = await run_made(
+        world, two, "echo \"print('two')\" > src/app.py; cat src/app.py", engine
+    )
     assert (first.output, second.output) == ("print('one')\n", "print('two')\n")
     assert read(one.worktree.path, "src/app.py") == "print('one')\n"
     assert read(two.worktree.path, "src/app.py") == "print('two')\n"
@@ -99,7 +99,7 @@ async def test_a_sandboxed_command_commits_in_its_worktree(
     world: World, repository: Path, worktrees: GitWorktrees, engine: str
 ) -> None:
     made = await worktrees.make(str(repository), "iac-code/33333333")
-    ran = await run_in(
+    ran = await run_made(
         world,
         made,
         f"echo more >> src/app.py && git {IDENTITY} commit -qam 'by the agent' && echo done",
@@ -116,7 +116,7 @@ async def test_the_repositorys_hooks_config_and_main_checkout_stay_out_of_reach(
 ) -> None:
     made = await worktrees.make(str(repository), "iac-code/44444444")
     hooks = repository / ".git" / "hooks"
-    ran = await run_in(
+    ran = await run_made(
         world,
         made,
         f"echo 'touch /tmp/pwned' > {hooks}/post-checkout; "
